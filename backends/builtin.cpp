@@ -1,0 +1,16 @@
+#include "backends/builtin.hpp"
+
+namespace lwload {
+
+std::vector<std::shared_ptr<Backend>> builtin_backends() {
+  std::vector<std::shared_ptr<Backend>> list{make_host_backend(), make_null_backend()};
+#if LWLOAD_HAVE_OPENCL
+  list.push_back(make_opencl_backend());
+#endif
+#if LWLOAD_HAVE_LEVEL_ZERO
+  list.push_back(make_level_zero_backend());
+#endif
+  return list;
+}
+
+}  // namespace lwload

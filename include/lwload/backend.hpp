@@ -1,0 +1,127 @@
+// The backend interface: what a device API must implement for lwload to load weights into it.
+// Backends only allocate, import and transfer; which of those a tensor gets is the planner's call.
+// Applications may register their own backend (the role ONNX Runtime gives external data loaders).
+//
+// Threading: a Device is driven by one loader at a time. TransferDone callbacks may run on any
+// thread (a driver's callback thread, or synchronously inside upload()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lwload/device.hpp"
+
+namespace lwload {
+
+// A backend's own handle for a buffer: type says what `handle` is ("host_ptr": a void* to the
+// bytes, "cl_mem", "ze_ptr": a Level Zero USM pointer, "null").
+struct NativeHandle {
+  std::string_view type;
+  void* handle = nullptr;
+};
+
+enum class MemoryPlace {
+  device_local,  // fastest for the device; filled through staging uploads
+  host_visible,  // the host writes it directly (direct placement on unified memory)
+};
+
+// Device memory lwload allocated or imported. Destroying it releases the memory (or the import).
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual std::uint64_t size() const noexcept = 0;
+  virtual NativeHandle native() const noexcept = 0;
+  // How the memory came to be, recorded per region by `lwload plan/load`: "allocated",
+  // "host_visible", "mapped_file", "use_host_ptr", "arm_import", "svm", "ze_import", ...
+  virtual std::string_view mechanism() const noexcept = 0;
+  // host_visible buffers: the bytes the loader reads the file into, valid until end_host_write().
+  virtual std::span<std::byte> begin_host_write() { return {}; }
+  virtual void end_host_write() {}
+  // Copies bytes back to the host (lwload load --verify). Blocking.
+  virtual void read_back(std::uint64_t offset, std::span<std::byte> dst) = 0;
+  // A buffer addressing [offset, offset+size) of this one (an OpenCL sub-buffer), or nullptr when
+  // the backend has no such views or `offset` misses DeviceCaps::sub_buffer_alignment. The view
+  // must not outlive this buffer.
+  virtual std::unique_ptr<DeviceBuffer> view(std::uint64_t /*offset*/, std::uint64_t /*size*/) {
+    return nullptr;
+  }
+};
+
+// Pinned host memory the loader reads file bytes into before upload().
+class StagingBuffer {
+ public:
+  virtual ~StagingBuffer() = default;
+  virtual std::span<std::byte> bytes() noexcept = 0;
+};
+
+// Called once when an upload has finished reading its staging bytes; non-null on failure.
+using TransferDone = std::function<void(std::exception_ptr error)>;
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const noexcept = 0;
+
+  // Throws Error(out_of_memory) naming the size when the device refuses, Error(device) otherwise.
+  virtual std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) = 0;
+
+  // Zero-copy: lets the device use `range` (read-only mapped file pages, aligned as the caps ask;
+  // the caller keeps them mapped for the buffer's whole life) in place. Returns nullptr when the
+  // device declines or could only copy (the planner then falls back to direct); throws on errors.
+  virtual std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> /*range*/) {
+    return nullptr;
+  }
+
+  virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
+
+  // Starts copying staging.bytes()[src_offset, +bytes) to dst at dst_offset. `done` runs when the
+  // staging bytes may be reused. Several uploads may be in flight.
+  virtual void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
+                      std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
+
+  // Blocks until every upload started so far has completed.
+  virtual void finish() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const noexcept = 0;
+  // The devices present; empty (not an error) when the runtime or driver is absent.
+  virtual std::vector<DeviceInfo> devices() = 0;
+  virtual std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) = 0;
+};
+
+// The one singleton: built-in backends (host, null, and opencl / level_zero when built) are
+// registered on first use; applications add their own.
+class BackendRegistry {
+ public:
+  static BackendRegistry& instance();
+  void add(std::shared_ptr<Backend> backend);  // replaces a backend of the same name
+  std::shared_ptr<Backend> find(std::string_view name) const;
+  std::vector<std::shared_ptr<Backend>> backends() const;
+
+ private:
+  BackendRegistry();
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<Backend>> backends_;
+};
+
+// Every device of every registered backend.
+std::vector<DeviceInfo> list_devices();
+
+// Opens "BACKEND[:INDEX]" or "auto" (the best device present: a unified-memory GPU/NPU that can
+// import, then any GPU/NPU, then host). Throws Error(usage) for an unknown backend or index.
+std::unique_ptr<Device> open_device(std::string_view spec, const DeviceOverrides& overrides = {});
+
+// DeviceInfo with the overrides applied (backends call this from open()).
+DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides);
+
+}  // namespace lwload

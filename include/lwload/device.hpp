@@ -1,0 +1,50 @@
+// What a device reports about itself: the facts the planner decides placements from.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lwload {
+
+enum class DeviceKind { cpu, igpu, dgpu, npu, accelerator };
+enum class MemoryModel { unified, discrete };
+
+std::string_view device_kind_name(DeviceKind kind) noexcept;
+std::string_view memory_model_name(MemoryModel memory) noexcept;
+
+struct DeviceCaps {
+  bool import_host_ptr = false;            // can use mapped file pages in place (zero-copy)
+  std::uint64_t import_alignment = 4096;   // pointer alignment an import needs
+  std::uint64_t size_multiple = 1;         // an import's size must be a multiple of this
+  std::uint64_t max_alloc = std::numeric_limits<std::uint64_t>::max();  // largest allocation/import
+  std::uint64_t sub_buffer_alignment = 1;  // offsets at which a view of a buffer may start
+  bool host_visible_alloc = false;         // can allocate memory the host writes directly (direct)
+  bool pinned_staging = false;             // staging buffers are pinned / DMA-able
+  std::uint64_t device_memory = 0;         // device-local bytes; 0 = unknown (no capacity check)
+};
+
+struct DeviceInfo {
+  std::string backend;     // "host", "null", "opencl", "level_zero", ...
+  std::uint32_t index = 0;
+  std::string name;
+  DeviceKind kind = DeviceKind::cpu;
+  MemoryModel memory = MemoryModel::unified;
+  DeviceCaps caps;
+  std::vector<std::pair<std::string, std::string>> details;  // extra facts `lwload devices` shows
+
+  std::string id() const { return backend + ":" + std::to_string(index); }
+};
+
+// User overrides applied when a device is opened (`--memory discrete`, tests forcing limits).
+struct DeviceOverrides {
+  std::optional<MemoryModel> memory;
+  std::optional<std::uint64_t> max_alloc;
+  std::optional<bool> import_host_ptr;
+};
+
+}  // namespace lwload

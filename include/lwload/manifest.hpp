@@ -1,0 +1,92 @@
+// The format-neutral manifest: which bytes of which file hold which tensor. Built from headers
+// alone (no tensor data is read), so an engine can build its graph before any weight moves.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "lwload/dtype.hpp"
+
+namespace lwload {
+
+class FileSystem;
+
+// A contiguous byte range of one of the manifest's files. Offsets are absolute in that file.
+struct Piece {
+  std::uint32_t file = 0;  // index into Manifest::files
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
+// How a tensor's bytes are stored when they are not its raw little-endian elements.
+enum class Encoding : std::uint8_t {
+  raw,          // `pieces` concatenated are the tensor's bytes
+  onnx_varint,  // ONNX int32_data/int64_data/uint64_data: protobuf varints, one per element
+  onnx_fixed,   // ONNX float_data/double_data written unpacked: one tagged fixed32/fixed64 per element
+};
+std::string_view encoding_name(Encoding encoding) noexcept;
+
+// Quantization parameters a format stores beside the data (GGUF block types need none: the dtype
+// says it all). Scales and zero points are per tensor (one value) or per channel along `axis`.
+struct Quantization {
+  std::string scheme;            // "tfjs" (affine uint8/uint16 or float16), "tflite" (affine)
+  std::vector<double> scale;
+  std::vector<std::int64_t> zero_point;
+  std::optional<double> min;     // TFJS stores min instead of a zero point
+  std::optional<DType> original_dtype;
+  std::int32_t axis = 0;
+};
+
+// Model-level metadata value (GGUF KVs incl. nested arrays, safetensors __metadata__, ONNX producer
+// and opsets, TFLite description).
+struct MetaValue {
+  using Array = std::vector<MetaValue>;
+  std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string, Array> value;
+};
+
+struct MetaEntry {
+  std::string key;
+  MetaValue value;
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;  // the format's own order (GGUF: ne0 first)
+  std::uint64_t bytes = 0;          // bytes of the stored tensor (what lands on the device)
+  Encoding encoding = Encoding::raw;
+  std::vector<Piece> pieces;        // raw: the bytes; otherwise the encoded field(s) to decode
+  std::optional<Quantization> quantization;
+};
+
+struct Manifest {
+  std::string format;                           // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs"
+  std::vector<std::filesystem::path> files;     // as opened (relative if the input path was)
+  std::vector<TensorInfo> tensors;              // in file order
+  std::vector<MetaEntry> metadata;
+
+  std::uint64_t total_bytes() const noexcept;
+  std::uint64_t largest_tensor_bytes() const noexcept;
+  const TensorInfo* find(std::string_view name) const noexcept;
+};
+
+struct OpenOptions {
+  // File access seam; nullptr means the POSIX file system.
+  std::shared_ptr<FileSystem> file_system;
+  // Force a reader instead of detecting the format from content ("safetensors", "gguf", ...).
+  std::string format;
+};
+
+// Reads the headers of the model at `path` (a file, or a folder holding one model) and returns its
+// manifest. Throws Error(bad_input) naming the file, tensor and field when the headers are invalid.
+Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options = {});
+
+// The names of the formats lwload reads, in detection order.
+std::vector<std::string> supported_formats();
+
+}  // namespace lwload

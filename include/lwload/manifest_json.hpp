@@ -1,0 +1,15 @@
+// The manifest as the JSON object `lwload inspect --json` prints (DESIGN.md, "Canonical names").
+#pragma once
+
+#include <string>
+
+#include "lwload/manifest.hpp"
+
+namespace lwload {
+
+// {"format", "files", "total_bytes", "tensors": [{"name", "dtype", "shape", "bytes", "pieces",
+// "quantization"[, "encoding"]}], "metadata": {...}}. Metadata is included only when asked for
+// (GGUF vocabularies are large).
+std::string manifest_to_json(const Manifest& manifest, bool with_metadata = false);
+
+}  // namespace lwload

@@ -1,0 +1,36 @@
+// An in-memory FileSystem: models held in RAM (fuzzing, tests, apps that embed weights), and the
+// fault-injection point for tests — a file can be told to fail reads at or past an offset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "lwload/file_system.hpp"
+
+namespace lwload {
+
+class MemoryFileSystem final : public FileSystem {
+ public:
+  void add_file(const std::filesystem::path& path, std::vector<std::byte> bytes);
+  void add_directory(const std::filesystem::path& path);
+  // Reads touching bytes at or past `offset` of `path` throw Error(io) (a failing disk).
+  void fail_reads_from(const std::filesystem::path& path, std::uint64_t offset);
+
+  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override;
+  bool is_directory(const std::filesystem::path& path) override;
+  bool exists(const std::filesystem::path& path) override;
+
+ private:
+  struct Entry {
+    std::shared_ptr<const std::vector<std::byte>> bytes;
+    std::optional<std::uint64_t> fail_from;
+  };
+  std::mutex mutex_;
+  std::map<std::filesystem::path, Entry> files_;
+  std::vector<std::filesystem::path> directories_;
+};
+
+}  // namespace lwload

@@ -1,0 +1,71 @@
+// Checks shared by every format reader, so each malformed-input class has one message.
+#include "formats/format.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "lwload/error.hpp"
+
+namespace lwload::formats {
+
+std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what,
+                          std::uint64_t offset, std::uint64_t length) {
+  if (length > std::numeric_limits<std::uint64_t>::max() - offset)
+    fail(ErrorCode::bad_input, file.string(), ": ", what, ": offset ", offset, " + length ", length,
+         " overflows 64 bits");
+  return offset + length;
+}
+
+void check_extent(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
+                  std::uint64_t length, std::uint64_t file_size) {
+  const std::uint64_t end = checked_end(file, what, offset, length);
+  if (end > file_size)
+    fail(ErrorCode::bad_input, file.string(), ": ", what, ": bytes [", offset, ", ", end,
+         ") extend past the end of the file (", file_size, " bytes)");
+}
+
+std::uint64_t tensor_bytes(const std::filesystem::path& file, std::string_view tensor, DType dtype,
+                           std::span<const std::int64_t> shape) {
+  const auto count = element_count(shape);
+  if (!count)
+    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor,
+         "': shape has a negative dimension or its element count overflows 64 bits");
+  if (dtype == DType::STRING)
+    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': STRING has no fixed size");
+  const auto bytes = dtype_bytes(dtype, *count);
+  if (!bytes)
+    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': ", *count, " elements of ",
+         dtype_name(dtype), " are not a whole number of blocks or overflow 64 bits");
+  return *bytes;
+}
+
+void check_tensor_length(const std::filesystem::path& file, std::string_view tensor, DType dtype,
+                         std::span<const std::int64_t> shape, std::uint64_t length) {
+  const std::uint64_t expected = tensor_bytes(file, tensor, dtype, shape);
+  if (expected != length)
+    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': ", dtype_name(dtype),
+         " × shape needs ", expected, " bytes but the file stores ", length);
+}
+
+std::filesystem::path resolve_inside(const std::filesystem::path& model_dir,
+                                     std::string_view relative, const std::filesystem::path& file,
+                                     std::string_view what) {
+  const std::filesystem::path rel(relative);
+  if (relative.empty() || rel.is_absolute() || rel.has_root_name())
+    fail(ErrorCode::bad_input, file.string(), ": ", what, " '", relative,
+         "' must be a relative path inside the model folder");
+  const std::filesystem::path normal = rel.lexically_normal();
+  if (normal.empty() || *normal.begin() == "..")
+    fail(ErrorCode::bad_input, file.string(), ": ", what, " '", relative,
+         "' escapes the model folder");
+  return model_dir.empty() ? normal : model_dir / normal;
+}
+
+std::uint32_t file_index(Manifest& manifest, const std::filesystem::path& path) {
+  const auto it = std::find(manifest.files.begin(), manifest.files.end(), path);
+  if (it != manifest.files.end()) return static_cast<std::uint32_t>(it - manifest.files.begin());
+  manifest.files.push_back(path);
+  return static_cast<std::uint32_t>(manifest.files.size() - 1);
+}
+
+}  // namespace lwload::formats

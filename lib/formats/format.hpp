@@ -1,0 +1,64 @@
+// What every format reader provides, and the checks they share. One reader per file under
+// lib/formats/; registry.cpp lists them in detection order. Readers know nothing of devices.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string_view>
+
+#include "lwload/dtype.hpp"
+#include "lwload/file_system.hpp"
+#include "lwload/manifest.hpp"
+
+namespace lwload::formats {
+
+// What detection sees: the path, whether it is a folder, and the first bytes of the file.
+struct ModelSource {
+  FileSystem& fs;
+  std::filesystem::path path;
+  bool is_directory = false;
+  std::span<const std::byte> head;  // up to 64 bytes; empty for a folder
+};
+
+struct FormatReader {
+  std::string_view name;
+  // True when `source` is this format (content first; the extension only breaks ties).
+  bool (*detect)(const ModelSource& source);
+  // Reads headers only. Throws Error(bad_input) naming file, tensor, field and value.
+  Manifest (*read)(const ModelSource& source);
+};
+
+extern const FormatReader safetensors_reader;
+extern const FormatReader gguf_reader;
+extern const FormatReader onnx_reader;
+extern const FormatReader tflite_reader;
+extern const FormatReader tfjs_reader;
+
+// offset + length, or Error(bad_input) "<file>: <what>: offset O + length L overflows 64 bits".
+std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what,
+                          std::uint64_t offset, std::uint64_t length);
+
+// Fails unless [offset, offset + length) lies inside a file of `file_size` bytes.
+void check_extent(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
+                  std::uint64_t length, std::uint64_t file_size);
+
+// Bytes of a dtype × shape tensor, or Error(bad_input) naming the tensor (overflow, negative
+// dimension, not a whole number of blocks, STRING).
+std::uint64_t tensor_bytes(const std::filesystem::path& file, std::string_view tensor, DType dtype,
+                           std::span<const std::int64_t> shape);
+
+// Fails unless the tensor's stored length equals dtype × shape.
+void check_tensor_length(const std::filesystem::path& file, std::string_view tensor, DType dtype,
+                         std::span<const std::int64_t> shape, std::uint64_t length);
+
+// Resolves a path a model file names (ONNX external `location`, TFJS shard, safetensors shard)
+// against the model's folder; fails when it is absolute or escapes the folder.
+std::filesystem::path resolve_inside(const std::filesystem::path& model_dir,
+                                     std::string_view relative, const std::filesystem::path& file,
+                                     std::string_view what);
+
+// Index of `path` in manifest.files, appending it when new.
+std::uint32_t file_index(Manifest& manifest, const std::filesystem::path& path);
+
+}  // namespace lwload::formats

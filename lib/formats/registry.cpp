@@ -1,0 +1,52 @@
+// The one place format readers are listed: detection order and open_manifest().
+#include <array>
+#include <vector>
+
+#include "formats/format.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload {
+namespace {
+
+// Binary formats with magic numbers first; ONNX (no magic) and JSON-based TFJS last.
+const std::array<const formats::FormatReader*, 5> kReaders{
+    &formats::gguf_reader, &formats::tflite_reader, &formats::safetensors_reader,
+    &formats::tfjs_reader, &formats::onnx_reader,
+};
+
+}  // namespace
+
+std::vector<std::string> supported_formats() {
+  std::vector<std::string> names;
+  for (const auto* reader : kReaders) names.emplace_back(reader->name);
+  return names;
+}
+
+Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
+  const std::shared_ptr<FileSystem> fs = options.file_system ? options.file_system : posix_file_system();
+  formats::ModelSource source{*fs, path, fs->is_directory(path), {}};
+  std::array<std::byte, 64> head{};
+  if (!source.is_directory) {
+    const auto file = fs->open(path);
+    std::size_t got = 0;
+    while (got < head.size()) {
+      const std::size_t r = file->read_at(got, std::span(head).subspan(got));
+      if (r == 0) break;
+      got += r;
+    }
+    source.head = std::span(head).first(got);
+  } else if (!fs->exists(path)) {
+    fail(ErrorCode::io, path.string(), ": no such file or folder");
+  }
+
+  for (const auto* reader : kReaders) {
+    if (!options.format.empty() ? reader->name == options.format : reader->detect(source))
+      return reader->read(source);
+  }
+  if (!options.format.empty())
+    fail(ErrorCode::usage, "unknown format '", options.format, "'");
+  fail(ErrorCode::bad_input, path.string(),
+       ": not a model lwload recognises (safetensors, GGUF, ONNX, TFLite/Circle, TFJS)");
+}
+
+}  // namespace lwload

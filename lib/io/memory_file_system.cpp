@@ -1,0 +1,72 @@
+#include "lwload/memory_file_system.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "lwload/error.hpp"
+
+namespace lwload {
+namespace {
+
+class MemoryFile final : public RandomAccessFile {
+ public:
+  MemoryFile(std::filesystem::path path, std::shared_ptr<const std::vector<std::byte>> bytes,
+             std::optional<std::uint64_t> fail_from)
+      : path_(std::move(path)), bytes_(std::move(bytes)), fail_from_(fail_from) {}
+
+  const std::filesystem::path& path() const noexcept override { return path_; }
+  std::uint64_t size() const override { return bytes_->size(); }
+  int native_handle() const noexcept override { return -1; }
+
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+    if (offset >= bytes_->size() || dst.empty()) return 0;
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), bytes_->size() - offset));
+    if (fail_from_ && offset + n > *fail_from_)
+      fail(ErrorCode::io, path_.string(), ": read of ", n, " bytes at offset ", offset,
+           ": input/output error (injected)");
+    std::memcpy(dst.data(), bytes_->data() + offset, n);
+    return n;
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::shared_ptr<const std::vector<std::byte>> bytes_;
+  std::optional<std::uint64_t> fail_from_;
+};
+
+}  // namespace
+
+void MemoryFileSystem::add_file(const std::filesystem::path& path, std::vector<std::byte> bytes) {
+  const std::lock_guard lock(mutex_);
+  files_[path.lexically_normal()] = {std::make_shared<const std::vector<std::byte>>(std::move(bytes)), std::nullopt};
+}
+
+void MemoryFileSystem::add_directory(const std::filesystem::path& path) {
+  const std::lock_guard lock(mutex_);
+  directories_.push_back(path.lexically_normal());
+}
+
+void MemoryFileSystem::fail_reads_from(const std::filesystem::path& path, std::uint64_t offset) {
+  const std::lock_guard lock(mutex_);
+  files_.at(path.lexically_normal()).fail_from = offset;
+}
+
+std::unique_ptr<RandomAccessFile> MemoryFileSystem::open(const std::filesystem::path& path, FileOpenFlags) {
+  const std::lock_guard lock(mutex_);
+  const auto it = files_.find(path.lexically_normal());
+  if (it == files_.end()) fail(ErrorCode::io, path.string(), ": cannot open: No such file or directory");
+  return std::make_unique<MemoryFile>(path, it->second.bytes, it->second.fail_from);
+}
+
+bool MemoryFileSystem::is_directory(const std::filesystem::path& path) {
+  const std::lock_guard lock(mutex_);
+  return std::find(directories_.begin(), directories_.end(), path.lexically_normal()) != directories_.end();
+}
+
+bool MemoryFileSystem::exists(const std::filesystem::path& path) {
+  const std::lock_guard lock(mutex_);
+  const auto p = path.lexically_normal();
+  return files_.contains(p) || std::find(directories_.begin(), directories_.end(), p) != directories_.end();
+}
+
+}  // namespace lwload

@@ -1,0 +1,91 @@
+// The real file system behind the FileSystem seam: open/fstat/pread, nothing buffered.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "lwload/error.hpp"
+#include "lwload/file_system.hpp"
+
+namespace lwload {
+
+void RandomAccessFile::read_exact(std::uint64_t offset, std::span<std::byte> dst,
+                                  std::string_view what) const {
+  std::size_t done = 0;
+  while (done < dst.size()) {
+    const std::size_t got = read_at(offset + done, dst.subspan(done));
+    if (got == 0)
+      fail(ErrorCode::bad_input, path().string(), ": ", what, ": needs bytes [", offset, ", ",
+           offset + dst.size(), ") but the file ends at ", offset + done);
+    done += got;
+  }
+}
+
+namespace {
+
+class PosixFile final : public RandomAccessFile {
+ public:
+  PosixFile(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixFile() override { ::close(fd_); }
+  PosixFile(const PosixFile&) = delete;
+  PosixFile& operator=(const PosixFile&) = delete;
+
+  const std::filesystem::path& path() const noexcept override { return path_; }
+
+  std::uint64_t size() const override {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(ErrorCode::io, path_.string(), ": fstat: ", std::strerror(errno));
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+    for (;;) {
+      const ssize_t got = ::pread(fd_, dst.data(), dst.size(), static_cast<off_t>(offset));
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno == EINTR) continue;
+      fail(ErrorCode::io, path_.string(), ": read of ", dst.size(), " bytes at offset ", offset,
+           ": ", std::strerror(errno));
+    }
+  }
+
+  int native_handle() const noexcept override { return fd_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path,
+                                         FileOpenFlags flags) override {
+    int oflags = O_RDONLY | O_CLOEXEC;
+    if (flags.direct_io) oflags |= O_DIRECT;
+    const int fd = ::open(path.c_str(), oflags);
+    if (fd < 0) fail(ErrorCode::io, path.string(), ": cannot open: ", std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      fail(ErrorCode::io, path.string(), ": is a directory, expected a file");
+    }
+    return std::make_unique<PosixFile>(path, fd);
+  }
+
+  bool is_directory(const std::filesystem::path& path) override {
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec);
+  }
+
+  bool exists(const std::filesystem::path& path) override {
+    std::error_code ec;
+    return std::filesystem::exists(path, ec);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<FileSystem> posix_file_system() { return std::make_shared<PosixFileSystem>(); }
+
+}  // namespace lwload

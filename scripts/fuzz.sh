@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses with clang (+ ASan/UBSan) and runs each for SECONDS seconds
+# (default 20) on its seed corpus from ../shared/testdata. Any crash fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+build=build-fuzz
+if [ ! -f "$build/build.ninja" ]; then
+  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=false -Dtools=false -Dexamples=false \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
+fi
+ninja -C "$build"
+shopt -s nullglob
+harnesses=("$build"/fuzz/fuzz_*)
+if [ ${#harnesses[@]} -eq 0 ]; then echo "fuzz: no harnesses built"; exit 0; fi
+for harness in "${harnesses[@]}"; do
+  [ -x "$harness" ] || continue
+  name=$(basename "$harness")
+  corpus="$build/fuzz/corpus-$name"
+  mkdir -p "$corpus"
+  seeds="../shared/testdata/${name#fuzz_}"
+  echo "fuzz: $name for ${seeds} ${seconds}s"
+  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "$corpus" $( [ -d "$seeds" ] && echo "$seeds" ) \
+    2>&1 | tail -n 3
+done

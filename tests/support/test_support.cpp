@@ -1,0 +1,84 @@
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "test_support.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace lwload::test {
+
+std::filesystem::path testdata() {
+  const char* env = std::getenv("LWLOAD_TESTDATA");
+  return env ? std::filesystem::path(env) : std::filesystem::path(LWLOAD_TESTDATA_DEFAULT);
+}
+
+TempDir::TempDir() {
+  const char* base = std::getenv("LWLOAD_SCRATCH");
+  std::filesystem::path root = base ? base : std::filesystem::temp_directory_path();
+  std::filesystem::create_directories(root);
+  std::string pattern = (root / "lwload-test-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed under " + root.string());
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void write_file(const std::filesystem::path& path, std::string_view text) {
+  write_file(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+std::vector<std::byte> read_range(const std::filesystem::path& path, std::uint64_t offset, std::uint64_t length) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::vector<std::byte> bytes(length);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(length));
+  if (static_cast<std::uint64_t>(in.gcount()) != length) throw std::runtime_error("short read of " + path.string());
+  return bytes;
+}
+
+std::vector<std::byte> read_file(const std::filesystem::path& path) {
+  return read_range(path, 0, std::filesystem::file_size(path));
+}
+
+int run_command(const std::string& command, std::string* out) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return -1;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    if (out) out->append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void put_u8(std::vector<std::byte>& out, std::uint8_t v) { out.push_back(static_cast<std::byte>(v)); }
+void put_u16(std::vector<std::byte>& out, std::uint16_t v) {
+  for (int i = 0; i < 2; ++i) put_u8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put_u32(std::vector<std::byte>& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) put_u8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put_u64(std::vector<std::byte>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) put_u8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put_bytes(std::vector<std::byte>& out, std::string_view s) {
+  for (char c : s) out.push_back(static_cast<std::byte>(c));
+}
+
+}  // namespace lwload::test

@@ -1,0 +1,50 @@
+// Shared test helpers: where ../shared/testdata is, scratch folders that clean up after
+// themselves, and small file writers. Every suite links this with doctest's main.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lwload::test {
+
+// ../shared/testdata (LWLOAD_TESTDATA from meson).
+std::filesystem::path testdata();
+
+// A fresh folder under the build's scratch space, removed (with its contents) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(std::string_view name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes);
+void write_file(const std::filesystem::path& path, std::string_view text);
+std::vector<std::byte> read_file(const std::filesystem::path& path);
+// Bytes [offset, offset+length) of a file.
+std::vector<std::byte> read_range(const std::filesystem::path& path, std::uint64_t offset, std::uint64_t length);
+
+// Runs a shell command, returns its exit status; stdout is captured into *out when given.
+int run_command(const std::string& command, std::string* out = nullptr);
+
+// /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
+inline constexpr const char* kPython = "/usr/bin/python3";
+
+// Little-endian append helpers for building binary headers by hand.
+void put_u8(std::vector<std::byte>& out, std::uint8_t v);
+void put_u16(std::vector<std::byte>& out, std::uint16_t v);
+void put_u32(std::vector<std::byte>& out, std::uint32_t v);
+void put_u64(std::vector<std::byte>& out, std::uint64_t v);
+void put_bytes(std::vector<std::byte>& out, std::string_view s);
+
+}  // namespace lwload::test

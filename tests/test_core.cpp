@@ -1,0 +1,92 @@
+// Core vocabulary: dtype sizes (plain, sub-byte, ggml blocks), overflow checks, path containment,
+// the header reader's bounds checks and the file seam.
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "formats/format.hpp"
+#include "formats/header_reader.hpp"
+#include "lwload/dtype.hpp"
+#include "lwload/error.hpp"
+#include "lwload/file_system.hpp"
+#include "support/test_support.hpp"
+
+using namespace lwload;
+
+TEST_CASE("dtype names round-trip and sizes follow their layouts") {
+  for (DType t : {DType::F32, DType::BF16, DType::I4, DType::Q4_K, DType::MXFP4, DType::STRING})
+    CHECK(dtype_from_name(dtype_name(t)) == t);
+  CHECK_FALSE(dtype_from_name("F33"));
+  CHECK(dtype_bytes(DType::F32, 6) == 24u);
+  CHECK(dtype_bytes(DType::I4, 3) == 2u);            // two per byte, the last half byte rounds up
+  CHECK(dtype_bytes(DType::Q8_0, 64) == 68u);        // 2 blocks of 34 bytes
+  CHECK(dtype_bytes(DType::Q4_K, 512) == 288u);      // 2 blocks of 144 bytes
+  CHECK_FALSE(dtype_bytes(DType::Q8_0, 33));         // not a whole block
+  CHECK_FALSE(dtype_bytes(DType::STRING, 1));
+  CHECK_FALSE(dtype_bytes(DType::F64, std::numeric_limits<std::uint64_t>::max() / 4));
+}
+
+TEST_CASE("element counts reject negative dimensions and overflow") {
+  const std::int64_t ok[] = {2, 3, 4};
+  const std::int64_t negative[] = {2, -1};
+  const std::int64_t huge[] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  CHECK(element_count(ok) == 24u);
+  CHECK_FALSE(element_count(negative));
+  CHECK_FALSE(element_count(huge));
+}
+
+TEST_CASE("ggml type ids map to canonical dtypes; retired ids are rejected") {
+  CHECK(dtype_from_ggml(0) == DType::F32);
+  CHECK(dtype_from_ggml(8) == DType::Q8_0);
+  CHECK(dtype_from_ggml(30) == DType::BF16);
+  CHECK(dtype_from_ggml(39) == DType::MXFP4);
+  CHECK_FALSE(dtype_from_ggml(4));
+  CHECK_FALSE(dtype_from_ggml(1000));
+}
+
+TEST_CASE("offset + length overflow and out-of-file extents are bad input naming the file") {
+  try {
+    formats::check_extent("m.bin", "tensor 'w'", std::numeric_limits<std::uint64_t>::max() - 1, 8, 100);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(std::string(e.what()).find("overflows 64 bits") != std::string::npos);
+    CHECK(std::string(e.what()).find("m.bin") != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(formats::check_extent("m.bin", "tensor 'w'", 90, 20, 100),
+                       doctest::Contains("past the end of the file (100 bytes)"), Error);
+  CHECK_NOTHROW(formats::check_extent("m.bin", "tensor 'w'", 80, 20, 100));
+}
+
+TEST_CASE("paths named inside a model may not escape its folder") {
+  CHECK(formats::resolve_inside("/m", "data/w.bin", "/m/model.onnx", "location") == "/m/data/w.bin");
+  CHECK_THROWS_WITH_AS(formats::resolve_inside("/m", "../etc/passwd", "/m/model.onnx", "location"),
+                       doctest::Contains("escapes the model folder"), Error);
+  CHECK_THROWS_WITH_AS(formats::resolve_inside("/m", "a/../../x", "/m/model.onnx", "location"),
+                       doctest::Contains("escapes the model folder"), Error);
+  CHECK_THROWS_AS(formats::resolve_inside("/m", "/etc/passwd", "/m/model.onnx", "location"), Error);
+}
+
+TEST_CASE("header reader reads little-endian fields and reports truncation with the offset") {
+  test::TempDir dir;
+  std::vector<std::byte> bytes;
+  test::put_u32(bytes, 0x46554747);
+  test::put_u64(bytes, 300);
+  test::put_u8(bytes, 0xac);  // varint 300 = 0xac 0x02
+  test::put_u8(bytes, 0x02);
+  test::write_file(dir / "h.bin", bytes);
+  const auto file = posix_file_system()->open(dir / "h.bin");
+  formats::HeaderReader reader(*file);
+  CHECK(reader.u32("magic") == 0x46554747u);
+  CHECK(reader.u64("count") == 300u);
+  CHECK(reader.varint("tag") == 300u);
+  CHECK(reader.at_end());
+  CHECK_THROWS_WITH_AS(reader.u8("next"), doctest::Contains("next at offset 14"), Error);
+  reader.seek(4, "count");
+  CHECK_THROWS_WITH_AS(reader.string(1u << 30, "name"), doctest::Contains("only 10 remain"), Error);
+}
+
+TEST_CASE("opening a missing file is an io error naming it") {
+  CHECK_THROWS_WITH_AS(posix_file_system()->open("/nonexistent/model.gguf"),
+                       doctest::Contains("/nonexistent/model.gguf"), Error);
+}

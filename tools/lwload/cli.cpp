@@ -1,0 +1,142 @@
+#include "cli.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "lwload/error.hpp"
+
+namespace lwload::cli {
+
+Args::Args(std::string command, std::string summary, std::vector<std::string> positional_names,
+           std::vector<OptionSpec> options)
+    : command_(std::move(command)),
+      summary_(std::move(summary)),
+      positional_names_(std::move(positional_names)),
+      options_(std::move(options)) {}
+
+const OptionSpec* Args::spec(std::string_view name) const {
+  for (const auto& o : options_)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+bool Args::parse(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << help();
+      return false;
+    }
+    if (arg.starts_with("--")) {
+      std::string name(arg);
+      std::optional<std::string> inline_value;
+      if (const auto eq = name.find('='); eq != std::string::npos) {
+        inline_value = name.substr(eq + 1);
+        name.resize(eq);
+      }
+      const OptionSpec* s = spec(name);
+      if (!s) fail(ErrorCode::usage, "lwload ", command_, ": unknown option '", name, "' (see --help)");
+      if (s->value_name.empty()) {
+        values_[name] = "1";
+      } else if (inline_value) {
+        values_[name] = *inline_value;
+      } else {
+        if (i + 1 >= argc) fail(ErrorCode::usage, "lwload ", command_, ": option ", name, " needs a value");
+        values_[name] = argv[++i];
+      }
+      continue;
+    }
+    positional_.emplace_back(arg);
+  }
+  if (positional_.size() != positional_names_.size())
+    fail(ErrorCode::usage, "lwload ", command_, ": expected ", positional_names_.size(),
+         " argument(s), got ", positional_.size(), " (see --help)");
+  return true;
+}
+
+const std::string& Args::positional(std::size_t i) const { return positional_.at(i); }
+
+bool Args::flag(std::string_view name) const { return values_.contains(name); }
+
+std::optional<std::string> Args::get_optional(std::string_view name) const {
+  if (const auto it = values_.find(name); it != values_.end()) return it->second;
+  if (const OptionSpec* s = spec(name); s && !s->default_value.empty()) return s->default_value;
+  return std::nullopt;
+}
+
+std::string Args::get(std::string_view name) const { return get_optional(name).value_or(""); }
+
+std::uint64_t Args::get_size(std::string_view name) const { return parse_size(get(name), name); }
+
+std::uint64_t Args::get_uint(std::string_view name) const {
+  const std::string text = get(name);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    fail(ErrorCode::usage, "option ", name, ": '", text, "' is not a whole number");
+  return value;
+}
+
+std::string Args::help() const {
+  std::ostringstream out;
+  out << "usage: lwload " << command_;
+  for (const auto& p : positional_names_) out << ' ' << p;
+  if (!options_.empty()) out << " [options]";
+  out << "\n\n" << summary_ << "\n";
+  if (!options_.empty()) out << "\noptions:\n";
+  for (const auto& o : options_) {
+    std::string left = "  " + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+    if (left.size() < 28) left.resize(28, ' ');
+    out << left << ' ' << o.help;
+    if (!o.default_value.empty()) out << " (default: " << o.default_value << ")";
+    out << '\n';
+  }
+  out << "  --help                     this text\n";
+  return out.str();
+}
+
+std::uint64_t parse_size(std::string_view text, std::string_view what) {
+  double number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  double scale = 0;
+  if (suffix.empty() || suffix == "B") scale = 1;
+  else if (suffix == "KiB" || suffix == "K") scale = 1024.0;
+  else if (suffix == "MiB" || suffix == "M") scale = 1024.0 * 1024;
+  else if (suffix == "GiB" || suffix == "G") scale = 1024.0 * 1024 * 1024;
+  if (ec != std::errc{} || scale == 0 || number < 0 || !std::isfinite(number) || number * scale > 1.8e19)
+    fail(ErrorCode::usage, what, ": '", text, "' is not a size (bytes, or a number with KiB/MiB/GiB)");
+  return static_cast<std::uint64_t>(std::llround(number * scale));
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(unit == 0 ? 0 : 2);
+  out << value << ' ' << kUnits[unit];
+  return out.str();
+}
+
+int report_error(const std::exception& error) {
+  std::cerr << "lwload: error: " << error.what() << '\n';
+  const auto* e = dynamic_cast<const Error*>(&error);
+  if (!e) return exit_failure;
+  switch (e->code()) {
+    case ErrorCode::usage: return exit_usage;
+    case ErrorCode::bad_input:
+    case ErrorCode::io:
+    case ErrorCode::unsupported: return exit_bad_input;
+    default: return exit_failure;
+  }
+}
+
+}  // namespace lwload::cli

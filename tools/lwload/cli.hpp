@@ -1,0 +1,69 @@
+// The lwload tool's small shared vocabulary: an argument parser with per-command help, size
+// parsing (plain bytes or KiB/MiB/GiB), and the exit codes DESIGN.md fixes
+// (0 ok, 1 load or device failure, 2 bad usage, 3 bad input file).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lwload::cli {
+
+enum ExitCode : int { exit_ok = 0, exit_failure = 1, exit_usage = 2, exit_bad_input = 3 };
+
+struct OptionSpec {
+  std::string name;        // "--device"
+  std::string value_name;  // "D"; empty for a flag
+  std::string help;
+  std::string default_value;
+};
+
+class Args {
+ public:
+  Args(std::string command, std::string summary, std::vector<std::string> positional_names,
+       std::vector<OptionSpec> options);
+
+  // Parses argv after the subcommand. Returns false after printing help (--help) and throws
+  // Error(usage) on unknown options or missing values.
+  bool parse(int argc, char** argv);
+
+  const std::string& positional(std::size_t i) const;
+  std::size_t positional_count() const { return positional_.size(); }
+  bool flag(std::string_view name) const;
+  std::string get(std::string_view name) const;  // value, or the declared default
+  std::optional<std::string> get_optional(std::string_view name) const;
+  std::uint64_t get_size(std::string_view name) const;
+  std::uint64_t get_uint(std::string_view name) const;
+  std::string help() const;
+
+ private:
+  const OptionSpec* spec(std::string_view name) const;
+
+  std::string command_;
+  std::string summary_;
+  std::vector<std::string> positional_names_;
+  std::vector<OptionSpec> options_;
+  std::vector<std::string> positional_;
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+// "64MiB", "2GiB", "4096", "1.5GiB" → bytes; throws Error(usage) naming `what` otherwise.
+std::uint64_t parse_size(std::string_view text, std::string_view what);
+std::string format_bytes(std::uint64_t bytes);  // "2.00 GiB"
+
+// Maps an lwload::Error (or any exception) to an exit code after printing it to stderr.
+int report_error(const std::exception& error);
+
+// The subcommands; each file cmd_<name>.cpp defines one.
+int cmd_inspect(int argc, char** argv);
+int cmd_devices(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
+int cmd_load(int argc, char** argv);
+int cmd_profile(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+int cmd_synth(int argc, char** argv);
+
+}  // namespace lwload::cli
