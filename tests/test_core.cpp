@@ -2,6 +2,7 @@
 // the header reader's bounds checks and the file seam.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <limits>
 
 #include "formats/format.hpp"
@@ -89,4 +90,26 @@ TEST_CASE("header reader reads little-endian fields and reports truncation with 
 TEST_CASE("opening a missing file is an io error naming it") {
   CHECK_THROWS_WITH_AS(posix_file_system()->open("/nonexistent/model.gguf"),
                        doctest::Contains("/nonexistent/model.gguf"), Error);
+}
+
+#include "synth/synth.hpp"
+
+TEST_CASE("synthetic safetensors: aligned layout pads the header and sizes, contents are deterministic") {
+  test::TempDir dir;
+  synth::SynthSpec spec;
+  spec.total_bytes = 64 * 1024;
+  spec.tensor_count = 4;
+  spec.alignment = 4096;
+  synth::write_model(dir / "a.safetensors", spec);
+  const auto bytes = test::read_file(dir / "a.safetensors");
+  std::uint64_t header = 0;
+  std::memcpy(&header, bytes.data(), 8);
+  CHECK((8 + header) % 4096 == 0);
+  CHECK(bytes.size() == 8 + header + 64 * 1024);
+  std::vector<std::byte> expect(100);
+  synth::expected_bytes(spec.seed, 2, 10, expect);
+  CHECK(std::memcmp(bytes.data() + 8 + header + 2 * 16384 + 10, expect.data(), expect.size()) == 0);
+  std::vector<std::byte> other(100);
+  synth::expected_bytes(spec.seed + 1, 2, 10, other);
+  CHECK(expect != other);
 }

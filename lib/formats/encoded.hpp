@@ -1,0 +1,19 @@
+// Decoding tensors whose bytes are not stored raw (TensorInfo::encoding != raw): the loader reads
+// the encoded pieces into host memory and calls this to produce the tensor's stored bytes.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <span>
+
+#include "lwload/manifest.hpp"
+
+namespace lwload::formats {
+
+// `encoded` is the concatenation of tensor.pieces; `out` has tensor.bytes bytes. Throws
+// Error(bad_input) naming `file` and the tensor when the encoding is malformed or the element
+// count does not match the shape.
+void decode_tensor(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
+                   const std::filesystem::path& file);
+
+}  // namespace lwload::formats
