@@ -1,5 +1,7 @@
 // lwload inspect: what is where in a model, from its headers alone.
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -54,17 +56,52 @@ void print_table(const Manifest& m) {
             << " tensors start on a 4096-byte boundary (ready for zero-copy import)\n";
 }
 
+// Bytes this process has read through read(2)/pread(2) so far (/proc/self/io "rchar"), the
+// evidence behind "opening a model reads its headers only".
+std::uint64_t bytes_read_so_far() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  return 0;
+}
+
+// Peak resident set (VmHWM, KiB): readers that map headers (TFLite) touch pages instead of reading.
+std::uint64_t peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmHWM:")) return std::stoull(line.substr(6));
+  return 0;
+}
+
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
   Args args("inspect", "Reads a model's headers (no tensor data) and lists its tensors.", {"MODEL"},
             {{"--json", "", "print one JSON object (DESIGN.md's schema)", ""},
              {"--metadata", "", "with --json: include model metadata (GGUF KVs, ...)", ""},
-             {"--format", "NAME", "skip detection and use this reader", ""}});
+             {"--format", "NAME", "skip detection and use this reader", ""},
+             {"--stats", "", "print to stderr the bytes read and the time taken to open the model", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   OpenOptions options;
   options.format = args.get("--format");
+  const std::uint64_t read_before = bytes_read_so_far();
+  const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = open_manifest(args.positional(0), options);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  const std::uint64_t read_bytes = bytes_read_so_far() - read_before;
+  if (args.flag("--stats")) {
+    std::uint64_t file_bytes = 0;
+    for (const auto& f : manifest.files) {
+      std::error_code ec;
+      file_bytes += std::filesystem::file_size(f, ec);
+    }
+    std::cerr << "opened in " << std::chrono::duration<double, std::milli>(elapsed).count() << " ms, read "
+              << read_bytes << " bytes of " << file_bytes << " (" << manifest.tensors.size()
+              << " tensors), peak RSS " << peak_rss_kib() << " KiB\n";
+  }
   if (args.flag("--json"))
     std::cout << manifest_to_json(manifest, args.flag("--metadata")) << '\n';
   else
