@@ -1,24 +1,46 @@
-// libFuzzer harness for one format reader (LWLOAD_FUZZ_FORMAT names it): the input is the model
-// file, held in a MemoryFileSystem; any lwload::Error is a correct rejection, anything else
-// (a crash, a sanitizer report, another exception type) is a bug.
+// libFuzzer harness for one format reader (LWLOAD_FUZZ_FORMAT names it). The input is the model
+// file, held in a memfd and opened through the real POSIX file system, so readers that map their
+// headers (TFLite) run exactly as on disk. Any lwload::Error is a correct rejection; anything else
+// (a crash, a sanitizer report, another exception type escaping) is a bug.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <vector>
+#include <string>
 
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
-#include "lwload/memory_file_system.hpp"
+
+namespace {
+
+class MemFd {
+ public:
+  MemFd(const std::uint8_t* data, std::size_t size) : fd_(::memfd_create(LWLOAD_FUZZ_FORMAT, MFD_CLOEXEC)) {
+    if (fd_ < 0) __builtin_trap();
+    for (std::size_t done = 0; done < size;) {
+      const ssize_t n = ::write(fd_, data + done, size - done);
+      if (n <= 0) __builtin_trap();
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  ~MemFd() { ::close(fd_); }
+  MemFd(const MemFd&) = delete;
+  MemFd& operator=(const MemFd&) = delete;
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto fs = std::make_shared<lwload::MemoryFileSystem>();
-  const auto* begin = reinterpret_cast<const std::byte*>(data);
-  fs->add_file(LWLOAD_FUZZ_FILE, std::vector<std::byte>(begin, begin + size));
+  const MemFd file(data, size);
   lwload::OpenOptions options;
-  options.file_system = fs;
   options.format = LWLOAD_FUZZ_FORMAT;
   try {
-    const lwload::Manifest manifest = lwload::open_manifest(LWLOAD_FUZZ_FILE, options);
+    const lwload::Manifest manifest = lwload::open_manifest(file.path(), options);
     (void)manifest.total_bytes();
   } catch (const lwload::Error&) {
   }

@@ -14,12 +14,12 @@ shopt -s nullglob
 harnesses=("$build"/fuzz/fuzz_*)
 if [ ${#harnesses[@]} -eq 0 ]; then echo "fuzz: no harnesses built"; exit 0; fi
 for harness in "${harnesses[@]}"; do
-  [ -x "$harness" ] || continue
+  [ -f "$harness" ] && [ -x "$harness" ] || continue
   name=$(basename "$harness")
   corpus="$build/fuzz/corpus-$name"
   mkdir -p "$corpus"
   seeds="../shared/testdata/${name#fuzz_}"
   echo "fuzz: $name for ${seeds} ${seconds}s"
-  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "$corpus" $( [ -d "$seeds" ] && echo "$seeds" ) \
+  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz/" "$corpus" $( [ -d "$seeds" ] && echo "$seeds" ) \
     2>&1 | tail -n 3
 done
