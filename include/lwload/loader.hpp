@@ -1,0 +1,149 @@
+// The loader: executes a Plan on a Device. Every allocation (and import) is made first, then the
+// data moves — zero_copy regions are imported from mapped file pages, direct tensors are read
+// straight into host-visible device memory, staged tensors stream through a ring of staging slots
+// with reads and uploads overlapped. The result, Weights, owns every mapping and allocation (RAII).
+//
+// Failure is all-or-nothing: on any error (bad or truncated file, read error, allocation failure,
+// cancellation) everything made so far is released and load() throws lwload::Error; no partial
+// Weights is ever handed out.
+//
+// Threading: load() blocks. All callbacks run on the thread that called load(), one at a time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lwload/backend.hpp"
+#include "lwload/file_system.hpp"
+#include "lwload/manifest.hpp"
+#include "lwload/plan.hpp"
+
+namespace lwload {
+
+// How file bytes are read for direct and staged tensors.
+enum class IoEngine : std::uint8_t {
+  auto_,     // io_uring when built in and the kernel allows it, pread otherwise
+  io_uring,  // Boost.Asio random_access_file on io_uring (falls back, with the reason, if refused)
+  pread,     // pread(2) on a small thread pool (always available; the only one for test files)
+};
+std::string_view io_engine_name(IoEngine engine) noexcept;  // "auto", "io_uring", "pread"
+IoEngine parse_io_engine(std::string_view text);            // throws Error(usage)
+
+// Cancels a load from any thread; the loader checks it between chunks and throws
+// Error(cancelled) after releasing everything.
+class CancelToken {
+ public:
+  void cancel() noexcept { cancelled_.store(true, std::memory_order_relaxed); }
+  bool cancelled() const noexcept { return cancelled_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+};
+
+// What the profiler's timeline records (lwload profile).
+struct LoadEvent {
+  enum class Kind : std::uint8_t {
+    phase,           // `phase` begins: "allocate", "import", "read", "finish", "done"
+    tensor_start,    // the first byte of `tensor` is requested (or its region imported)
+    tensor_end,      // `tensor` is complete on the device (its ready callback follows)
+    bytes_read,      // `bytes` arrived from the file (into a staging slot or a direct buffer)
+    bytes_uploaded,  // `bytes` left a staging slot for the device (the slot part is free again)
+  };
+  Kind kind = Kind::phase;
+  std::chrono::steady_clock::time_point time;
+  std::size_t tensor = static_cast<std::size_t>(-1);  // manifest index, when about one tensor
+  std::uint64_t bytes = 0;                            // bytes_read / bytes_uploaded: this chunk
+  std::uint64_t in_flight = 0;     // staging bytes read but not yet uploaded, after this event
+  std::string_view phase;          // Kind::phase: its name (static storage)
+};
+
+// A loaded tensor: where it lives on the device.
+struct TensorHandle {
+  std::size_t index = 0;            // into Manifest::tensors
+  const TensorInfo* info = nullptr; // points into Weights::manifest()
+  Placement placement = Placement::staged;
+  DeviceBuffer* buffer = nullptr;   // its allocation or imported region; nullptr when skipped
+  NativeHandle native;              // buffer->native()
+  std::uint64_t offset = 0;         // the tensor's first byte inside `buffer`
+  std::uint64_t bytes = 0;
+  std::string_view mechanism;       // buffer->mechanism(): "mapped_file", "host_visible", ...
+};
+
+struct LoadOptions {
+  PlanOptions plan;                          // used when load() makes the plan itself
+  std::shared_ptr<FileSystem> file_system;   // nullptr = the POSIX file system
+  IoEngine io = IoEngine::auto_;
+  bool direct_io = false;                    // O_DIRECT reads (cold loads); falls back if refused
+  std::uint32_t io_threads = 0;              // pread engine threads; 0 = min(slots, 4)
+  std::shared_ptr<CancelToken> cancel;
+
+  // Each tensor once, in load order (Plan::tensors order), when its bytes are on the device.
+  std::function<void(const TensorHandle&)> on_tensor_ready;
+  // Bytes of tensor data on the device so far, of `total` (Plan::model_bytes).
+  std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
+  std::function<void(const LoadEvent&)> on_event;
+};
+
+struct LoadStats {
+  double seconds = 0;                // load() from start to return
+  double allocate_seconds = 0;       // allocations + imports
+  std::uint64_t bytes_read = 0;      // file bytes read (direct + staged, incl. alignment slack)
+  std::uint64_t bytes_uploaded = 0;  // bytes passed to Device::upload
+  std::size_t reads = 0;             // read calls issued
+  std::size_t uploads = 0;
+  bool direct_io = false;            // O_DIRECT was actually used
+};
+
+// The loaded model. Owns the device buffers, the imported regions and the file mappings behind
+// them (mappings outlive the buffers made from them). The Device must outlive its Weights.
+class Weights {
+ public:
+  struct State;
+  explicit Weights(std::unique_ptr<State> state);
+  Weights(Weights&&) noexcept;
+  Weights& operator=(Weights&&) noexcept;
+  ~Weights();
+
+  const TensorHandle* find(std::string_view name) const noexcept;
+  std::span<const TensorHandle> tensors() const noexcept;  // load order, skipped ones included
+  const Manifest& manifest() const noexcept;
+  // The plan as executed: a zero_copy region the device declined became direct, with the reason.
+  const Plan& plan() const noexcept;
+  const DeviceInfo& device() const noexcept;
+  IoEngine io_engine() const noexcept;        // io_uring or pread, as used
+  const std::string& io_engine_note() const noexcept;  // why io_uring was not used, if it wasn't
+  const LoadStats& stats() const noexcept;
+  const std::shared_ptr<FileSystem>& file_system() const noexcept;
+
+  // Copies bytes [offset, offset + dst.size()) of a tensor back from the device.
+  void read_back(const TensorHandle& tensor, std::uint64_t offset, std::span<std::byte> dst) const;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// Plans (with options.plan) and loads.
+Weights load(const Manifest& manifest, Device& device, const LoadOptions& options = {});
+// Loads with a plan made earlier by make_plan for this manifest and this device.
+Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options = {});
+
+struct VerifyReport {
+  std::size_t tensors = 0;  // tensors compared
+  std::uint64_t bytes = 0;
+};
+
+// Reads every loaded tensor back from the device and compares it with the file (encoded tensors
+// with their decoded bytes), in bounded chunks. Throws Error(device) naming the tensor and the
+// first differing byte on a mismatch, Error(unsupported) "... not verifiable" when the device
+// cannot read back (the null device). `file_system` nullptr = the one the load used.
+VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system = nullptr);
+
+}  // namespace lwload
