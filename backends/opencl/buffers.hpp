@@ -1,0 +1,70 @@
+// lwload::DeviceBuffer over a cl_mem: allocated device-local or host-visible memory, an imported
+// host range, or a sub-buffer view of one of those. The native handle is {"cl_mem", cl_mem}.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "backends/opencl/memory_account.hpp"
+#include "backends/opencl/runtime.hpp"
+#include "lwload/backend.hpp"
+
+namespace lwload::opencl {
+
+class ClBuffer final : public DeviceBuffer {
+ public:
+  // `mem` is owned, and so is the device-memory `reservation` it uses (none for imports and
+  // views). `parent`/`origin` are set for sub-buffers: OpenCL cannot make a sub-buffer of a
+  // sub-buffer, so further views are cut from the parent at origin + offset.
+  ClBuffer(std::shared_ptr<const Runtime> rt, cl::Buffer mem, std::uint64_t size,
+           std::string_view mechanism, Reservation reservation = {}, cl::Buffer parent = {},
+           std::uint64_t origin = 0);
+  ~ClBuffer() override;
+
+  std::uint64_t size() const noexcept override { return size_; }
+  NativeHandle native() const noexcept override { return {"cl_mem", mem_()}; }
+  std::string_view mechanism() const noexcept override { return mechanism_; }
+
+  // Maps the whole buffer with CL_MAP_WRITE_INVALIDATE_REGION (nothing to read back first).
+  std::span<std::byte> begin_host_write() override;
+  void end_host_write() override;
+
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
+
+  const cl::Buffer& mem() const noexcept { return mem_; }
+
+ private:
+  void unmap() noexcept;
+
+  std::shared_ptr<const Runtime> rt_;
+  cl::Buffer mem_;
+  std::uint64_t size_;
+  std::string_view mechanism_;
+  cl::Buffer parent_;
+  std::uint64_t origin_;
+  void* mapped_ = nullptr;
+  Reservation reservation_;  // device memory this buffer counts against CL_DEVICE_GLOBAL_MEM_SIZE
+};
+
+// A zero-copy range used through fine-grain system SVM: the host pointer itself is what kernels
+// take (clSetKernelArgSVMPointer), so the handle is {"cl_svm_ptr", pointer}; no cl_mem exists.
+class SvmRange final : public DeviceBuffer {
+ public:
+  explicit SvmRange(std::span<const std::byte> range) : range_(range) {}
+  std::uint64_t size() const noexcept override { return range_.size(); }
+  NativeHandle native() const noexcept override {
+    return {"cl_svm_ptr", const_cast<std::byte*>(range_.data())};
+  }
+  std::string_view mechanism() const noexcept override { return "svm"; }
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
+
+ private:
+  std::span<const std::byte> range_;
+};
+
+// Fails with Error(usage) unless [offset, offset + length) lies inside a buffer of `size` bytes.
+void check_range(std::string_view what, std::uint64_t offset, std::uint64_t length, std::uint64_t size);
+
+}  // namespace lwload::opencl

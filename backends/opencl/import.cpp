@@ -1,0 +1,93 @@
+// Importing host ranges. Read-only file pages are handed to the driver as CL_MEM_READ_ONLY; the
+// caller keeps them mapped for as long as the buffer lives.
+#include "backends/opencl/import.hpp"
+
+#include "backends/opencl/buffers.hpp"
+#include "backends/opencl/cl_error.hpp"
+
+namespace lwload::opencl {
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+
+std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+void* host_pointer(std::span<const std::byte> range) {
+  // OpenCL takes void*; CL_MEM_READ_ONLY and read-only maps keep the driver from writing.
+  return const_cast<std::byte*>(range.data());
+}
+
+ImportResult try_arm_import(const std::shared_ptr<const Runtime>& rt, std::span<const std::byte> range,
+                            std::uint64_t import_size) {
+  const cl_import_properties_arm properties[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_HOST_ARM, 0};
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = rt->import_memory_arm(rt->context(), CL_MEM_READ_ONLY, properties, host_pointer(range),
+                                     import_size, &status);
+  if (status == CL_INVALID_VALUE || status == CL_INVALID_OPERATION)
+    return {nullptr, str("clImportMemoryARM refused the range: ", error_name(status))};
+  check(status, "clImportMemoryARM", " (", range.size(), " bytes on ", rt->info.id(), ")");
+  return {std::make_unique<ClBuffer>(rt, cl::Buffer(mem), range.size(), "arm_import"), {}};
+}
+
+ImportResult try_use_host_ptr(const std::shared_ptr<const Runtime>& rt, std::span<const std::byte> range,
+                              std::uint64_t import_size) {
+  cl_int status = CL_SUCCESS;
+  cl::Buffer mem(rt->context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, import_size, host_pointer(range), &status);
+  if (status == CL_INVALID_HOST_PTR || status == CL_INVALID_VALUE)
+    return {nullptr, str("clCreateBuffer(CL_MEM_USE_HOST_PTR) refused the range: ", error_name(status))};
+  check(status, "clCreateBuffer", " (CL_MEM_USE_HOST_PTR, ", import_size, " bytes on ", rt->info.id(), ")");
+
+  // The spec lets an implementation cache USE_HOST_PTR memory elsewhere; a map that returns the
+  // very pointer we gave shows the device works on our pages.
+  void* seen = rt->queue.enqueueMapBuffer(mem, CL_TRUE, CL_MAP_READ, 0, import_size, nullptr, nullptr, &status);
+  check(status, "clEnqueueMapBuffer", " (verifying CL_MEM_USE_HOST_PTR on ", rt->info.id(), ")");
+  cl::Event unmapped;
+  check(rt->queue.enqueueUnmapMemObject(mem, seen, nullptr, &unmapped), "clEnqueueUnmapMemObject",
+        " (verifying CL_MEM_USE_HOST_PTR on ", rt->info.id(), ")");
+  check(unmapped.wait(), "clWaitForEvents", " (verifying CL_MEM_USE_HOST_PTR on ", rt->info.id(), ")");
+  if (seen != range.data())
+    return {nullptr, "CL_MEM_USE_HOST_PTR buffer maps to a different pointer: the driver copies"};
+  return {std::make_unique<ClBuffer>(rt, std::move(mem), range.size(), "use_host_ptr"), {}};
+}
+
+}  // namespace
+
+ImportResult import_range(const std::shared_ptr<const Runtime>& rt, std::span<const std::byte> range) {
+  const DeviceCaps& caps = rt->info.caps;
+  if (!caps.import_host_ptr) return {nullptr, str(rt->info.id(), " cannot import host memory")};
+  if (range.empty()) return {nullptr, "empty range"};
+  if (range.size() > caps.max_alloc)
+    fail(ErrorCode::out_of_memory, "importing ", range.size(), " bytes on ", rt->info.id(),
+         ": larger than the device's max allocation of ", caps.max_alloc, " bytes");
+  const auto address = reinterpret_cast<std::uintptr_t>(range.data());
+  if (address % caps.import_alignment != 0)
+    return {nullptr, str("range at 0x", std::hex, address, std::dec, " is not ", caps.import_alignment,
+                         "-byte aligned")};
+  // Vendor size rules (Intel: multiples of 64). The range starts on a page, so rounding up to a
+  // divisor of the page size stays inside pages the caller's mapping already covers.
+  std::uint64_t import_size = range.size();
+  if (caps.size_multiple > 1 && import_size % caps.size_multiple != 0) {
+    if (kPage % caps.size_multiple != 0 || address % kPage != 0)
+      return {nullptr, str("size ", range.size(), " is not a multiple of ", caps.size_multiple)};
+    import_size = round_up(import_size, caps.size_multiple);
+    if (import_size > caps.max_alloc) return {nullptr, "size rounded for the vendor exceeds max allocation"};
+  }
+
+  std::string declined;
+  if (rt->import.arm_import) {
+    auto result = try_arm_import(rt, range, import_size);
+    if (result.buffer) return result;
+    declined = result.declined;
+  }
+  if (rt->import.use_host_ptr) {
+    auto result = try_use_host_ptr(rt, range, import_size);
+    if (result.buffer) return result;
+    declined += str(declined.empty() ? "" : "; ", result.declined);
+  }
+  if (rt->import.system_svm) return {std::make_unique<SvmRange>(range), {}};
+  return {nullptr, declined.empty() ? std::string("no import mechanism") : declined};
+}
+
+}  // namespace lwload::opencl

@@ -1,0 +1,36 @@
+// What one opened OpenCL device shares with every buffer, import and staging slot it hands out:
+// the context, the device, its in-order queue and its (override-applied) facts. Held by
+// shared_ptr so buffers stay valid even if the application drops the Device first.
+#pragma once
+
+#include <memory>
+
+#include "backends/opencl/cl_headers.hpp"
+#include "backends/opencl/discovery.hpp"
+#include "backends/opencl/memory_account.hpp"
+#include "lwload/device.hpp"
+
+namespace lwload::opencl {
+
+// clImportMemoryARM's signature (cl_arm_import_memory), looked up per platform at open time.
+using ImportMemoryArmFn = cl_mem(CL_API_CALL*)(cl_context, cl_mem_flags, const cl_import_properties_arm*,
+                                                void*, std::size_t, cl_int*);
+
+struct Runtime {
+  cl::Platform platform;
+  cl::Device device;
+  cl::Context context;
+  // One in-order queue carries uploads, maps and read-backs; several uploads may still be in
+  // flight on it, and completion is observed per command through its event.
+  cl::CommandQueue queue;
+  DeviceInfo info;          // with the user's overrides applied
+  ImportAbility import;     // what imports are allowed after the overrides
+  ImportMemoryArmFn import_memory_arm = nullptr;
+  // Device memory allocated through this device (not imports), against CL_DEVICE_GLOBAL_MEM_SIZE.
+  std::shared_ptr<MemoryAccount> account;
+};
+
+// Creates the context and queue for `found` and applies `overrides`. Throws Error(device).
+std::shared_ptr<Runtime> open_runtime(const FoundDevice& found, const DeviceOverrides& overrides);
+
+}  // namespace lwload::opencl
