@@ -1,0 +1,242 @@
+// The memory profiler: proves DESIGN.md's memory contracts on a real load. A sampler thread reads
+// this process's resident set (split into anonymous / file-backed / shared pages) every few
+// milliseconds, a Timeline records what the loader was doing (phases, tensors, bytes in flight),
+// and a Report puts baseline, peak, the contract's bound and whether it held side by side, with
+// JSON, CSV and SVG writers. `lwload profile` and `lwload bench` are built on it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "lwload/device.hpp"
+#include "lwload/loader.hpp"
+
+namespace lwload::profile {
+
+using Clock = std::chrono::steady_clock;
+
+// One reading of /proc/self/status. Bytes; `ms` is the time since the sampler's origin.
+struct MemorySample {
+  double ms = 0;
+  std::uint64_t rss = 0;    // VmRSS = anon + file + shmem
+  std::uint64_t anon = 0;   // RssAnon: heap, stacks, anonymous mappings (copies of weights)
+  std::uint64_t file = 0;   // RssFile: mapped file pages (zero-copy weights live here)
+  std::uint64_t shmem = 0;  // RssShmem: shared memory, memfd, some driver buffers
+  std::uint64_t hwm = 0;    // VmHWM: the kernel's own high-water mark of VmRSS
+};
+
+// Parses the text of /proc/<pid>/status into `out` (ms untouched). False when a field is missing.
+// No allocation: safe to call from the sampler thread every few milliseconds.
+bool parse_status(std::string_view text, MemorySample& out) noexcept;
+
+// Reads /proc/self/status now. Throws Error(io) when /proc is unavailable.
+MemorySample read_memory_now();
+
+// Resets the kernel's VmHWM to the current RSS (writes 5 to /proc/self/clear_refs), so a later
+// VmHWM is the exact peak since this call — no sample can miss it. False when not permitted.
+bool reset_peak_rss() noexcept;
+
+// Samples memory on its own thread from start() to stop(). Storage is allocated (and touched) up
+// front so sampling never grows the resident set it measures; when it fills, neighbouring samples
+// are merged (keeping the larger RSS) and the stride doubles, so any load length fits.
+class MemorySampler {
+ public:
+  explicit MemorySampler(std::chrono::microseconds period = std::chrono::milliseconds(2),
+                         std::size_t capacity = 8192, Clock::time_point origin = Clock::now());
+  ~MemorySampler();
+  MemorySampler(const MemorySampler&) = delete;
+  MemorySampler& operator=(const MemorySampler&) = delete;
+
+  // Starts the thread after taking a first sample synchronously. Throws Error(io) without /proc.
+  void start();
+  // Takes a last sample and joins the thread. Idempotent.
+  void stop();
+
+  Clock::time_point origin() const noexcept { return origin_; }
+  double ms_since_origin(Clock::time_point t) const noexcept;
+
+  // Valid after stop(): the samples in time order, and the per-field maxima over every reading
+  // taken (merged-away samples included). peak().hwm is VmHWM at stop().
+  std::vector<MemorySample> samples() const;
+  MemorySample peak() const noexcept { return peak_; }
+  std::uint64_t readings() const noexcept { return readings_; }
+
+ private:
+  void run();
+  void record(const MemorySample& s) noexcept;
+
+  std::chrono::microseconds period_;
+  Clock::time_point origin_;
+  std::vector<MemorySample> buffer_;  // fixed size; [0, count_) used
+  std::size_t count_ = 0;
+  std::uint64_t stride_ = 1;    // keep one reading in `stride_`
+  std::uint64_t readings_ = 0;  // readings taken (the stride's clock)
+  MemorySample peak_{};
+  int status_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// What the loader was doing, on the sampler's time axis. Thread-safe: the loader reports from
+// its I/O and completion threads.
+struct PhaseSpan {
+  std::string name;  // "allocate", "read", "upload", "verify", ...
+  double begin_ms = 0;
+  double end_ms = 0;
+};
+struct TensorSpan {
+  std::size_t tensor = 0;
+  double begin_ms = 0;
+  double end_ms = 0;
+  std::uint64_t bytes = 0;
+};
+struct InFlightPoint {
+  double ms = 0;
+  std::uint64_t bytes = 0;  // bytes read into staging but not yet uploaded
+};
+
+class Timeline {
+ public:
+  explicit Timeline(Clock::time_point origin) : origin_(origin) {}
+
+  void phase_begin(std::string_view name, Clock::time_point t);
+  void phase_end(std::string_view name, Clock::time_point t);
+  void tensor_begin(std::size_t tensor, std::uint64_t bytes, Clock::time_point t);
+  void tensor_end(std::size_t tensor, Clock::time_point t);
+  void in_flight(std::uint64_t bytes, Clock::time_point t);
+
+  // Copies, with open spans closed at `end`.
+  std::vector<PhaseSpan> phases(Clock::time_point end) const;
+  std::vector<TensorSpan> tensors(Clock::time_point end) const;
+  std::vector<InFlightPoint> in_flight_points() const;
+  std::uint64_t max_in_flight() const;
+
+ private:
+  double ms(Clock::time_point t) const noexcept;
+
+  Clock::time_point origin_;
+  mutable std::mutex mutex_;
+  std::vector<PhaseSpan> phases_;
+  std::vector<TensorSpan> tensors_;
+  std::vector<InFlightPoint> in_flight_;
+};
+
+// The four memory figures the report compares.
+struct MemoryFigures {
+  std::uint64_t rss = 0, anon = 0, file = 0, shmem = 0;
+};
+MemoryFigures figures_of(const MemorySample& s) noexcept;
+// a - b per field, clamped at 0 (memory can shrink below the baseline).
+MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) noexcept;
+
+// Fixed host overhead the discrete contract allows beyond the staging budget: thread stacks,
+// the plan, bookkeeping. Independent of model size.
+inline constexpr std::uint64_t kFixedOverhead = 16ull << 20;
+// Anonymous growth a zero-copy load may show ("≈ 0").
+inline constexpr std::uint64_t kZeroCopyAnonLimit = 16ull << 20;
+
+// What the contract depends on, from the device and the plan.
+struct ContractInputs {
+  MemoryModel memory = MemoryModel::unified;
+  std::uint64_t model_bytes = 0;
+  std::uint64_t largest_tensor = 0;
+  std::uint64_t staging_budget = 0;
+  std::uint64_t zero_copy_bytes = 0;  // bytes of tensors placed zero_copy
+  std::uint64_t direct_bytes = 0;     // ... direct
+  std::uint64_t staged_bytes = 0;     // ... staged
+  // Staged buffers live in this process's memory (host backend, PoCL forced discrete); their
+  // bytes then count against the bound. False for real device memory and the null backend.
+  bool device_buffers_in_process = false;
+};
+
+struct Contract {
+  std::string rule;   // the DESIGN.md rule applied, in words
+  std::uint64_t bound = 0;  // absolute: peak RSS must stay at or below it
+  std::optional<std::uint64_t> anon_growth_limit;  // zero-copy: anonymous growth ≤ this
+  bool held = false;
+  std::string verdict;  // why it held or not, with the numbers
+};
+
+// The bound DESIGN.md "Memory contracts" promises:
+//  - unified, no staged tensor: baseline + model bytes + largest tensor; when every tensor is
+//    zero_copy, anonymous growth also ≤ 16 MiB (the growth must be file-backed pages);
+//  - discrete (or any staged tensor): baseline + staging budget + 16 MiB, plus the bytes of
+//    buffers that live in this process (unified placements, or in-process device memory).
+Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
+                           const MemoryFigures& peak);
+
+// Everything `lwload profile` prints and writes.
+struct Report {
+  std::string model;
+  std::string format;
+  std::string device;      // "host:0 (CPU)"
+  std::string memory;      // "unified" / "discrete"
+  std::string placement;   // "zero_copy", "direct", "staged", or "mixed (...)"
+  std::string io_engine;
+  std::uint64_t tensor_count = 0;
+  std::uint64_t model_bytes = 0;
+  std::uint64_t largest_tensor = 0;
+  std::string largest_tensor_name;
+  std::uint64_t staging_budget = 0;
+  double load_ms = 0;
+  double period_ms = 0;
+  MemoryFigures baseline, peak, growth;
+  bool hwm_exact = false;  // peak.rss includes the kernel's VmHWM (reset before the load)
+  ContractInputs inputs;
+  Contract contract;
+  std::vector<MemorySample> samples;
+  std::vector<PhaseSpan> phases;
+  std::vector<TensorSpan> tensors;
+  std::vector<InFlightPoint> in_flight;
+  std::uint64_t max_in_flight = 0;
+};
+
+// Fills baseline/peak/growth/contract from samples already in the report.
+void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak,
+                   bool hwm_exact);
+
+// The human summary `lwload profile` prints.
+void write_summary(std::ostream& out, const Report& report);
+// One JSON object: figures, contract, and the timeline (samples, phases, tensors).
+std::string report_to_json(const Report& report);
+// One row per sample: ms,rss,anon,file,shmem (bytes), plus in_flight at that time.
+std::string report_to_csv(const Report& report);
+// A self-contained SVG timeline: memory curves, baseline / model / bound lines, load phases.
+std::string report_to_svg(const Report& report);
+
+// Runs `body` between a baseline reading and a stopped sampler: its time and memory peak. The
+// kernel's VmHWM is reset first, so the total peak is exact; anon/file/shmem peaks are sampled.
+struct Measurement {
+  double seconds = 0;
+  MemorySample baseline;
+  MemorySample peak;  // per-field maxima; rss includes VmHWM when hwm_exact
+  bool hwm_exact = false;
+  MemoryFigures growth() const noexcept { return profile::growth(figures_of(peak), figures_of(baseline)); }
+};
+Measurement measure(const std::function<void()>& body,
+                    std::chrono::microseconds period = std::chrono::milliseconds(2));
+
+struct ProfileOptions {
+  LoadOptions load;  // its on_event, if any, still runs after the profiler's
+  std::chrono::microseconds period = std::chrono::milliseconds(2);
+  bool verify = false;  // read every tensor back (a "verify" phase on the timeline)
+  // Whether staged "device" buffers are this process's memory; nullopt = CPU devices (host,
+  // OpenCL on a CPU) yes, others no.
+  std::optional<bool> device_buffers_in_process;
+};
+
+// Plans and loads `manifest` on `device` (already open: the baseline is taken after device
+// initialisation, just before the load) while sampling memory, then evaluates the contract.
+// The weights are released before it returns. Load errors propagate as lwload::Error.
+Report profile_load(const Manifest& manifest, Device& device, const ProfileOptions& options = {});
+
+}  // namespace lwload::profile

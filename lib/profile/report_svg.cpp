@@ -1,0 +1,237 @@
+// Report → a self-contained SVG timeline, written as plain text (no library): resident memory
+// stacked as anonymous / file-backed / shared over time, the total as a line, horizontal lines
+// for the baseline, baseline + model size and the contract's bound, and the load phases shaded
+// behind. Meant to be read at a glance: did memory stay under the red line, and what grew.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "lwload/profile.hpp"
+
+namespace lwload::profile {
+namespace {
+
+constexpr double kWidth = 1000, kHeight = 560;
+constexpr double kLeft = 80, kRight = 190, kTop = 70, kBottom = 60;
+constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+
+std::string escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", v);
+  return text;
+}
+
+double to_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// 1, 2 or 5 × 10^k: a tick step giving about `ticks` intervals over `range`.
+double nice_step(double range, int ticks) {
+  if (range <= 0) return 1;
+  const double raw = range / ticks;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * power) return m * power;
+  return 10 * power;
+}
+
+struct Scale {
+  double max_ms, max_mib;
+  double x(double ms) const { return kLeft + kPlotW * std::clamp(ms / max_ms, 0.0, 1.0); }
+  double y(double mib) const { return kTop + kPlotH * (1 - std::clamp(mib / max_mib, 0.0, 1.0)); }
+};
+
+const char* phase_colour(std::string_view name) {
+  if (name == "allocate") return "#f6c28b";
+  if (name == "read") return "#a8d5f2";
+  if (name == "upload") return "#b8e0a8";
+  if (name == "verify") return "#d4b8ec";
+  return "#dddddd";
+}
+
+// A filled band between two stacked curves: `top(s)` above, `bottom(s)` below, in MiB.
+template <typename Top, typename Bottom>
+void band(std::string& out, const Report& r, const Scale& sc, Top top, Bottom bottom,
+          const char* colour, const char* label) {
+  if (r.samples.empty()) return;
+  out += "<polygon class=\"band\" fill=\"";
+  out += colour;
+  out += "\" fill-opacity=\"0.6\" stroke=\"none\" points=\"";
+  for (const auto& s : r.samples) out += num(sc.x(s.ms)) + "," + num(sc.y(top(s))) + " ";
+  for (auto it = r.samples.rbegin(); it != r.samples.rend(); ++it)
+    out += num(sc.x(it->ms)) + "," + num(sc.y(bottom(*it))) + " ";
+  out += "\"><title>";
+  out += label;
+  out += "</title></polygon>\n";
+}
+
+// A reference level across the plot, labelled inside its right end (above the line, or below
+// it when `below`, so that neighbouring levels keep readable labels).
+void hline(std::string& out, const Scale& sc, double mib, const char* colour, const char* dash,
+           const std::string& label, bool below = false) {
+  const double y = sc.y(mib);
+  out += "<line class=\"level\" x1=\"" + num(kLeft) + "\" y1=\"" + num(y) + "\" x2=\"" +
+         num(kLeft + kPlotW) + "\" y2=\"" + num(y) + "\" stroke=\"" + colour +
+         "\" stroke-width=\"1.5\"" + (dash[0] ? std::string(" stroke-dasharray=\"") + dash + "\"" : "") +
+         "/>\n";
+  out += "<text x=\"" + num(kLeft + kPlotW - 4) + "\" y=\"" + num(below ? y + 13 : y - 4) +
+         "\" text-anchor=\"end\" font-size=\"11\" stroke=\"white\" stroke-width=\"3\" "
+         "paint-order=\"stroke\" fill=\"" + colour + "\">" + escape(label) + "</text>\n";
+}
+
+// Tick labels: whole numbers when the step is, one decimal otherwise.
+std::string tick_label(double value, double step) {
+  char text[32];
+  std::snprintf(text, sizeof text, step >= 1 ? "%.0f" : "%.1f", value);
+  return text;
+}
+
+}  // namespace
+
+std::string report_to_svg(const Report& r) {
+  const double baseline = to_mib(r.baseline.rss);
+  const double model_line = to_mib(r.baseline.rss + r.model_bytes);
+  const double bound = to_mib(r.contract.bound);
+  double max_ms = std::max(r.load_ms, 1.0);
+  double max_mib = std::max({bound, model_line, to_mib(r.peak.rss), 1.0});
+  for (const auto& s : r.samples) max_ms = std::max(max_ms, s.ms);
+  for (const auto& p : r.phases) max_ms = std::max(max_ms, p.end_ms);
+  max_mib *= 1.08;  // headroom above the highest line
+  const Scale sc{max_ms, max_mib};
+
+  std::string out;
+  out.reserve(64 * 1024 + r.samples.size() * 80);
+  out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kWidth) + "\" height=\"" +
+         num(kHeight) + "\" viewBox=\"0 0 " + num(kWidth) + " " + num(kHeight) +
+         "\" font-family=\"sans-serif\">\n";
+  out += "<rect x=\"0\" y=\"0\" width=\"" + num(kWidth) + "\" height=\"" + num(kHeight) + "\" fill=\"white\"/>\n";
+
+  // Title: what was loaded where, and the verdict.
+  out += "<text x=\"" + num(kLeft) + "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">" +
+         escape("lwload profile: " + r.model + " on " + r.device + " (" + r.placement + ")") + "</text>\n";
+  char subtitle[256];
+  std::snprintf(subtitle, sizeof subtitle,
+                "%s, %.1f MiB model, %s memory; peak %.1f MiB, bound %.1f MiB: %s; load %.1f ms",
+                r.format.c_str(), to_mib(r.model_bytes), r.memory.c_str(), to_mib(r.peak.rss), bound,
+                r.contract.held ? "HELD" : "VIOLATED", r.load_ms);
+  out += "<text x=\"" + num(kLeft) + "\" y=\"46\" font-size=\"12\" fill=\"" +
+         (r.contract.held ? std::string("#226622") : std::string("#bb0000")) + "\">" + escape(subtitle) +
+         "</text>\n";
+
+  // Load phases, shaded behind everything, labelled at the top of the plot.
+  out += "<g class=\"phases\">\n";
+  for (const auto& p : r.phases) {
+    const double x0 = sc.x(p.begin_ms), x1 = std::max(sc.x(p.end_ms), x0 + 1);
+    out += "<rect class=\"phase\" x=\"" + num(x0) + "\" y=\"" + num(kTop) + "\" width=\"" + num(x1 - x0) +
+           "\" height=\"" + num(kPlotH) + "\" fill=\"" + phase_colour(p.name) +
+           "\" fill-opacity=\"0.45\"><title>" + escape(p.name) + "</title></rect>\n";
+    if (x1 - x0 > 34)
+      out += "<text x=\"" + num(x0 + 3) + "\" y=\"" + num(kTop + 12) + "\" font-size=\"10\" fill=\"#555\">" +
+             escape(p.name) + "</text>\n";
+  }
+  out += "</g>\n";
+
+  // Grid and axes.
+  out += "<g class=\"axes\" font-size=\"11\" fill=\"#333\">\n";
+  const double ystep = nice_step(max_mib, 6);
+  for (double v = 0; v <= max_mib + 1e-9; v += ystep) {
+    const double y = sc.y(v);
+    out += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y) + "\" x2=\"" + num(kLeft + kPlotW) + "\" y2=\"" +
+           num(y) + "\" stroke=\"#e5e5e5\"/>\n";
+    out += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
+           tick_label(v, ystep) + "</text>\n";
+  }
+  const double xstep = nice_step(max_ms, 8);
+  for (double v = 0; v <= max_ms + 1e-9; v += xstep) {
+    const double x = sc.x(v);
+    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(kTop + kPlotH) + "\" x2=\"" + num(x) + "\" y2=\"" +
+           num(kTop + kPlotH + 5) + "\" stroke=\"#333\"/>\n";
+    out += "<text x=\"" + num(x) + "\" y=\"" + num(kTop + kPlotH + 18) + "\" text-anchor=\"middle\">" +
+           tick_label(v, xstep) + "</text>\n";
+  }
+  out += "<rect x=\"" + num(kLeft) + "\" y=\"" + num(kTop) + "\" width=\"" + num(kPlotW) + "\" height=\"" +
+         num(kPlotH) + "\" fill=\"none\" stroke=\"#333\"/>\n";
+  out += "<text x=\"" + num(kLeft + kPlotW / 2) + "\" y=\"" + num(kHeight - 18) +
+         "\" text-anchor=\"middle\" font-size=\"12\">time since profiling started (ms)</text>\n";
+  out += "<text transform=\"translate(22," + num(kTop + kPlotH / 2) +
+         ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">resident memory (MiB)</text>\n";
+  out += "</g>\n";
+
+  // Memory: anonymous at the bottom, file-backed and shared stacked on it, total as a line.
+  out += "<g class=\"memory\">\n";
+  band(out, r, sc, [](const MemorySample& s) { return to_mib(s.anon); }, [](const MemorySample&) { return 0.0; },
+       "#e4572e", "anonymous");
+  band(out, r, sc, [](const MemorySample& s) { return to_mib(s.anon + s.file); },
+       [](const MemorySample& s) { return to_mib(s.anon); }, "#4c9be8", "file-backed");
+  band(out, r, sc, [](const MemorySample& s) { return to_mib(s.anon + s.file + s.shmem); },
+       [](const MemorySample& s) { return to_mib(s.anon + s.file); }, "#9b59b6", "shared");
+  out += "<polyline class=\"rss\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" points=\"";
+  for (const auto& s : r.samples) out += num(sc.x(s.ms)) + "," + num(sc.y(to_mib(s.rss))) + " ";
+  out += "\"><title>total resident (VmRSS)</title></polyline>\n";
+  if (!r.in_flight.empty()) {
+    // Bytes read into staging and not yet uploaded, as a step line on the same MiB axis.
+    out += "<polyline class=\"in-flight\" fill=\"none\" stroke=\"#2a9d4b\" stroke-width=\"1\" "
+           "stroke-dasharray=\"3,2\" points=\"";
+    double last = 0;
+    for (const auto& p : r.in_flight) {
+      out += num(sc.x(p.ms)) + "," + num(sc.y(last)) + " ";
+      last = to_mib(p.bytes);
+      out += num(sc.x(p.ms)) + "," + num(sc.y(last)) + " ";
+    }
+    out += "\"><title>bytes in flight (staging)</title></polyline>\n";
+  }
+  out += "</g>\n";
+
+  // Reference levels, labelled in the right margin.
+  out += "<g class=\"levels\">\n";
+  char label[96];
+  std::snprintf(label, sizeof label, "baseline %.0f MiB", baseline);
+  hline(out, sc, baseline, "#777777", "4,3", label, true);
+  std::snprintf(label, sizeof label, "baseline + model %.0f MiB", model_line);
+  hline(out, sc, model_line, "#1f5fbf", "8,4", label);
+  std::snprintf(label, sizeof label, "bound %.0f MiB", bound);
+  hline(out, sc, bound, "#d62728", "", label);
+  out += "</g>\n";
+
+  // Legend in the right margin.
+  out += "<g class=\"legend\" font-size=\"11\">\n";
+  struct Entry { const char* colour; const char* text; bool line; };
+  const Entry entries[] = {
+      {"#e4572e", "anonymous (RssAnon)", false}, {"#4c9be8", "file-backed (RssFile)", false},
+      {"#9b59b6", "shared (RssShmem)", false},   {"#222222", "total (VmRSS)", true},
+      {"#2a9d4b", "bytes in flight", true},      {"#f6c28b", "phase: allocate", false},
+      {"#a8d5f2", "phase: read", false},         {"#b8e0a8", "phase: upload", false},
+      {"#d4b8ec", "phase: verify", false},
+  };
+  double ly = kTop + 12;
+  for (const auto& e : entries) {
+    const double lx = kLeft + kPlotW + 10;
+    if (e.line)
+      out += "<line x1=\"" + num(lx) + "\" y1=\"" + num(ly - 4) + "\" x2=\"" + num(lx + 14) + "\" y2=\"" +
+             num(ly - 4) + "\" stroke=\"" + e.colour + "\" stroke-width=\"2\"/>\n";
+    else
+      out += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 10) + "\" width=\"14\" height=\"10\" fill=\"" +
+             e.colour + "\" fill-opacity=\"0.7\"/>\n";
+    out += "<text x=\"" + num(lx + 20) + "\" y=\"" + num(ly) + "\">" + e.text + "</text>\n";
+    ly += 17;
+  }
+  out += "</g>\n";
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace lwload::profile

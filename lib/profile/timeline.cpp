@@ -1,0 +1,82 @@
+// The loader's activity on the sampler's time axis: phases, tensor spans and bytes in flight.
+#include <algorithm>
+
+#include "lwload/profile.hpp"
+
+namespace lwload::profile {
+
+double Timeline::ms(Clock::time_point t) const noexcept {
+  return std::chrono::duration<double, std::milli>(t - origin_).count();
+}
+
+void Timeline::phase_begin(std::string_view name, Clock::time_point t) {
+  std::lock_guard lock(mutex_);
+  const double at = ms(t);
+  phases_.push_back({std::string(name), at, -1});
+}
+
+void Timeline::phase_end(std::string_view name, Clock::time_point t) {
+  std::lock_guard lock(mutex_);
+  // The most recent open span of that name; an end without a begin becomes a zero-length span.
+  for (auto it = phases_.rbegin(); it != phases_.rend(); ++it) {
+    if (it->name == name && it->end_ms < 0) {
+      it->end_ms = ms(t);
+      return;
+    }
+  }
+  phases_.push_back({std::string(name), ms(t), ms(t)});
+}
+
+void Timeline::tensor_begin(std::size_t tensor, std::uint64_t bytes, Clock::time_point t) {
+  std::lock_guard lock(mutex_);
+  tensors_.push_back({tensor, ms(t), -1, bytes});
+}
+
+void Timeline::tensor_end(std::size_t tensor, Clock::time_point t) {
+  std::lock_guard lock(mutex_);
+  for (auto it = tensors_.rbegin(); it != tensors_.rend(); ++it) {
+    if (it->tensor == tensor && it->end_ms < 0) {
+      it->end_ms = ms(t);
+      return;
+    }
+  }
+  tensors_.push_back({tensor, ms(t), ms(t), 0});
+}
+
+void Timeline::in_flight(std::uint64_t bytes, Clock::time_point t) {
+  std::lock_guard lock(mutex_);
+  in_flight_.push_back({ms(t), bytes});
+}
+
+std::vector<PhaseSpan> Timeline::phases(Clock::time_point end) const {
+  std::lock_guard lock(mutex_);
+  std::vector<PhaseSpan> out = phases_;
+  for (auto& p : out)
+    if (p.end_ms < 0) p.end_ms = ms(end);
+  return out;
+}
+
+std::vector<TensorSpan> Timeline::tensors(Clock::time_point end) const {
+  std::lock_guard lock(mutex_);
+  std::vector<TensorSpan> out = tensors_;
+  for (auto& t : out)
+    if (t.end_ms < 0) t.end_ms = ms(end);
+  return out;
+}
+
+std::vector<InFlightPoint> Timeline::in_flight_points() const {
+  std::lock_guard lock(mutex_);
+  std::vector<InFlightPoint> out = in_flight_;
+  // Events arrive from several threads; the curve needs time order.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ms < b.ms; });
+  return out;
+}
+
+std::uint64_t Timeline::max_in_flight() const {
+  std::lock_guard lock(mutex_);
+  std::uint64_t m = 0;
+  for (const auto& p : in_flight_) m = std::max(m, p.bytes);
+  return m;
+}
+
+}  // namespace lwload::profile

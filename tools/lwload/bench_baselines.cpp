@@ -1,0 +1,113 @@
+// The reference loaders `lwload bench` measures lwload against (see bench_baselines.hpp).
+#include "bench_baselines.hpp"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "lwload/error.hpp"
+
+namespace lwload::bench {
+namespace {
+
+// Keeps the copies observable so the compiler cannot drop them as dead stores.
+volatile std::uint8_t g_sink = 0;
+
+struct FreeDeleter {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<std::byte, FreeDeleter>;
+
+AlignedBuffer aligned_buffer(std::uint64_t bytes, std::uint64_t alignment) {
+  const std::uint64_t size = (bytes + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, size);
+  if (!p) fail(ErrorCode::out_of_memory, "bench: cannot allocate a ", size, "-byte read buffer");
+  return AlignedBuffer(static_cast<std::byte*>(p));
+}
+
+std::uint64_t read_sequentially(const RandomAccessFile& file, std::span<std::byte> buffer) {
+  std::uint64_t offset = 0;
+  for (;;) {
+    const std::size_t got = file.read_at(offset, buffer);
+    if (got == 0) return offset;
+    offset += got;
+    // O_DIRECT: a short read means the end of the file; the next offset would be unaligned.
+    if (got < buffer.size()) return offset;
+  }
+}
+
+}  // namespace
+
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
+  std::vector<std::unique_ptr<std::byte[]>> files;
+  std::vector<std::uint64_t> sizes;
+  for (const auto& path : manifest.files) {
+    const auto file = fs.open(path);
+    const std::uint64_t size = file->size();
+    std::unique_ptr<std::byte[]> whole(new (std::nothrow) std::byte[size]);
+    if (!whole && size > 0) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", size, " bytes for ", path.string());
+    file->read_exact(0, {whole.get(), size}, "whole file");
+    files.push_back(std::move(whole));
+    sizes.push_back(size);
+  }
+  std::vector<std::unique_ptr<std::byte[]>> tensors;
+  tensors.reserve(manifest.tensors.size());
+  std::uint64_t copied = 0;
+  std::uint8_t sum = 0;
+  for (const auto& t : manifest.tensors) {
+    if (t.encoding != Encoding::raw) continue;  // decoded at load time; not part of this baseline
+    std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[std::max<std::uint64_t>(t.bytes, 1)]);
+    if (!copy) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", t.bytes, " bytes for tensor '", t.name, "'");
+    std::uint64_t at = 0;
+    for (const auto& piece : t.pieces) {
+      // The readers checked every piece against its file; check again before copying.
+      if (piece.file >= sizes.size() || piece.offset > sizes[piece.file] ||
+          piece.length > sizes[piece.file] - piece.offset || piece.length > t.bytes - at)
+        fail(ErrorCode::bad_input, "bench naive: tensor '", t.name, "' piece at offset ", piece.offset,
+             " lies outside its file");
+      std::memcpy(copy.get() + at, files[piece.file].get() + piece.offset, piece.length);
+      at += piece.length;
+    }
+    if (at > 0) sum = static_cast<std::uint8_t>(sum + std::to_integer<std::uint8_t>(copy[at - 1]));
+    copied += at;
+    tensors.push_back(std::move(copy));
+  }
+  g_sink = sum;
+  tensors.clear();
+  files.clear();
+  release_freed_memory();
+  return copied;
+}
+
+std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes) {
+  const AlignedBuffer buffer = aligned_buffer(buffer_bytes, 4096);
+  std::uint64_t total = 0;
+  for (const auto& path : manifest.files)
+    total += read_sequentially(*fs.open(path), {buffer.get(), buffer_bytes});
+  return total;
+}
+
+std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes) {
+  buffer_bytes = std::max<std::uint64_t>(buffer_bytes / 4096 * 4096, 4096);
+  const AlignedBuffer buffer = aligned_buffer(buffer_bytes, 4096);
+  std::uint64_t total = 0;
+  for (const auto& path : manifest.files) {
+    std::unique_ptr<RandomAccessFile> file;
+    try {
+      file = fs.open(path, FileOpenFlags{.direct_io = true});
+      total += read_sequentially(*file, {buffer.get(), buffer_bytes});
+    } catch (const Error& e) {
+      fail(ErrorCode::unsupported, "O_DIRECT read refused: ", e.what());
+    }
+  }
+  return total;
+}
+
+void release_freed_memory() noexcept { ::malloc_trim(0); }
+
+}  // namespace lwload::bench

@@ -1,0 +1,29 @@
+// What `lwload bench` compares lwload against: the naive loader the project replaces, and the two
+// ceilings of plain file reading (buffered pread = the page-cache limit, O_DIRECT = the disk).
+// All reads go through the FileSystem seam, like the loader's.
+#pragma once
+
+#include <cstdint>
+
+#include "lwload/file_system.hpp"
+#include "lwload/manifest.hpp"
+
+namespace lwload::bench {
+
+// Reads each model file whole into one new[] buffer, then copies every tensor into its own new[]
+// allocation — what loaders built on `f.read()` + per-tensor tensors do. Everything is freed (and
+// returned to the OS with malloc_trim) before it returns. Returns the tensor bytes copied.
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs);
+
+// Sequential pread of every model file through one reused buffer of `buffer_bytes`.
+// Returns the bytes read.
+std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes);
+
+// The same with O_DIRECT and a page-aligned buffer: reads bypass (and do not fill) the page
+// cache. Throws Error(unsupported) when the file system refuses O_DIRECT (tmpfs, some overlays).
+std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes);
+
+// Returns freed heap memory to the OS, so the next variant starts from a true baseline.
+void release_freed_memory() noexcept;
+
+}  // namespace lwload::bench
