@@ -1,13 +1,292 @@
-// safetensors reader: not implemented yet (placeholder so the build links).
+// safetensors reader: single files (u64 LE header length, JSON header, packed data region) and
+// sharded models described by a `*.safetensors.index.json` (`weight_map`: tensor → shard file).
+//
+// Validation follows the reference loader (huggingface/safetensors `Metadata::validate`): header
+// at most 100,000,000 bytes, tensors sorted by data_offsets must tile the data region exactly (each
+// begin == the previous end, the last end == the region's size), and dtype × shape == byte length.
+// Only the header is read; pieces are absolute file offsets (8 + header length + begin).
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
+
 #include "formats/format.hpp"
+#include "formats/json_file.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
 namespace {
-bool detect(const ModelSource&) { return false; }
-Manifest read(const ModelSource& source) {
-  fail(ErrorCode::unsupported, source.path.string(), ": the safetensors reader is not implemented yet");
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the reference's MAX_HEADER_SIZE
+// Index files are JSON maps of tensor names; even the largest published ones are a few MB.
+constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
+
+// File names a model folder may hold, in the order they are tried (the FileSystem seam has no
+// directory listing, so a folder is recognised by the names Hugging Face tooling writes).
+constexpr std::array<std::string_view, 2> kIndexNames{"model.safetensors.index.json",
+                                                      "diffusion_pytorch_model.safetensors.index.json"};
+constexpr std::array<std::string_view, 2> kSingleNames{"model.safetensors",
+                                                       "diffusion_pytorch_model.safetensors"};
+
+// The safetensors dtype spellings (they are already lwload's canonical names). Newer sub-byte
+// types (F4, F6_*, F8_E8M0) have no canonical dtype yet and are reported as unknown.
+std::optional<DType> safetensors_dtype(std::string_view name) {
+  static constexpr std::array<std::pair<std::string_view, DType>, 16> kTypes{{
+      {"F64", DType::F64}, {"F32", DType::F32}, {"F16", DType::F16}, {"BF16", DType::BF16},
+      {"I64", DType::I64}, {"I32", DType::I32}, {"I16", DType::I16}, {"I8", DType::I8},
+      {"U64", DType::U64}, {"U32", DType::U32}, {"U16", DType::U16}, {"U8", DType::U8},
+      {"BOOL", DType::BOOL}, {"F8_E4M3", DType::F8_E4M3}, {"F8_E5M2", DType::F8_E5M2},
+      {"C64", DType::C64},
+  }};
+  for (const auto& [spelling, type] : kTypes)
+    if (spelling == name) return type;
+  return std::nullopt;
 }
+
+bool ends_with(const fs::path& path, std::string_view suffix) {
+  const std::string name = path.filename().string();
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::uint64_t le64(std::span<const std::byte> bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8; ++i) v |= std::uint64_t(std::to_integer<std::uint8_t>(bytes[i])) << (8 * i);
+  return v;
+}
+
+// A single safetensors file by content: a header length that fits the file, then '{'.
+bool looks_like_single_file(std::span<const std::byte> head, std::uint64_t file_size) {
+  if (head.size() < 9 || file_size < 9) return false;
+  const std::uint64_t header_len = le64(head);
+  return header_len >= 2 && header_len <= file_size - 8 && head[8] == std::byte{'{'};
+}
+
+bool starts_json_object(std::span<const std::byte> head) {
+  for (const std::byte b : head) {
+    const char c = static_cast<char>(b);
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    return c == '{';
+  }
+  return false;
+}
+
+std::vector<std::byte> read_head(const RandomAccessFile& file) {
+  std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(64, file.size())));
+  file.read_exact(0, head, "file head");
+  return head;
+}
+
+// One tensor as the header describes it, before placement in the manifest.
+struct Entry {
+  std::string name;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin;
+  std::uint64_t end;
+};
+
+Entry parse_entry(const std::string& name, const json::value& value, const fs::path& path,
+                  std::uint64_t data_start, std::uint64_t file_size) {
+  const std::string where = str("tensor '", name, "'");
+  const json::object& obj = as_object(value, path, where);
+  const std::string_view dtype_text = as_string(required(obj, "dtype", path, where), path, where + " field 'dtype'");
+  const auto dtype = safetensors_dtype(dtype_text);
+  if (!dtype) fail(ErrorCode::bad_input, path.string(), ": ", where, ": unknown dtype '", dtype_text, "'");
+  auto shape = as_shape(required(obj, "shape", path, where), path, where + " field 'shape'");
+
+  const std::string offsets_where = where + " field 'data_offsets'";
+  const json::array& offsets = as_array(required(obj, "data_offsets", path, where), path, offsets_where);
+  if (offsets.size() != 2)
+    fail(ErrorCode::bad_input, path.string(), ": ", offsets_where, ": expected [begin, end], found ",
+         offsets.size(), " values");
+  const std::uint64_t begin = as_u64(offsets[0], path, offsets_where);
+  const std::uint64_t end = as_u64(offsets[1], path, offsets_where);
+  if (end < begin)
+    fail(ErrorCode::bad_input, path.string(), ": ", offsets_where, ": [", begin, ", ", end,
+         "] ends before it begins");
+  if (end > std::numeric_limits<std::uint64_t>::max() - data_start)
+    fail(ErrorCode::bad_input, path.string(), ": ", offsets_where, ": [", begin, ", ", end,
+         "] plus the data start ", data_start, " overflows 64 bits");
+  check_extent(path, str(offsets_where, " [", begin, ", ", end, "] from data start ", data_start),
+               data_start + begin, end - begin, file_size);
+  check_tensor_length(path, name, *dtype, shape, end - begin);
+  return Entry{name, *dtype, std::move(shape), begin, end};
+}
+
+// Reads one safetensors file's header and appends its tensors (in offset order) to `manifest`;
+// its `__metadata__` entries are added unless a key is already present (sharded models).
+void read_single(FileSystem& file_system, const fs::path& path, Manifest& manifest) {
+  const auto file = file_system.open(path);
+  const std::uint64_t size = file->size();
+  if (size < 8)
+    fail(ErrorCode::bad_input, path.string(), ": truncated: ", size,
+         " bytes, but a safetensors file starts with an 8-byte header length");
+  std::array<std::byte, 8> len_bytes;
+  file->read_exact(0, len_bytes, "header length");
+  const std::uint64_t header_len = le64(len_bytes);
+  if (header_len > kMaxHeaderBytes)
+    fail(ErrorCode::bad_input, path.string(), ": header length ", header_len, " exceeds the limit of ",
+         kMaxHeaderBytes, " bytes");
+  if (header_len > size - 8)
+    fail(ErrorCode::bad_input, path.string(), ": header length ", header_len,
+         " exceeds the file (truncated? the file has ", size, " bytes)");
+  const std::uint64_t data_start = 8 + header_len;
+  const std::uint64_t data_len = size - data_start;
+
+  const json::value header = read_json(*file, 8, header_len, "header");
+  const json::object& root = as_object(header, path, "header");
+
+  std::vector<Entry> entries;
+  entries.reserve(root.size());  // bounded by the header text already parsed
+  for (const auto& [key, value] : root) {
+    if (key == "__metadata__") {
+      for (const auto& [meta_key, meta_value] : as_object(value, path, "__metadata__")) {
+        const std::string where = str("__metadata__ field '", std::string_view(meta_key), "'");
+        std::string text(as_string(meta_value, path, where));
+        const bool present = std::any_of(manifest.metadata.begin(), manifest.metadata.end(),
+                                         [&](const MetaEntry& e) { return e.key == meta_key; });
+        if (!present) manifest.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(std::string(key), value, path, data_start, size));
+  }
+
+  // The JSON map has no order; the data region does. Sort by offsets, then require a tiling.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t expected = 0;
+  const Entry* previous = nullptr;
+  for (const Entry& e : entries) {
+    if (e.begin > expected)
+      fail(ErrorCode::bad_input, path.string(), ": hole in the data region: bytes [", expected, ", ", e.begin,
+           ") before tensor '", e.name, "' belong to no tensor");
+    if (e.begin < expected)
+      fail(ErrorCode::bad_input, path.string(), ": tensor '", e.name, "' data_offsets [", e.begin, ", ", e.end,
+           "] overlap tensor '", previous->name, "' [", previous->begin, ", ", previous->end, "]");
+    expected = e.end;
+    previous = &e;
+  }
+  if (expected != data_len)
+    fail(ErrorCode::bad_input, path.string(), ": the data region has ", data_len, " bytes but its tensors cover ",
+         expected, " (bytes [", expected, ", ", data_len, ") belong to no tensor)");
+
+  const std::uint32_t index = file_index(manifest, path);
+  for (Entry& e : entries) {
+    TensorInfo t;
+    t.name = std::move(e.name);
+    t.dtype = e.dtype;
+    t.shape = std::move(e.shape);
+    t.bytes = e.end - e.begin;
+    t.pieces.push_back(Piece{index, data_start + e.begin, e.end - e.begin});
+    manifest.tensors.push_back(std::move(t));
+  }
+}
+
+// A sharded model: every shard the index names is read (headers only) and every weight_map entry
+// must be found in the shard it names.
+void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& manifest) {
+  const auto file = file_system.open(index_path);
+  if (file->size() > kMaxIndexBytes)
+    fail(ErrorCode::bad_input, index_path.string(), ": index file of ", file->size(),
+         " bytes exceeds the limit of ", kMaxIndexBytes);
+  const json::value index = read_json(*file, 0, file->size(), "index");
+  const json::object& root = as_object(index, index_path, "index");
+  const json::object& weight_map = as_object(required(root, "weight_map", index_path, "index"), index_path, "weight_map");
+
+  if (const json::value* meta = root.if_contains("metadata")) {
+    for (const auto& [key, value] : as_object(*meta, index_path, "metadata"))
+      manifest.metadata.push_back(MetaEntry{std::string(key), to_meta_value(value)});
+  }
+
+  // Shards in path order (model-00001-of-00003 ... is the natural order), each read once however
+  // its name is spelled ("x" and "./x"), with the first tensor that names it for error messages.
+  const fs::path dir = index_path.parent_path();
+  std::map<fs::path, std::string> shards;               // resolved path → first tensor
+  std::unordered_map<std::string, fs::path> shard_paths;  // name as written → resolved path
+  for (const auto& [tensor, shard] : weight_map) {
+    const std::string tensor_name(tensor);
+    const std::string_view name = as_string(shard, index_path, str("weight_map entry for tensor '", tensor_name, "'"));
+    const fs::path shard_path = resolve_inside(dir, name, index_path, str("weight_map shard of tensor '", tensor_name, "'"));
+    shards.emplace(shard_path, tensor_name);
+    shard_paths.emplace(std::string(name), shard_path);
+  }
+  for (const auto& [shard_path, first_tensor] : shards) {
+    if (!file_system.exists(shard_path) || file_system.is_directory(shard_path))
+      fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(), "' (holding tensor '",
+           first_tensor, "') is missing: ", shard_path.string(), " does not exist");
+    read_single(file_system, shard_path, manifest);
+  }
+
+  std::unordered_map<std::string_view, std::uint32_t> found;  // tensor → file index
+  found.reserve(manifest.tensors.size());
+  for (const TensorInfo& t : manifest.tensors) {
+    const auto [it, inserted] = found.emplace(t.name, t.pieces.front().file);
+    if (!inserted)
+      fail(ErrorCode::bad_input, index_path.string(), ": tensor '", t.name, "' is stored in two shards: ",
+           manifest.files[it->second].string(), " and ", manifest.files[t.pieces.front().file].string());
+  }
+  for (const auto& [tensor, shard] : weight_map) {
+    const fs::path& expected = shard_paths.at(std::string(shard.get_string()));
+    const auto it = found.find(std::string_view(tensor));
+    if (it == found.end() || manifest.files[it->second] != expected)
+      fail(ErrorCode::bad_input, index_path.string(), ": weight_map puts tensor '", std::string_view(tensor),
+           "' in shard '", std::string_view(shard.get_string()), "', but that shard does not contain it");
+  }
+}
+
+// The file a folder stands for: its index if it has one, else its single safetensors file.
+std::optional<fs::path> model_in_folder(FileSystem& file_system, const fs::path& dir) {
+  for (auto names : {std::span<const std::string_view>(kIndexNames), std::span<const std::string_view>(kSingleNames)})
+    for (std::string_view name : names)
+      if (file_system.exists(dir / name) && !file_system.is_directory(dir / name)) return dir / name;
+  return std::nullopt;
+}
+
+bool is_index_json(FileSystem& file_system, const fs::path& path) {
+  const auto value = sniff_json(file_system, path, kMaxIndexBytes);
+  return value && value->is_object() && value->get_object().contains("weight_map");
+}
+
+bool detect(const ModelSource& source) {
+  if (source.is_directory) return model_in_folder(source.fs, source.path).has_value();
+  const std::uint64_t size = source.fs.open(source.path)->size();
+  if (looks_like_single_file(source.head, size)) return true;
+  if (starts_json_object(source.head)) {
+    if (is_index_json(source.fs, source.path)) return true;
+    // Tie-break: an index file that fails to parse still belongs to this reader (precise error).
+    return ends_with(source.path, ".safetensors.index.json");
+  }
+  // Tie-break: a damaged .safetensors (truncated, absurd header length) gets this reader's error.
+  return ends_with(source.path, ".safetensors");
+}
+
+Manifest read(const ModelSource& source) {
+  Manifest manifest;
+  manifest.format = "safetensors";
+  fs::path path = source.path;
+  if (source.is_directory) {
+    auto found = model_in_folder(source.fs, source.path);
+    if (!found)
+      fail(ErrorCode::bad_input, source.path.string(), ": folder holds neither ", kIndexNames[0], " nor ",
+           kSingleNames[0]);
+    path = *found;
+  }
+  const auto file = source.fs.open(path);
+  const auto head = read_head(*file);
+  if (!looks_like_single_file(head, file->size()) && starts_json_object(head))
+    read_index(source.fs, path, manifest);
+  else
+    read_single(source.fs, path, manifest);
+  return manifest;
+}
+
 }  // namespace
 
 const FormatReader safetensors_reader{"safetensors", detect, read};

@@ -1,13 +1,314 @@
-// tfjs reader: not implemented yet (placeholder so the build links).
+// TensorFlow.js reader: `model.json` (its `weightsManifest`) or a bare `weights_manifest.json` (a
+// JSON array of groups). Each group's `paths` (shard files, relative to the manifest's folder)
+// concatenated form one byte stream holding the group's weights back to back, in manifest order;
+// a weight that crosses a shard boundary becomes several pieces.
+//
+// dtype is what is stored: a quantized weight is U8/U16/F16 with Quantization{scheme "tfjs"}.
+// `string` weights are sequences of (u32 LE length, bytes) and have no size in the manifest:
+//  - the last weight of a group takes the rest of the stream (nothing is read);
+//  - any other string weight forces a walk over its length prefixes (4 bytes per element, read
+//    through the file seam in 64 KiB windows) to find where the next weight starts. tfjs itself
+//    does the same walk; strings are rare in weights and never device-loadable.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <memory>
+#include <string>
+#include <unordered_set>
+
 #include "formats/format.hpp"
+#include "formats/json_file.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
 namespace {
-bool detect(const ModelSource&) { return false; }
-Manifest read(const ModelSource& source) {
-  fail(ErrorCode::unsupported, source.path.string(), ": the tfjs reader is not implemented yet");
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+// model.json carries the whole graph topology besides the manifest; large graphs reach tens of MB.
+constexpr std::uint64_t kMaxManifestBytes = 512ull << 20;
+constexpr std::array<std::string_view, 2> kManifestNames{"model.json", "weights_manifest.json"};
+
+std::optional<DType> weight_dtype(std::string_view name) {
+  if (name == "float32") return DType::F32;
+  if (name == "int32") return DType::I32;
+  if (name == "bool") return DType::BOOL;
+  if (name == "complex64") return DType::C64;
+  if (name == "string") return DType::STRING;
+  return std::nullopt;
 }
+
+std::optional<DType> quantized_dtype(std::string_view name) {
+  if (name == "uint8") return DType::U8;
+  if (name == "uint16") return DType::U16;
+  if (name == "float16") return DType::F16;
+  return std::nullopt;
+}
+
+// One shard of a group's byte stream.
+struct Shard {
+  fs::path path;
+  std::uint32_t file = 0;   // index into Manifest::files
+  std::uint64_t begin = 0;  // where it starts in the stream
+  std::uint64_t size = 0;
+};
+
+// A group's shards seen as one stream: maps stream ranges to pieces, and reads the few bytes a
+// string weight's length prefixes need (through a 64 KiB window, shard handles opened on demand).
+class GroupStream {
+ public:
+  GroupStream(FileSystem& file_system, std::vector<Shard> shards)
+      : fs_(file_system), shards_(std::move(shards)) {
+    size_ = shards_.empty() ? 0 : shards_.back().begin + shards_.back().size;
+  }
+
+  std::uint64_t size() const noexcept { return size_; }
+
+  std::vector<Piece> pieces(std::uint64_t begin, std::uint64_t length) const {
+    std::vector<Piece> out;
+    const std::uint64_t end = begin + length;  // caller checked end <= size_
+    for (auto it = shard_at(begin); it != shards_.end() && it->begin < end; ++it) {
+      const std::uint64_t from = std::max(begin, it->begin);
+      const std::uint64_t to = std::min(end, it->begin + it->size);
+      if (to > from) out.push_back(Piece{it->file, from - it->begin, to - from});
+    }
+    return out;
+  }
+
+  // The little-endian u32 at stream offset `pos` (caller checked pos + 4 <= size_).
+  std::uint32_t u32(std::uint64_t pos) {
+    if (pos < window_begin_ || pos + 4 > window_begin_ + window_len_) fill(pos);
+    const std::size_t at = static_cast<std::size_t>(pos - window_begin_);
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v |= std::uint32_t(std::to_integer<std::uint8_t>(window_[at + i])) << (8 * i);
+    return v;
+  }
+
+ private:
+  std::vector<Shard>::const_iterator shard_at(std::uint64_t pos) const {
+    auto it = std::upper_bound(shards_.begin(), shards_.end(), pos,
+                               [](std::uint64_t p, const Shard& s) { return p < s.begin; });
+    return it == shards_.begin() ? it : std::prev(it);
+  }
+
+  void fill(std::uint64_t pos) {
+    window_begin_ = pos;
+    window_len_ = static_cast<std::size_t>(std::min<std::uint64_t>(window_.size(), size_ - pos));
+    std::size_t done = 0;
+    for (auto it = shard_at(pos); done < window_len_ && it != shards_.end(); ++it) {
+      const std::uint64_t at = pos + done;
+      if (at >= it->begin + it->size) continue;
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(window_len_ - done, it->begin + it->size - at));
+      if (open_path_ != it->path) {
+        open_ = fs_.open(it->path);
+        open_path_ = it->path;
+      }
+      open_->read_exact(at - it->begin, std::span(window_).subspan(done, n), "string length prefixes");
+      done += n;
+    }
+  }
+
+  FileSystem& fs_;
+  std::vector<Shard> shards_;
+  std::uint64_t size_ = 0;
+  std::unique_ptr<RandomAccessFile> open_;
+  fs::path open_path_;
+  std::array<std::byte, 64 * 1024> window_{};
+  std::uint64_t window_begin_ = 0;
+  std::size_t window_len_ = 0;
+};
+
+// Stream bytes of a `string` weight of `count` elements starting at `begin`.
+std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std::uint64_t count,
+                                  bool last_in_group, const fs::path& manifest_path, std::string_view where) {
+  const std::uint64_t remaining = stream.size() - begin;
+  if (count > remaining / 4)
+    fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": ", count,
+         " strings need at least 4 bytes each but only ", remaining, " bytes of the group's shards remain");
+  if (count == 0) return 0;
+  if (last_in_group) return remaining;
+  std::uint64_t pos = begin;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (stream.size() - pos < 4)
+      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": string ", i, " length prefix at stream offset ",
+           pos, " lies past the end of the group's shards (", stream.size(), " bytes)");
+    const std::uint32_t len = stream.u32(pos);
+    pos += 4;
+    if (len > stream.size() - pos)
+      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": string ", i, " of ", len,
+           " bytes at stream offset ", pos, " extends past the end of the group's shards (", stream.size(), " bytes)");
+    pos += len;
+  }
+  return pos - begin;
+}
+
+std::optional<Quantization> parse_quantization(const json::object& weight, DType original,
+                                               const fs::path& path, const std::string& where, DType* stored) {
+  const json::value* q = weight.if_contains("quantization");
+  if (!q || q->is_null()) return std::nullopt;
+  const std::string q_where = where + " field 'quantization'";
+  const json::object& obj = as_object(*q, path, q_where);
+  const std::string_view q_dtype = as_string(required(obj, "dtype", path, q_where), path, q_where + ".dtype");
+  const auto type = quantized_dtype(q_dtype);
+  if (!type) fail(ErrorCode::bad_input, path.string(), ": ", q_where, ": unknown quantization dtype '", q_dtype, "'");
+  if (original == DType::STRING)
+    fail(ErrorCode::bad_input, path.string(), ": ", where, ": string weights cannot be quantized");
+
+  Quantization out;
+  out.scheme = "tfjs";
+  out.original_dtype = original;
+  if (const json::value* od = obj.if_contains("original_dtype"); od && !od->is_null()) {
+    const std::string_view od_name = as_string(*od, path, q_where + ".original_dtype");
+    const auto od_type = weight_dtype(od_name);
+    if (!od_type) fail(ErrorCode::bad_input, path.string(), ": ", q_where, ": unknown original_dtype '", od_name, "'");
+    out.original_dtype = *od_type;
+  }
+  const json::value* scale = obj.if_contains("scale");
+  const json::value* min = obj.if_contains("min");
+  // tfjs' decoder dequantizes uint8/uint16 as value * scale + min and refuses weights without both.
+  if (*type != DType::F16 && (!scale || !min))
+    fail(ErrorCode::bad_input, path.string(), ": ", q_where, ": ", q_dtype, " quantization needs 'scale' and 'min'");
+  if (scale) out.scale.push_back(as_double(*scale, path, q_where + ".scale"));
+  if (min) out.min = as_double(*min, path, q_where + ".min");
+  *stored = *type;
+  return out;
+}
+
+std::vector<Shard> open_shards(FileSystem& file_system, const json::object& group, const fs::path& path,
+                               const std::string& group_where, std::string_view first_tensor, Manifest& manifest) {
+  const json::array& paths = as_array(required(group, "paths", path, group_where), path, group_where + " field 'paths'");
+  const fs::path dir = path.parent_path();
+  std::vector<Shard> shards;
+  shards.reserve(paths.size());
+  std::uint64_t begin = 0;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string what = str(group_where, " paths[", i, "]");
+    const std::string_view name = as_string(paths[i], path, what);
+    const fs::path shard_path = resolve_inside(dir, name, path, what);
+    if (!file_system.exists(shard_path) || file_system.is_directory(shard_path))
+      fail(ErrorCode::bad_input, path.string(), ": ", what, ": shard '", name, "' (holding tensor '", first_tensor,
+           "') is missing: ", shard_path.string(), " does not exist");
+    const std::uint64_t size = file_system.open(shard_path)->size();
+    if (size > std::numeric_limits<std::uint64_t>::max() - begin)
+      fail(ErrorCode::bad_input, path.string(), ": ", group_where, ": shard sizes overflow 64 bits");
+    shards.push_back(Shard{shard_path, file_index(manifest, shard_path), begin, size});
+    begin += size;
+  }
+  return shards;
+}
+
+void read_group(FileSystem& file_system, const json::value& group_value, std::size_t group_index,
+                const fs::path& path, Manifest& manifest, std::unordered_set<std::string>& names) {
+  const std::string group_where = str("weightsManifest[", group_index, "]");
+  const json::object& group = as_object(group_value, path, group_where);
+  const json::array& weights =
+      as_array(required(group, "weights", path, group_where), path, group_where + " field 'weights'");
+  std::string first_tensor = "(none)";
+  if (!weights.empty() && weights[0].is_object())
+    if (const json::value* n = weights[0].get_object().if_contains("name"); n && n->is_string())
+      first_tensor = std::string(n->get_string());
+  GroupStream stream(file_system, open_shards(file_system, group, path, group_where, first_tensor, manifest));
+
+  std::uint64_t cursor = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const std::string weight_where = str(group_where, ".weights[", i, "]");
+    const json::object& weight = as_object(weights[i], path, weight_where);
+    TensorInfo t;
+    t.name = std::string(as_string(required(weight, "name", path, weight_where), path, weight_where + " field 'name'"));
+    const std::string where = str("tensor '", t.name, "' (", weight_where, ")");
+    if (!names.insert(t.name).second)
+      fail(ErrorCode::bad_input, path.string(), ": ", where, ": a weight of this name appears earlier in the manifest");
+    const std::string_view dtype_text = as_string(required(weight, "dtype", path, where), path, where + " field 'dtype'");
+    const auto original = weight_dtype(dtype_text);
+    if (!original) fail(ErrorCode::bad_input, path.string(), ": ", where, ": unknown dtype '", dtype_text, "'");
+    t.dtype = *original;
+    t.shape = as_shape(required(weight, "shape", path, where), path, where + " field 'shape'");
+    t.quantization = parse_quantization(weight, *original, path, where, &t.dtype);
+
+    if (t.dtype == DType::STRING) {
+      const auto count = element_count(t.shape);
+      if (!count)
+        fail(ErrorCode::bad_input, path.string(), ": ", where, ": the shape's element count overflows 64 bits");
+      t.bytes = string_weight_bytes(stream, cursor, *count, i + 1 == weights.size(), path, where);
+    } else {
+      t.bytes = tensor_bytes(path, t.name, t.dtype, t.shape);
+    }
+    if (t.bytes > stream.size() - cursor)
+      fail(ErrorCode::bad_input, path.string(), ": ", where, ": needs bytes [", cursor, ", ",
+           checked_end(path, where, cursor, t.bytes), ") of the group's byte stream, but its shards hold only ",
+           stream.size(), " bytes");
+    t.pieces = stream.pieces(cursor, t.bytes);
+    cursor += t.bytes;
+    manifest.tensors.push_back(std::move(t));
+  }
+}
+
+void add_string_metadata(const json::object& root, std::string_view key, Manifest& manifest) {
+  if (const json::value* v = root.if_contains(key); v && v->is_string())
+    manifest.metadata.push_back(MetaEntry{std::string(key), MetaValue{std::string(v->get_string())}});
+}
+
+std::optional<fs::path> manifest_in_folder(FileSystem& file_system, const fs::path& dir) {
+  for (std::string_view name : kManifestNames)
+    if (file_system.exists(dir / name) && !file_system.is_directory(dir / name)) return dir / name;
+  return std::nullopt;
+}
+
+bool is_group(const json::value& v) {
+  return v.is_object() && v.get_object().contains("paths") && v.get_object().contains("weights");
+}
+
+bool starts_json(std::span<const std::byte> head) {
+  for (const std::byte b : head) {
+    const char c = static_cast<char>(b);
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+bool detect(const ModelSource& source) {
+  if (source.is_directory) return manifest_in_folder(source.fs, source.path).has_value();
+  if (!starts_json(source.head)) return false;
+  if (const auto value = sniff_json(source.fs, source.path, kMaxManifestBytes)) {
+    if (value->is_object() && value->get_object().contains("weightsManifest")) return true;
+    if (value->is_array() && !value->get_array().empty() && is_group(value->get_array()[0])) return true;
+  }
+  // Tie-break: a damaged or incomplete manifest under its usual name gets this reader's precise error.
+  const std::string name = source.path.filename().string();
+  return name == kManifestNames[0] || name == kManifestNames[1];
+}
+
+Manifest read(const ModelSource& source) {
+  fs::path path = source.path;
+  if (source.is_directory) {
+    const auto found = manifest_in_folder(source.fs, source.path);
+    if (!found)
+      fail(ErrorCode::bad_input, source.path.string(), ": folder holds neither model.json nor weights_manifest.json");
+    path = *found;
+  }
+  const auto file = source.fs.open(path);
+  if (file->size() > kMaxManifestBytes)
+    fail(ErrorCode::bad_input, path.string(), ": manifest of ", file->size(), " bytes exceeds the limit of ",
+         kMaxManifestBytes);
+  const json::value doc = read_json(*file, 0, file->size(), "manifest");
+
+  Manifest manifest;
+  manifest.format = "tfjs";
+  const json::array* groups = nullptr;
+  if (doc.is_object()) {
+    const json::object& root = doc.get_object();
+    groups = &as_array(required(root, "weightsManifest", path, "model.json"), path, "weightsManifest");
+    for (std::string_view key : {"format", "generatedBy", "convertedBy"}) add_string_metadata(root, key, manifest);
+  } else {
+    groups = &as_array(doc, path, "weights manifest");
+  }
+  std::unordered_set<std::string> names;
+  for (std::size_t g = 0; g < groups->size(); ++g) read_group(source.fs, (*groups)[g], g, path, manifest, names);
+  return manifest;
+}
+
 }  // namespace
 
 const FormatReader tfjs_reader{"tfjs", detect, read};

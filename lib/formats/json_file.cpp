@@ -1,0 +1,165 @@
+// JSON parsing through the file seam with Boost.JSON's incremental parser: the text is fed in
+// fixed-size chunks (no copy of the whole header), the tree goes into a monotonic arena, and a
+// syntax error reports the byte offset where the parser stopped.
+#include "formats/json_file.hpp"
+
+#include <array>
+#include <limits>
+#include <string>
+
+#include "lwload/error.hpp"
+
+namespace lwload::formats {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::size_t kChunk = 64 * 1024;
+
+// A short rendering of an offending value for error messages (long arrays/strings are cut).
+std::string describe(const json::value& v) {
+  std::string text = json::serialize(v);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+// Parses [begin, begin + length) of `file`. On a syntax error returns nullopt and sets
+// *error_offset (absolute in the file) and *error_message; read errors propagate.
+std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin,
+                                       std::uint64_t length, std::uint64_t* error_offset,
+                                       std::string* error_message) {
+  json::parse_options options;
+  options.max_depth = 64;
+  json::stream_parser parser(json::make_shared_resource<json::monotonic_resource>(), options);
+  std::array<char, kChunk> chunk;
+  std::uint64_t done = 0;
+  boost::system::error_code ec;
+  while (done < length) {
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), length - done));
+    file.read_exact(begin + done, std::as_writable_bytes(std::span(chunk.data(), want)), "JSON text");
+    // write() accepts trailing white space and reports anything else after the value as
+    // "extra data"; on error it returns how far it got, which locates the fault.
+    const std::size_t used = parser.write(chunk.data(), want, ec);
+    if (ec) {
+      *error_offset = begin + done + used;
+      *error_message = ec.message();
+      return std::nullopt;
+    }
+    done += want;
+  }
+  parser.finish(ec);
+  if (ec) {
+    *error_offset = begin + length;
+    *error_message = ec.message();
+    return std::nullopt;
+  }
+  return parser.release();
+}
+
+}  // namespace
+
+json::value read_json(const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
+                      std::string_view what) {
+  std::uint64_t error_offset = 0;
+  std::string message;
+  auto value = parse_range(file, begin, length, &error_offset, &message);
+  if (!value)
+    fail(ErrorCode::bad_input, file.path().string(), ": ", what, ": malformed JSON at byte ",
+         error_offset, " of the file: ", message);
+  return std::move(*value);
+}
+
+std::optional<json::value> sniff_json(FileSystem& fs, const std::filesystem::path& path,
+                                      std::uint64_t max_bytes) {
+  const auto file = fs.open(path);
+  const std::uint64_t size = file->size();
+  if (size == 0 || size > max_bytes) return std::nullopt;
+  // Cheap rejection before parsing: the first non-blank byte must open an object or array.
+  std::array<char, 256> head;
+  const std::size_t got =
+      file->read_at(0, std::as_writable_bytes(std::span(head.data(), std::min<std::uint64_t>(head.size(), size))));
+  std::size_t i = 0;
+  while (i < got && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) ++i;
+  if (i == got || (head[i] != '{' && head[i] != '[')) return std::nullopt;
+  std::uint64_t error_offset = 0;
+  std::string message;
+  return parse_range(*file, 0, size, &error_offset, &message);
+}
+
+const json::object& as_object(const json::value& v, const std::filesystem::path& file,
+                              std::string_view where) {
+  if (!v.is_object())
+    fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a JSON object, found ", describe(v));
+  return v.get_object();
+}
+
+const json::array& as_array(const json::value& v, const std::filesystem::path& file,
+                            std::string_view where) {
+  if (!v.is_array())
+    fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a JSON array, found ", describe(v));
+  return v.get_array();
+}
+
+std::string_view as_string(const json::value& v, const std::filesystem::path& file,
+                           std::string_view where) {
+  if (!v.is_string())
+    fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a string, found ", describe(v));
+  return v.get_string();
+}
+
+std::uint64_t as_u64(const json::value& v, const std::filesystem::path& file, std::string_view where) {
+  if (v.is_uint64()) return v.get_uint64();
+  if (v.is_int64() && v.get_int64() >= 0) return static_cast<std::uint64_t>(v.get_int64());
+  fail(ErrorCode::bad_input, file.string(), ": ", where,
+       ": expected a non-negative integer below 2^64, found ", describe(v));
+}
+
+double as_double(const json::value& v, const std::filesystem::path& file, std::string_view where) {
+  if (v.is_double()) return v.get_double();
+  if (v.is_int64()) return static_cast<double>(v.get_int64());
+  if (v.is_uint64()) return static_cast<double>(v.get_uint64());
+  fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a number, found ", describe(v));
+}
+
+const json::value& required(const json::object& obj, std::string_view key,
+                            const std::filesystem::path& file, std::string_view where) {
+  const json::value* v = obj.if_contains(key);
+  if (!v) fail(ErrorCode::bad_input, file.string(), ": ", where, ": missing field '", key, "'");
+  return *v;
+}
+
+std::vector<std::int64_t> as_shape(const json::value& v, const std::filesystem::path& file,
+                                   std::string_view where) {
+  const json::array& dims = as_array(v, file, where);
+  std::vector<std::int64_t> shape;
+  shape.reserve(dims.size());  // bounded by the JSON text already in memory
+  for (const auto& d : dims) {
+    const std::uint64_t dim = as_u64(d, file, where);
+    if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail(ErrorCode::bad_input, file.string(), ": ", where, ": dimension ", dim, " is too large");
+    shape.push_back(static_cast<std::int64_t>(dim));
+  }
+  return shape;
+}
+
+MetaValue to_meta_value(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return MetaValue{};
+    case json::kind::bool_: return MetaValue{v.get_bool()};
+    case json::kind::int64: return MetaValue{v.get_int64()};
+    case json::kind::uint64: return MetaValue{v.get_uint64()};
+    case json::kind::double_: return MetaValue{v.get_double()};
+    case json::kind::string: return MetaValue{std::string(v.get_string())};
+    case json::kind::array: {
+      MetaValue::Array items;
+      items.reserve(v.get_array().size());
+      for (const auto& item : v.get_array()) items.push_back(to_meta_value(item));
+      return MetaValue{std::move(items)};
+    }
+    case json::kind::object: break;
+  }
+  return MetaValue{json::serialize(v)};
+}
+
+}  // namespace lwload::formats
