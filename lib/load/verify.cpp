@@ -1,0 +1,86 @@
+// lwload::verify: every loaded tensor read back from the device and compared with the file, a few
+// MiB at a time, so verifying a large model costs bounded host memory.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "formats/encoded.hpp"
+#include "lwload/error.hpp"
+#include "lwload/loader.hpp"
+
+namespace lwload {
+namespace {
+
+constexpr std::uint64_t kVerifyChunk = 4ull << 20;
+
+[[noreturn]] void mismatch(const TensorInfo& t, std::uint64_t at, std::span<const std::byte> expected,
+                           std::span<const std::byte> got) {
+  const auto diff = std::mismatch(expected.begin(), expected.end(), got.begin());
+  const auto i = static_cast<std::uint64_t>(diff.first - expected.begin());
+  fail(ErrorCode::device, "verify: tensor '", t.name, "' differs from the file at byte ", at + i, " of ", t.bytes,
+       " (file 0x", std::hex, static_cast<unsigned>(expected[i]), ", device 0x", static_cast<unsigned>(got[i]), ")");
+}
+
+void read_back(const Weights& weights, const TensorHandle& h, std::uint64_t offset, std::span<std::byte> dst) {
+  try {
+    weights.read_back(h, offset, dst);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::unsupported)
+      fail(ErrorCode::unsupported, "device ", weights.device().id(), " cannot read tensors back: not verifiable (",
+           e.what(), ")");
+    throw;
+  }
+}
+
+}  // namespace
+
+VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system) {
+  if (!file_system) file_system = weights.file_system();
+  const Manifest& manifest = weights.manifest();
+  std::map<std::uint32_t, std::unique_ptr<RandomAccessFile>> files;
+  const auto file = [&](std::uint32_t index) -> const RandomAccessFile& {
+    auto& slot = files[index];
+    if (!slot) slot = file_system->open(manifest.files.at(index));
+    return *slot;
+  };
+
+  VerifyReport report;
+  std::vector<std::byte> expected, got;
+  for (const TensorHandle& h : weights.tensors()) {
+    if (!h.buffer) continue;
+    const TensorInfo& t = *h.info;
+    if (t.encoding != Encoding::raw) {
+      std::uint64_t encoded_size = 0;
+      for (const Piece& p : t.pieces) encoded_size += p.length;
+      std::vector<std::byte> encoded(encoded_size);
+      std::uint64_t at = 0;
+      for (const Piece& p : t.pieces) {
+        file(p.file).read_exact(p.offset, std::span(encoded).subspan(at, p.length), str("tensor '", t.name, "' data"));
+        at += p.length;
+      }
+      std::vector<std::byte> decoded(t.bytes), device(t.bytes);
+      formats::decode_tensor(t, encoded, decoded, manifest.files.at(t.pieces.empty() ? 0 : t.pieces[0].file));
+      read_back(weights, h, 0, device);
+      if (decoded != device) mismatch(t, 0, decoded, device);
+    } else {
+      std::uint64_t tensor_offset = 0;
+      for (const Piece& p : t.pieces) {
+        for (std::uint64_t done = 0; done < p.length;) {
+          const std::uint64_t n = std::min(kVerifyChunk, p.length - done);
+          expected.resize(n);
+          got.resize(n);
+          file(p.file).read_exact(p.offset + done, expected, str("tensor '", t.name, "' data"));
+          read_back(weights, h, tensor_offset, got);
+          if (std::memcmp(expected.data(), got.data(), n) != 0) mismatch(t, tensor_offset, expected, got);
+          done += n;
+          tensor_offset += n;
+        }
+      }
+    }
+    ++report.tensors;
+    report.bytes += t.bytes;
+  }
+  return report;
+}
+
+}  // namespace lwload

@@ -1,0 +1,36 @@
+// Weights: lookups into a finished load, and read-back for verification.
+#include "load/weights_state.hpp"
+
+#include "lwload/error.hpp"
+
+namespace lwload {
+
+Weights::Weights(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Weights::Weights(Weights&&) noexcept = default;
+Weights& Weights::operator=(Weights&&) noexcept = default;
+Weights::~Weights() = default;
+
+const TensorHandle* Weights::find(std::string_view name) const noexcept {
+  const auto it = state_->by_name.find(name);
+  return it == state_->by_name.end() ? nullptr : &state_->handles[it->second];
+}
+
+std::span<const TensorHandle> Weights::tensors() const noexcept { return state_->handles; }
+const Manifest& Weights::manifest() const noexcept { return state_->manifest; }
+const Plan& Weights::plan() const noexcept { return state_->plan; }
+const DeviceInfo& Weights::device() const noexcept { return state_->device; }
+IoEngine Weights::io_engine() const noexcept { return state_->engine; }
+const std::string& Weights::io_engine_note() const noexcept { return state_->engine_note; }
+const LoadStats& Weights::stats() const noexcept { return state_->stats; }
+const std::shared_ptr<FileSystem>& Weights::file_system() const noexcept { return state_->file_system; }
+
+void Weights::read_back(const TensorHandle& tensor, std::uint64_t offset, std::span<std::byte> dst) const {
+  const std::string& name = tensor.info ? tensor.info->name : std::string();
+  if (!tensor.buffer) fail(ErrorCode::usage, "tensor '", name, "' was not loaded (", placement_name(tensor.placement), ")");
+  if (offset > tensor.bytes || dst.size() > tensor.bytes - offset)
+    fail(ErrorCode::usage, "tensor '", name, "': read-back of [", offset, ", +", dst.size(), ") is outside its ",
+         tensor.bytes, " bytes");
+  tensor.buffer->read_back(tensor.offset + offset, dst);
+}
+
+}  // namespace lwload

@@ -1,0 +1,68 @@
+#include "load/work_list.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace lwload::loading {
+
+std::vector<std::deque<ReadItem>> build_work(const Manifest& manifest, const Plan& plan, const WorkLimits& limits) {
+  std::vector<std::deque<ReadItem>> queues(manifest.files.size());
+  std::vector<std::optional<ReadItem>> open(manifest.files.size());  // the staged read being filled, per file
+  const auto close = [&](std::uint32_t file) {
+    if (open[file]) queues[file].push_back(std::move(*open[file]));
+    open[file].reset();
+  };
+
+  for (std::size_t entry = 0; entry < plan.tensors.size(); ++entry) {
+    const TensorPlan& tp = plan.tensors[entry];
+    const TensorInfo& t = manifest.tensors[tp.tensor];
+    if (t.encoding != Encoding::raw) continue;
+    if (tp.placement != Placement::direct && tp.placement != Placement::staged) continue;
+    std::uint64_t dst = 0;
+    for (const Piece& piece : t.pieces) {
+      std::uint64_t offset = piece.offset;
+      std::uint64_t left = piece.length;
+      while (left > 0) {
+        if (tp.placement == Placement::direct) {
+          ReadItem item;
+          item.file = piece.file;
+          item.offset = offset;
+          item.length = std::min(left, limits.direct_chunk);
+          item.entry = entry;
+          item.dst_offset = dst;
+          queues[piece.file].push_back(item);
+          offset += item.length;
+          dst += item.length;
+          left -= item.length;
+          continue;
+        }
+        auto& batch = open[piece.file];
+        if (batch) {
+          const std::uint64_t end = batch->offset + batch->length;
+          const bool joins = offset >= end && offset - end <= limits.coalesce_gap &&
+                             offset - batch->offset < limits.staged_chunk;
+          if (!joins) close(piece.file);
+        }
+        if (!batch) {
+          batch.emplace();
+          batch->staged = true;
+          batch->file = piece.file;
+          batch->offset = offset;
+          batch->length = 0;
+        }
+        const std::uint64_t start = offset - batch->offset;
+        const std::uint64_t take = std::min(left, limits.staged_chunk - start);
+        batch->segments.push_back(Segment{entry, start, dst, take});
+        batch->length = start + take;
+        offset += take;
+        dst += take;
+        left -= take;
+        if (batch->length == limits.staged_chunk) close(piece.file);
+      }
+    }
+  }
+  for (std::uint32_t f = 0; f < open.size(); ++f) close(f);
+  return queues;
+}
+
+}  // namespace lwload::loading

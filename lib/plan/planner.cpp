@@ -1,0 +1,227 @@
+// The planner (DESIGN.md "Placement"): decides per tensor zero_copy / direct / staged / skipped
+// with a reason a person can act on, groups page-aligned neighbours into imported regions, and
+// checks that the whole plan fits the device and the staging budget before anything is allocated.
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "lwload/error.hpp"
+#include "lwload/plan.hpp"
+
+namespace lwload {
+namespace {
+
+// Staging slots are whole pages (O_DIRECT and pinned memory want it).
+constexpr std::uint64_t kSlotAlignment = 4096;
+// Neighbouring zero_copy tensors share a region when the bytes between them are at most this many:
+// mapping a little padding costs nothing, a region per tensor costs an import each.
+constexpr std::uint64_t kMaxRegionGap = 64 * 1024;
+
+std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
+  if (multiple <= 1) return value;
+  const std::uint64_t rem = value % multiple;
+  if (rem == 0) return value;
+  const std::uint64_t add = multiple - rem;
+  return value > std::numeric_limits<std::uint64_t>::max() - add ? std::numeric_limits<std::uint64_t>::max()
+                                                                   : value + add;
+}
+
+std::uint64_t encoded_length(const TensorInfo& t) {
+  std::uint64_t total = 0;
+  for (const auto& p : t.pieces) total += p.length;
+  return total;
+}
+
+// The indices of the tensors to plan, in manifest order.
+std::vector<std::size_t> select(const Manifest& manifest, const PlanOptions& options) {
+  std::vector<std::size_t> indices;
+  if (options.only.empty()) {
+    indices.resize(manifest.tensors.size());
+    std::iota(indices.begin(), indices.end(), std::size_t{0});
+    return indices;
+  }
+  std::set<std::size_t> chosen;
+  for (const auto& name : options.only) {
+    const TensorInfo* t = manifest.find(name);
+    if (!t) fail(ErrorCode::usage, "tensor '", name, "' is not in the model (", manifest.tensors.size(), " tensors)");
+    chosen.insert(static_cast<std::size_t>(t - manifest.tensors.data()));
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+struct Capabilities {
+  bool zero_copy;  // unified memory that can import host pages
+  bool direct;     // host-visible allocations
+};
+
+// The placement for a tensor that cannot be zero_copy (or was not asked to be).
+Placement fallback(const DeviceInfo& device, const Capabilities& can, const PlanOptions& options) {
+  if (options.force == Placement::staged) return Placement::staged;
+  if (options.force == Placement::direct) return Placement::direct;  // checked possible
+  return can.direct && device.memory == MemoryModel::unified ? Placement::direct : Placement::staged;
+}
+
+std::string arrow(Placement p) { return str(" → ", placement_name(p)); }
+
+// Why a zero_copy-capable device cannot import this tensor in place; empty when it can.
+std::string zero_copy_obstacle(const TensorInfo& t, const DeviceCaps& caps) {
+  if (t.encoding != Encoding::raw) return str(encoding_name(t.encoding), " encoding is decoded on the host");
+  if (t.pieces.size() != 1) return str("split across ", t.pieces.size(), " pieces");
+  const std::uint64_t alignment = std::max<std::uint64_t>(caps.import_alignment, 1);
+  const Piece& piece = t.pieces.front();
+  if (piece.offset % alignment != 0) return str("offset ", piece.offset, " not aligned to ", alignment);
+  if (round_up(t.bytes, caps.size_multiple) > caps.max_alloc)
+    return str(t.bytes, " bytes exceed the device's largest import (", caps.max_alloc, ")");
+  return {};
+}
+
+// Groups the zero_copy tensors (sorted by file, offset) into regions ≤ max_alloc.
+void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan) {
+  std::vector<TensorPlan*> candidates;
+  for (auto& tp : plan.tensors)
+    if (tp.placement == Placement::zero_copy) candidates.push_back(&tp);
+  std::sort(candidates.begin(), candidates.end(), [&](const TensorPlan* a, const TensorPlan* b) {
+    const Piece& pa = manifest.tensors[a->tensor].pieces.front();
+    const Piece& pb = manifest.tensors[b->tensor].pieces.front();
+    return pa.file != pb.file ? pa.file < pb.file : pa.offset < pb.offset;
+  });
+  ImportRegion* open = nullptr;
+  for (TensorPlan* tp : candidates) {
+    const Piece& piece = manifest.tensors[tp->tensor].pieces.front();
+    const std::uint64_t end = piece.offset + piece.length;  // the reader checked it fits 64 bits
+    if (open && open->file == piece.file && piece.offset <= open->offset + open->used + kMaxRegionGap) {
+      const std::uint64_t used = std::max(open->used, end - open->offset);
+      const std::uint64_t length = round_up(used, caps.size_multiple);
+      if (length <= caps.max_alloc) {
+        open->used = used;
+        open->length = length;
+        open->tensors.push_back(tp->tensor);
+        tp->region = plan.regions.size() - 1;
+        tp->region_offset = piece.offset - open->offset;
+        continue;
+      }
+    }
+    ImportRegion region;
+    region.file = piece.file;
+    region.offset = piece.offset;
+    region.used = piece.length;
+    region.length = round_up(piece.length, caps.size_multiple);
+    region.tensors.push_back(tp->tensor);
+    plan.regions.push_back(std::move(region));
+    open = &plan.regions.back();
+    tp->region = plan.regions.size() - 1;
+    tp->region_offset = 0;
+  }
+  for (TensorPlan* tp : candidates) {
+    const ImportRegion& region = plan.regions[tp->region];
+    tp->reason += str(" (region ", tp->region, ": ", region.tensors.size(), " tensor",
+                      region.tensors.size() == 1 ? "" : "s", ", ", region.length, " bytes)");
+  }
+  for (const ImportRegion& region : plan.regions) plan.mapped_bytes += region.length;
+}
+
+void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
+  const DeviceCaps& caps = device.caps;
+  for (const auto& tp : plan.tensors) {
+    if (tp.placement != Placement::direct && tp.placement != Placement::staged) continue;
+    const TensorInfo& t = manifest.tensors[tp.tensor];
+    if (t.bytes > caps.max_alloc)
+      fail(ErrorCode::does_not_fit, "tensor '", t.name, "' needs one allocation of ", t.bytes,
+           " bytes but device ", device.id(), " allows at most ", caps.max_alloc,
+           " bytes per allocation; nothing was allocated");
+  }
+  if (caps.device_memory != 0 && plan.device_bytes > caps.device_memory)
+    fail(ErrorCode::does_not_fit, "the model needs ", plan.device_bytes, " bytes of device memory (",
+         plan.count(Placement::direct), " direct + ", plan.count(Placement::staged), " staged tensors) but device ",
+         device.id(), " has ", caps.device_memory, " bytes; nothing was allocated");
+}
+
+}  // namespace
+
+Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options) {
+  const DeviceCaps& caps = device.caps;
+  const Capabilities can{device.memory == MemoryModel::unified && caps.import_host_ptr, caps.host_visible_alloc};
+  if (options.force == Placement::skipped) fail(ErrorCode::usage, "placement 'skipped' cannot be forced");
+  if (options.force == Placement::zero_copy && !can.zero_copy)
+    fail(ErrorCode::usage, "device ", device.id(), " cannot do zero-copy: it needs unified memory (this one is ",
+         memory_model_name(device.memory), ") and host-pointer import (", caps.import_host_ptr ? "yes" : "no", ")");
+  if (options.force == Placement::direct && !can.direct)
+    fail(ErrorCode::usage, "device ", device.id(), " cannot do direct placement: it has no host-visible allocations");
+  if (options.staging_slots == 0) fail(ErrorCode::usage, "staging slots must be at least 1");
+
+  Plan plan;
+  plan.device = device.id();
+  plan.memory = device.memory;
+  const bool prefer_zero_copy = can.zero_copy && (!options.force || options.force == Placement::zero_copy);
+  std::uint64_t staged_bytes = 0;
+
+  for (std::size_t index : select(manifest, options)) {
+    const TensorInfo& t = manifest.tensors[index];
+    TensorPlan tp;
+    tp.tensor = index;
+    if (t.dtype == DType::STRING) {
+      tp.placement = Placement::skipped;
+      tp.reason = "STRING tensors hold variable-length strings, not device data";
+    } else if (t.bytes == 0) {
+      tp.placement = Placement::skipped;
+      tp.reason = "empty tensor (0 bytes)";
+    } else if (prefer_zero_copy) {
+      const std::string obstacle = zero_copy_obstacle(t, caps);
+      if (obstacle.empty()) {
+        tp.placement = Placement::zero_copy;
+        tp.reason = str("offset ", t.pieces.front().offset, " aligned to ", caps.import_alignment, " → zero_copy");
+      } else {
+        tp.placement = fallback(device, can, options);
+        tp.reason = obstacle + arrow(tp.placement);
+      }
+    } else if (options.force) {
+      tp.placement = *options.force;
+      tp.reason = str("forced", arrow(tp.placement));
+    } else {
+      tp.placement = fallback(device, can, options);
+      if (device.memory == MemoryModel::discrete)
+        tp.reason = str("discrete memory", arrow(tp.placement));
+      else if (tp.placement == Placement::direct)
+        tp.reason = str("device cannot import host memory", arrow(tp.placement));
+      else
+        tp.reason = str("device has neither host import nor host-visible memory", arrow(tp.placement));
+    }
+    if (tp.placement != Placement::skipped) {
+      plan.model_bytes += t.bytes;
+      plan.largest_tensor = std::max(plan.largest_tensor, t.bytes);
+    }
+    if (tp.placement == Placement::direct || tp.placement == Placement::staged) plan.device_bytes += t.bytes;
+    if (tp.placement == Placement::staged) staged_bytes += t.bytes;
+    if (t.encoding != Encoding::raw && tp.placement != Placement::skipped) {
+      // Encoded bytes are read into host scratch; staged ones are also decoded there first.
+      const std::uint64_t scratch = encoded_length(t) + (tp.placement == Placement::staged ? t.bytes : 0);
+      plan.decode_bytes = std::max(plan.decode_bytes, scratch);
+    }
+    plan.tensors.push_back(std::move(tp));
+  }
+
+  group_regions(manifest, caps, plan);
+
+  if (staged_bytes > 0) {
+    const std::uint64_t slots = options.staging_slots;
+    const std::uint64_t per_slot = options.staging_budget / slots / kSlotAlignment * kSlotAlignment;
+    if (per_slot < kSlotAlignment)
+      fail(ErrorCode::does_not_fit, "staging budget of ", options.staging_budget, " bytes is too small for ", slots,
+           " slots: each slot needs at least ", kSlotAlignment, " bytes (budget ≥ ", slots * kSlotAlignment,
+           "); nothing was allocated");
+    // A model smaller than the budget needs no more staging than its own size.
+    const std::uint64_t needed = round_up((staged_bytes + slots - 1) / slots, kSlotAlignment);
+    plan.slot_bytes = std::min(per_slot, std::max(needed, kSlotAlignment));
+    plan.staging_slots = static_cast<std::uint32_t>(slots);
+    plan.staging_budget = plan.slot_bytes * slots;
+  }
+
+  check_fits(manifest, device, plan);
+
+  // Unified memory: the device's allocations are the process's memory too.
+  const std::uint64_t in_process = device.memory == MemoryModel::unified ? plan.device_bytes : 0;
+  plan.predicted_host_peak = plan.mapped_bytes + in_process + plan.staging_budget + plan.decode_bytes;
+  return plan;
+}
+
+}  // namespace lwload
