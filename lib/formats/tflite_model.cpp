@@ -1,0 +1,382 @@
+// TFLite / Circle flatbuffer → Manifest. One template walks both schemas (flatc generates the same
+// accessors for both subsets, see tflite_schema.fbs and tflite_circle_schema.fbs); the differences
+// are Circle's extra TensorType values, its `compression_type`, and TFLite's external buffers.
+//
+// Decisions (documented for users in the reader's header comment, tflite.cpp):
+//  - Tensors of subgraph 0 keep their names; tensors of subgraph i > 0 are named "subgraph<i>/<name>"
+//    so the same name in two subgraphs (common with control flow) stays distinct. A tensor with no
+//    name is "tensor<j>" (its index in the subgraph); a name repeated within the reported tensors
+//    gets "#<j>" appended.
+//  - Tensors without data (activations, inputs, buffer 0, empty buffers) are omitted. Several
+//    tensors sharing one buffer are each reported, with the same piece.
+//  - Buffer.offset/size (extended buffers) are used when offset > 1, as the schema says; the data
+//    must lie inside the file and after every flatbuffer structure the reader walked.
+#include "formats/tflite_model.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "lwload/error.hpp"
+#include "tflite_circle_schema_generated.h"
+#include "tflite_schema_generated.h"
+
+namespace lwload::formats {
+namespace {
+
+struct TfliteSchema {
+  using Model = fb::tflite::Model;
+  static constexpr TfliteFlavor flavor = TfliteFlavor::tflite;
+  static constexpr std::string_view format = "tflite";
+};
+
+struct CircleSchema {
+  using Model = fb::circle::Model;
+  static constexpr TfliteFlavor flavor = TfliteFlavor::circle;
+  static constexpr std::string_view format = "circle";
+};
+
+// A lower bound of where the flatbuffer ends, grown over every structure the reader walks. The
+// schema does not record the flatbuffer's length, but extended buffer data must come after it, so
+// data starting below this bound would alias the model's own tables.
+class FlatbufferExtent {
+ public:
+  explicit FlatbufferExtent(const std::uint8_t* base) : base_(base) {}
+
+  void cover(const void* p, std::uint64_t n) {
+    const auto start = static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - base_);
+    end_ = std::max(end_, start + n);
+  }
+  // Generated tables derive privately from flatbuffers::Table; they are its bytes.
+  void table(const void* generated_table) {
+    if (!generated_table) return;
+    const auto* t = static_cast<const flatbuffers::Table*>(generated_table);
+    const std::uint8_t* vtable = t->GetVTable();
+    cover(vtable, flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable));
+    cover(t, flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable + sizeof(flatbuffers::voffset_t)));
+  }
+  template <typename T>
+  void vector(const flatbuffers::Vector<T>* v) {
+    if (v) cover(v, sizeof(flatbuffers::uoffset_t) + std::uint64_t{v->size()} * sizeof(T));
+  }
+  void string(const flatbuffers::String* s) {
+    if (s) cover(s, sizeof(flatbuffers::uoffset_t) + std::uint64_t{s->size()} + 1);
+  }
+  std::uint64_t end() const noexcept { return end_; }
+
+ private:
+  const std::uint8_t* base_;
+  std::uint64_t end_ = 0;
+};
+
+// Where a tensor's bytes are.
+struct Location {
+  std::uint32_t file = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
+// A file named by an external buffer group, opened once.
+struct GroupFile {
+  std::uint32_t file_index = 0;
+  std::filesystem::path path;
+  std::uint64_t size = 0;
+};
+
+std::string string_of(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+// A metadata buffer's value when it is short text (TFLite's "min_runtime_version" is "1.5.0\0...").
+std::optional<std::string> short_text(const flatbuffers::Vector<std::uint8_t>* data) {
+  if (!data || data->size() == 0 || data->size() > 256) return std::nullopt;
+  std::string text(reinterpret_cast<const char*>(data->Data()), data->size());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  if (text.empty()) return std::nullopt;
+  for (const char c : text)
+    if (c < 0x20 || c > 0x7e) return std::nullopt;
+  return text;
+}
+
+template <typename S>
+class ModelReader {
+ public:
+  using Model = typename S::Model;
+
+  explicit ModelReader(const TfliteInput& input)
+      : input_(input), file_(input.source.path), base_(input.flatbuffer.data()), extent_(base_) {}
+
+  Manifest read() {
+    verify();
+    model_ = flatbuffers::GetRoot<Model>(base_);
+    manifest_.format = std::string(S::format);
+    manifest_.files.push_back(file_);
+    measure_extent();
+    read_metadata();
+    const auto* subgraphs = model_->subgraphs();
+    if (!subgraphs) return std::move(manifest_);
+    for (flatbuffers::uoffset_t sg = 0; sg < subgraphs->size(); ++sg) {
+      const auto* tensors = subgraphs->Get(sg)->tensors();
+      if (!tensors) continue;
+      for (flatbuffers::uoffset_t j = 0; j < tensors->size(); ++j) read_tensor(*tensors->Get(j), sg, j);
+    }
+    return std::move(manifest_);
+  }
+
+ private:
+  template <typename Tensor>
+  void read_tensor(const Tensor& tensor, flatbuffers::uoffset_t subgraph, flatbuffers::uoffset_t index) {
+    const std::string raw_name = string_of(tensor.name());
+    std::string name = subgraph == 0 ? std::string() : "subgraph" + std::to_string(subgraph) + "/";
+    name += raw_name.empty() ? "tensor" + std::to_string(index) : raw_name;
+
+    const std::optional<Location> where = locate(tensor, name);
+    if (!where) return;  // no data: an activation, an input, or a variable without initial value
+
+    if (tensor.sparsity())
+      fail(ErrorCode::unsupported, file_.string(), ": tensor '", name,
+           "': field sparsity: the tensor is stored sparse (its buffer is not dtype x shape); "
+           "lwload cannot place sparse tensors");
+    if constexpr (S::flavor == TfliteFlavor::circle) {
+      if (tensor.compression_type() != fb::circle::CompressionType_NONE)
+        fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': field compression_type: ",
+             int{static_cast<std::int8_t>(tensor.compression_type())},
+             " (HUFFMAN): compressed Circle tensors are not supported");
+    }
+
+    TensorInfo info;
+    info.dtype = tflite_dtype(static_cast<std::int8_t>(tensor.type()), S::flavor, file_, name);
+    if (const auto* shape = tensor.shape()) {
+      info.shape.reserve(shape->size());
+      for (const std::int32_t dim : *shape) info.shape.push_back(dim);
+    }
+    // STRING buffers are TFLite's own variable-length layout (count, offsets, bytes): no fixed size.
+    if (info.dtype != DType::STRING)
+      check_tensor_length(file_, name, info.dtype, info.shape, where->length);
+    info.bytes = where->length;
+    info.pieces.push_back(Piece{where->file, where->offset, where->length});
+    info.quantization = quantization(tensor, name, info.shape);
+    info.name = unique_name(std::move(name), index);
+    manifest_.tensors.push_back(std::move(info));
+  }
+
+  // The bytes of a tensor's buffer (inline, extended or external), or nullopt when it has none.
+  template <typename Tensor>
+  std::optional<Location> locate(const Tensor& tensor, const std::string& name) {
+    const std::optional<Location> buffer = buffer_location(tensor.buffer(), name);
+    if constexpr (S::flavor == TfliteFlavor::tflite) {
+      if (tensor.external_buffer() != 0) {
+        if (buffer)
+          fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': has both buffer ",
+               tensor.buffer(), " with data and external_buffer ", tensor.external_buffer());
+        return external_location(tensor.external_buffer(), name);
+      }
+    }
+    return buffer;
+  }
+
+  std::optional<Location> buffer_location(std::uint32_t index, const std::string& name) {
+    if (index == 0) return std::nullopt;  // the empty sentinel, whatever it holds
+    const auto* buffers = model_->buffers();
+    const std::uint32_t count = buffers ? buffers->size() : 0;
+    if (index >= count)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field buffer: index ", index,
+           " is out of range (the model has ", count, " buffers)");
+    const auto* buffer = buffers->Get(index);
+    const auto* data = buffer->data();
+    const bool has_inline = data && data->size() > 0;
+    const bool extended = buffer->offset() > 1;  // "only valid if > 1"
+    if (has_inline && extended)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': buffer ", index,
+           " has both inline data (", data->size(), " bytes) and an extended offset ", buffer->offset());
+    if (has_inline)
+      return Location{0, static_cast<std::uint64_t>(data->Data() - base_), data->size()};
+    if (!extended || buffer->size() == 0) return std::nullopt;
+
+    const std::uint64_t offset = buffer->offset(), size = buffer->size();
+    check_extent(file_, str("tensor '", name, "': buffer ", index, " offset/size"), offset, size,
+                 input_.file_size);
+    if (offset < extent_.end())
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': buffer ", index, " offset ",
+           offset, " lies inside the flatbuffer (its tables reach byte ", extent_.end(),
+           "); extended buffer data must follow the flatbuffer");
+    return Location{0, offset, size};
+  }
+
+  std::optional<Location> external_location(std::uint32_t id, const std::string& name) {
+    if (!external_by_id_) index_external_buffers();
+    const auto it = external_by_id_->find(id);
+    if (it == external_by_id_->end())
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field external_buffer: id ", id,
+           " is not in Model.external_buffers");
+    const auto& external = *it->second;
+    if (external.length() == 0) return std::nullopt;
+    if (const auto* packing = external.packing(); packing && packing->size() > 0 && packing->str() != "unpacked")
+      fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': external buffer ", id,
+           " packing '", packing->str(), "' is not raw elements");
+    const GroupFile& group = group_file(external.group(), name);
+    check_extent(group.path, str("tensor '", name, "': external buffer ", id, " offset/length"),
+                 external.offset(), external.length(), group.size);
+    return Location{group.file_index, external.offset(), external.length()};
+  }
+
+  void index_external_buffers() {
+    external_by_id_.emplace();
+    if constexpr (S::flavor == TfliteFlavor::tflite) {
+      const auto* externals = model_->external_buffers();
+      if (!externals) return;
+      external_by_id_->reserve(externals->size());
+      for (const auto* external : *externals) {
+        if (external->id() == 0) continue;  // unreachable: a tensor's 0 means "none"
+        if (!external_by_id_->emplace(external->id(), external).second)
+          fail(ErrorCode::bad_input, file_.string(), ": Model.external_buffers: id ", external->id(),
+               " appears twice");
+      }
+    }
+  }
+
+  const GroupFile& group_file(std::uint32_t group, const std::string& name) {
+    const auto* groups = model_->external_buffer_groups();
+    const std::uint32_t count = groups ? groups->size() : 0;
+    if (group >= count)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': external buffer group ", group,
+           " is out of range (the model has ", count, " groups)");
+    if (group_files_.empty()) group_files_.resize(count);
+    auto& slot = group_files_[group];
+    if (slot) return *slot;
+    const auto* group_name = groups->Get(group)->name();
+    if (!group_name || group_name->size() == 0)
+      fail(ErrorCode::bad_input, file_.string(), ": external_buffer_groups[", group, "]: has no name");
+    GroupFile opened;
+    opened.path = resolve_inside(file_.parent_path(), group_name->string_view(), file_,
+                                 str("external_buffer_groups[", group, "].name"));
+    if (!input_.source.fs.exists(opened.path))
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': external buffer file '",
+           opened.path.string(), "' (group ", group, ") is missing");
+    opened.size = input_.source.fs.open(opened.path)->size();
+    opened.file_index = file_index(manifest_, opened.path);
+    slot = std::move(opened);
+    return *slot;
+  }
+
+  template <typename Tensor>
+  std::optional<Quantization> quantization(const Tensor& tensor, const std::string& name,
+                                           const std::vector<std::int64_t>& shape) const {
+    const auto* q = tensor.quantization();
+    if (!q || !q->scale() || q->scale()->size() == 0) return std::nullopt;
+    Quantization out;
+    out.scheme = "tflite";
+    out.axis = q->quantized_dimension();
+    for (const float s : *q->scale()) out.scale.push_back(s);
+    if (const auto* zero_points = q->zero_point())
+      for (const std::int64_t z : *zero_points) out.zero_point.push_back(z);
+    if (!out.zero_point.empty() && out.zero_point.size() != out.scale.size())
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.zero_point has ",
+           out.zero_point.size(), " entries but quantization.scale has ", out.scale.size());
+    if (out.scale.size() > 1) {  // per channel: one scale per index of the quantized dimension
+      if (out.axis < 0 || static_cast<std::size_t>(out.axis) >= shape.size())
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", name,
+             "': field quantization.quantized_dimension: ", out.axis, " is outside the tensor's rank ",
+             shape.size());
+      if (shape[static_cast<std::size_t>(out.axis)] != static_cast<std::int64_t>(out.scale.size()))
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.scale has ",
+             out.scale.size(), " entries but dimension ", out.axis, " has size ",
+             shape[static_cast<std::size_t>(out.axis)]);
+    }
+    return out;
+  }
+
+  std::string unique_name(std::string name, flatbuffers::uoffset_t index) {
+    if (!names_.insert(name).second) {
+      name += "#" + std::to_string(index);
+      while (!names_.insert(name).second) name += "'";
+    }
+    return name;
+  }
+
+  void verify() {
+    const auto size = input_.flatbuffer.size();
+    // Each table is at least 4 bytes, so honest files stay below this; it bounds the work a
+    // malicious file whose tables are shared many times can cause.
+    const auto max_tables = static_cast<flatbuffers::uoffset_t>(std::max<std::size_t>(1'000'000, size / 4));
+    flatbuffers::Verifier verifier(base_, size, 64, max_tables);
+    if (!verifier.template VerifyBuffer<Model>(nullptr))
+      fail(ErrorCode::bad_input, file_.string(), ": the ", S::format,
+           " flatbuffer fails verification: a table, vector or string lies outside its first ", size,
+           " bytes, is misaligned, or nests too deep");
+  }
+
+  void measure_extent() {
+    extent_.table(model_);
+    if (const auto* buffers = model_->buffers()) {
+      extent_.vector(buffers);
+      for (const auto* buffer : *buffers) {
+        extent_.table(buffer);
+        extent_.vector(buffer->data());
+      }
+    }
+    if (const auto* subgraphs = model_->subgraphs()) {
+      extent_.vector(subgraphs);
+      for (const auto* subgraph : *subgraphs) {
+        extent_.table(subgraph);
+        extent_.string(subgraph->name());
+        const auto* tensors = subgraph->tensors();
+        if (!tensors) continue;
+        extent_.vector(tensors);
+        for (const auto* tensor : *tensors) {
+          extent_.table(tensor);
+          extent_.string(tensor->name());
+          extent_.vector(tensor->shape());
+        }
+      }
+    }
+    extent_.string(model_->description());
+  }
+
+  void read_metadata() {
+    auto& meta = manifest_.metadata;
+    if (const auto* description = model_->description())
+      meta.push_back({"description", MetaValue{description->str()}});
+    meta.push_back({"version", MetaValue{std::uint64_t{model_->version()}}});
+    MetaValue::Array names;
+    if (const auto* subgraphs = model_->subgraphs())
+      for (const auto* subgraph : *subgraphs) names.push_back(MetaValue{string_of(subgraph->name())});
+    meta.push_back({"subgraphs", MetaValue{std::move(names)}});
+    // Model.metadata: named buffers (min_runtime_version, CONVERSION_METADATA, ...). Short text is
+    // kept as text; anything else is reported by its size only (it is not read).
+    const auto* entries = model_->metadata();
+    const auto* buffers = model_->buffers();
+    if (!entries || !buffers) return;
+    for (const auto* entry : *entries) {
+      if (entry->buffer() >= buffers->size()) continue;  // not a tensor: nothing to load, keep going
+      const auto* buffer = buffers->Get(entry->buffer());
+      const std::string key = "metadata." + string_of(entry->name());
+      if (auto text = short_text(buffer->data()))
+        meta.push_back({key, MetaValue{std::move(*text)}});
+      else
+        meta.push_back({key, MetaValue{std::uint64_t{buffer->data() ? buffer->data()->size() : buffer->size()}}});
+    }
+  }
+
+  const TfliteInput& input_;
+  const std::filesystem::path& file_;
+  const std::uint8_t* base_;
+  const Model* model_ = nullptr;
+  FlatbufferExtent extent_;
+  Manifest manifest_;
+  std::unordered_set<std::string> names_;
+  std::optional<std::unordered_map<std::uint32_t, const fb::tflite::ExternalBuffer*>> external_by_id_;
+  std::vector<std::optional<GroupFile>> group_files_;
+};
+
+}  // namespace
+
+Manifest read_tflite_flatbuffer(const TfliteInput& input, TfliteFlavor flavor) {
+  if (flavor == TfliteFlavor::circle) return ModelReader<CircleSchema>(input).read();
+  return ModelReader<TfliteSchema>(input).read();
+}
+
+}  // namespace lwload::formats

@@ -1,0 +1,635 @@
+// TFLite / Circle reader: the real files in testdata against flatc's own decoding of them,
+// generated models for what the samples lack (extended buffers past 4 GiB in a sparse file, Circle,
+// schema 3d external buffer groups), and one malformed-input case per error class.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "lwload/error.hpp"
+#include "lwload/manifest.hpp"
+#include "lwload/memory_file_system.hpp"
+#include "support/test_support.hpp"
+#include "tflite_circle_schema_generated.h"
+#include "tflite_schema_generated.h"
+
+using namespace lwload;
+namespace fs = std::filesystem;
+namespace tfl = lwload::fb::tflite;
+namespace cir = lwload::fb::circle;
+using lwload::test::TempDir;
+
+namespace {
+
+// ---- building models with the flatbuffers builder (the same builder TFLite's exporter uses) ----
+
+struct TensorSpec {
+  std::string name;
+  std::int8_t type = 0;  // TensorType value
+  std::vector<std::int32_t> shape{};
+  std::uint32_t buffer = 0;
+  std::uint32_t external_buffer = 0;
+  std::vector<float> scale{};
+  std::vector<std::int64_t> zero_point{};
+  std::int32_t axis = 0;
+  bool sparse = false;
+};
+
+struct BufferSpec {
+  std::vector<std::uint8_t> data{};
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+struct ExternalSpec {
+  std::uint32_t id = 0;
+  std::uint32_t group = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::string packing{};
+};
+
+struct SubgraphSpec {
+  std::string name{};
+  std::vector<TensorSpec> tensors{};
+};
+
+struct ModelSpec {
+  std::string description = "built by test_tflite";
+  std::vector<BufferSpec> buffers{BufferSpec{}};  // buffer 0: the empty sentinel
+  std::vector<SubgraphSpec> subgraphs;
+  std::vector<std::string> groups;
+  std::vector<ExternalSpec> externals;
+};
+
+std::vector<std::byte> finish(flatbuffers::FlatBufferBuilder& b) {
+  const auto* p = reinterpret_cast<const std::byte*>(b.GetBufferPointer());
+  return {p, p + b.GetSize()};
+}
+
+std::vector<std::byte> build_tflite(const ModelSpec& spec) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<tfl::Buffer>> buffers;
+  for (const auto& buffer : spec.buffers)
+    buffers.push_back(tfl::CreateBufferDirect(b, buffer.data.empty() ? nullptr : &buffer.data, buffer.offset, buffer.size));
+  std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs;
+  for (const auto& subgraph : spec.subgraphs) {
+    std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
+    for (const auto& t : subgraph.tensors) {
+      flatbuffers::Offset<tfl::QuantizationParameters> q = 0;
+      if (!t.scale.empty())
+        q = tfl::CreateQuantizationParametersDirect(b, nullptr, nullptr, &t.scale,
+                                                    t.zero_point.empty() ? nullptr : &t.zero_point, t.axis);
+      const auto sparsity = t.sparse ? tfl::CreateSparsityParameters(b) : 0;
+      tensors.push_back(tfl::CreateTensorDirect(b, &t.shape, static_cast<tfl::TensorType>(t.type), t.buffer,
+                                                t.name.c_str(), q, false, sparsity, t.external_buffer));
+    }
+    subgraphs.push_back(tfl::CreateSubGraphDirect(b, &tensors, subgraph.name.c_str()));
+  }
+  std::vector<flatbuffers::Offset<tfl::ExternalBufferGroup>> groups;
+  for (const auto& g : spec.groups) groups.push_back(tfl::CreateExternalBufferGroupDirect(b, g.c_str()));
+  std::vector<flatbuffers::Offset<tfl::ExternalBuffer>> externals;
+  for (const auto& e : spec.externals)
+    externals.push_back(tfl::CreateExternalBufferDirect(b, e.id, e.group, e.offset, e.length,
+                                                        e.packing.empty() ? nullptr : e.packing.c_str()));
+  const auto model = tfl::CreateModelDirect(b, 3, &subgraphs, spec.description.c_str(), &buffers, nullptr,
+                                            groups.empty() ? nullptr : &groups,
+                                            externals.empty() ? nullptr : &externals);
+  tfl::FinishModelBuffer(b, model);
+  return finish(b);
+}
+
+struct CircleTensorSpec {
+  std::string name;
+  cir::TensorType type = cir::TensorType_FLOAT32;
+  std::vector<std::int32_t> shape;
+  std::uint32_t buffer = 0;
+  cir::CompressionType compression = cir::CompressionType_NONE;
+};
+
+std::vector<std::byte> build_circle(const std::vector<BufferSpec>& buffer_specs,
+                                    const std::vector<std::vector<CircleTensorSpec>>& subgraph_specs) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<cir::Buffer>> buffers;
+  for (const auto& buffer : buffer_specs)
+    buffers.push_back(cir::CreateBufferDirect(b, buffer.data.empty() ? nullptr : &buffer.data, buffer.offset, buffer.size));
+  std::vector<flatbuffers::Offset<cir::SubGraph>> subgraphs;
+  for (std::size_t i = 0; i < subgraph_specs.size(); ++i) {
+    std::vector<flatbuffers::Offset<cir::Tensor>> tensors;
+    for (const auto& t : subgraph_specs[i])
+      tensors.push_back(cir::CreateTensorDirect(b, &t.shape, t.type, t.buffer, t.name.c_str(), 0, false, 0, t.compression));
+    subgraphs.push_back(cir::CreateSubGraphDirect(b, &tensors, ("graph" + std::to_string(i)).c_str()));
+  }
+  const auto model = cir::CreateModelDirect(b, 0, &subgraphs, "circle model", &buffers);
+  cir::FinishModelBuffer(b, model);
+  return finish(b);
+}
+
+std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
+  std::vector<std::uint8_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(seed + i * 7);
+  return out;
+}
+
+std::vector<std::byte> as_bytes(const std::vector<std::uint8_t>& v) {
+  const auto* p = reinterpret_cast<const std::byte*>(v.data());
+  return {p, p + v.size()};
+}
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+// Writes `data` at `offset` of an existing file (extends it sparsely when past the end).
+void pwrite_at(const fs::path& path, std::uint64_t offset, const std::vector<std::uint8_t>& data) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)) == static_cast<ssize_t>(data.size()));
+  ::close(fd);
+}
+
+// The Error `action` throws (the test fails when it throws nothing or something else).
+Error error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("expected lwload::Error");
+  return Error(ErrorCode::io, "unreachable");
+}
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// Opens a one-subgraph model built from `tensors` and `buffers`, expecting an Error.
+Error error_of_model(const TempDir& dir, ModelSpec spec) {
+  const fs::path path = dir / "bad.tflite";
+  test::write_file(path, build_tflite(spec));
+  return error_of([&] { open_manifest(path); });
+}
+
+// ---- flatc's own decoding of a file, the independent reading the real samples are checked against ----
+
+fs::path source_root() {
+  fs::path here(__FILE__);  // relative to the build root when meson compiled it
+  if (here.is_relative()) {
+    const fs::path build = fs::read_symlink("/proc/self/exe").parent_path().parent_path();  // <build>/tests/test_tflite
+    here = build / here;
+  }
+  return fs::weakly_canonical(here).parent_path().parent_path();
+}
+
+boost::json::value flatc_json(const fs::path& model, const TempDir& out) {
+  const fs::path schema = source_root() / "lib" / "formats" / "tflite_schema.fbs";
+  REQUIRE(fs::exists(schema));
+  const std::string cmd = "flatc --json --strict-json --raw-binary -o '" + out.path().string() + "' '" +
+                          schema.string() + "' -- '" + model.string() + "' 2>&1";
+  std::string output;
+  REQUIRE_MESSAGE(test::run_command(cmd, &output) == 0, output);
+  const auto bytes = test::read_file(out / (model.stem().string() + ".json"));
+  return boost::json::parse(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+std::string_view canonical_dtype(std::string_view tensor_type) {
+  static const std::pair<std::string_view, std::string_view> kNames[] = {
+      {"FLOAT32", "F32"}, {"FLOAT16", "F16"}, {"INT32", "I32"},  {"UINT8", "U8"},   {"INT64", "I64"},
+      {"STRING", "STRING"}, {"BOOL", "BOOL"}, {"INT16", "I16"},  {"COMPLEX64", "C64"}, {"INT8", "I8"},
+      {"FLOAT64", "F64"}, {"COMPLEX128", "C128"}, {"UINT64", "U64"}, {"UINT32", "U32"}, {"UINT16", "U16"},
+      {"INT4", "I4"},     {"BFLOAT16", "BF16"}};
+  for (const auto& [from, to] : kNames)
+    if (from == tensor_type) return to;
+  return "?";
+}
+
+const boost::json::array kEmpty;
+
+const boost::json::array& array_at(const boost::json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v ? v->as_array() : kEmpty;
+}
+
+// Compares the manifest with flatc's JSON: the same tensors (those whose buffer has data), names,
+// dtypes, shapes, quantization, and the bytes at each piece equal the buffer's data.
+void check_against_flatc(const fs::path& model) {
+  CAPTURE(model);
+  TempDir out;
+  const auto json = flatc_json(model, out).as_object();
+  const Manifest m = open_manifest(model);
+  CHECK(m.format == "tflite");
+  REQUIRE(m.files.size() == 1);
+  CHECK(m.files[0] == model);
+  const auto& buffers = array_at(json, "buffers");
+  std::size_t next = 0;
+  const auto& subgraphs = array_at(json, "subgraphs");
+  for (std::size_t sg = 0; sg < subgraphs.size(); ++sg) {
+    for (const auto& tv : array_at(subgraphs[sg].as_object(), "tensors")) {
+      const auto& t = tv.as_object();
+      const std::int64_t buffer = t.contains("buffer") ? t.at("buffer").to_number<std::int64_t>() : 0;
+      const auto& data = buffer == 0 ? kEmpty : array_at(buffers.at(static_cast<std::size_t>(buffer)).as_object(), "data");
+      if (data.empty()) continue;  // no data: the reader omits it
+      REQUIRE(next < m.tensors.size());
+      const TensorInfo& info = m.tensors[next++];
+      const std::string name(t.at("name").as_string());
+      CHECK(info.name == (sg == 0 ? name : "subgraph" + std::to_string(sg) + "/" + name));
+      const std::string type = t.contains("type") ? std::string(t.at("type").as_string()) : "FLOAT32";
+      CHECK(dtype_name(info.dtype) == canonical_dtype(type));
+      std::vector<std::int64_t> shape;
+      for (const auto& d : array_at(t, "shape")) shape.push_back(d.to_number<std::int64_t>());
+      CHECK(info.shape == shape);
+      REQUIRE(info.pieces.size() == 1);
+      CHECK(info.pieces[0].file == 0);
+      CHECK(info.bytes == data.size());
+      CHECK(info.pieces[0].length == data.size());
+      const auto stored = test::read_range(model, info.pieces[0].offset, info.pieces[0].length);
+      std::vector<std::byte> expected;
+      for (const auto& v : data) expected.push_back(static_cast<std::byte>(v.to_number<int>()));
+      CHECK(stored == expected);
+      const auto* q = t.if_contains("quantization");
+      const auto* scale = q ? q->as_object().if_contains("scale") : nullptr;
+      if (!scale || scale->as_array().empty()) {
+        CHECK_FALSE(info.quantization);
+        continue;
+      }
+      REQUIRE(info.quantization);
+      CHECK(info.quantization->scheme == "tflite");
+      const auto& qo = q->as_object();
+      REQUIRE(info.quantization->scale.size() == scale->as_array().size());
+      for (std::size_t i = 0; i < info.quantization->scale.size(); ++i)  // flatc prints 6 decimals
+        CHECK(std::abs(info.quantization->scale[i] - scale->as_array()[i].to_number<double>()) <= 1e-6);
+      std::vector<std::int64_t> zero_points;
+      for (const auto& z : array_at(qo, "zero_point")) zero_points.push_back(z.to_number<std::int64_t>());
+      CHECK(info.quantization->zero_point == zero_points);
+      const std::int64_t axis = qo.contains("quantized_dimension") ? qo.at("quantized_dimension").to_number<std::int64_t>() : 0;
+      CHECK(info.quantization->axis == axis);
+    }
+  }
+  CHECK(next == m.tensors.size());
+  const auto* description = json.if_contains("description");
+  const auto meta = std::find_if(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "description"; });
+  if (description)
+    CHECK((meta != m.metadata.end() && std::get<std::string>(meta->value.value) == description->as_string()));
+}
+
+const MetaValue* metadata(const Manifest& m, std::string_view key) {
+  for (const auto& e : m.metadata)
+    if (e.key == key) return &e.value;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the real TFLite samples match flatc's decoding: names, dtypes, shapes, quantization, bytes") {
+  const fs::path dir = test::testdata() / "tflite";
+  for (const char* name : {"hello_world_float.tflite", "micro_speech_quantized.tflite", "seanet_conv9.tflite"})
+    check_against_flatc(dir / name);
+}
+
+TEST_CASE("the real TFLite samples: known tensors, metadata, and the in-memory file system agrees") {
+  const fs::path hello = test::testdata() / "tflite" / "hello_world_float.tflite";
+  const Manifest m = open_manifest(hello);
+  REQUIRE(m.tensors.size() == 6);  // 10 tensors, 4 of them activations/inputs without data
+  const TensorInfo* w = m.find("sequential/dense_1/MatMul");
+  REQUIRE(w);
+  CHECK(w->dtype == DType::F32);
+  CHECK(w->shape == std::vector<std::int64_t>{16, 16});
+  CHECK(w->bytes == 1024);
+  CHECK(std::get<std::string>(metadata(m, "description")->value) == "MLIR Converted.");
+  CHECK(std::get<std::uint64_t>(metadata(m, "version")->value) == 3);
+  CHECK(std::get<std::string>(metadata(m, "metadata.min_runtime_version")->value) == "1.5.0");
+  const auto& subgraphs = std::get<MetaValue::Array>(metadata(m, "subgraphs")->value);
+  REQUIRE(subgraphs.size() == 1);
+  CHECK(std::get<std::string>(subgraphs[0].value) == "main");
+
+  const Manifest speech = open_manifest(test::testdata() / "tflite" / "micro_speech_quantized.tflite");
+  const TensorInfo* first = speech.find("first_weights/read");
+  REQUIRE(first);
+  CHECK(first->dtype == DType::I8);
+  CHECK(first->shape == std::vector<std::int64_t>{1, 10, 8, 8});
+  REQUIRE(first->quantization);
+  CHECK(first->quantization->axis == 3);  // per channel along the last dimension
+  CHECK(first->quantization->scale.size() == 8);
+
+  // A file system without descriptors (the flatbuffer is read into memory): the same manifest.
+  auto memory = std::make_shared<MemoryFileSystem>();
+  memory->add_file("hello.tflite", test::read_file(hello));
+  const Manifest in_memory = open_manifest("hello.tflite", OpenOptions{memory, ""});
+  REQUIRE(in_memory.tensors.size() == m.tensors.size());
+  for (std::size_t i = 0; i < m.tensors.size(); ++i) {
+    CHECK(in_memory.tensors[i].name == m.tensors[i].name);
+    CHECK(in_memory.tensors[i].pieces[0].offset == m.tensors[i].pieces[0].offset);
+  }
+}
+
+TEST_CASE("extended buffers past 4 GiB in a sparse file: absolute offsets, shared buffers, every subgraph") {
+  TempDir dir;
+  const fs::path path = dir / "big.tflite";
+  const auto near = pattern(4096, 1), far = pattern(64 * 1024, 9), inline_bias = pattern(16, 5);
+  const std::uint64_t far_offset = (std::uint64_t{5} << 30) + 4096;  // 5 GiB + 4 KiB
+
+  // Two passes, as TFLite's exporter does: the flatbuffer's size does not depend on the offsets'
+  // values (scalars), so build once to learn it, then again with the data placed after it.
+  ModelSpec spec;
+  spec.buffers.push_back(BufferSpec{{}, 2, near.size()});
+  spec.buffers.push_back(BufferSpec{{}, 2, far.size()});
+  spec.buffers.push_back(BufferSpec{inline_bias, 0, 0});
+  spec.subgraphs.push_back({"main",
+                            {{"input", 0, {1, 1024}, 0},
+                             {"near", 0, {1024}, 1},
+                             {"far", 3, {256, 256}, 2, 0, {0.5f}, {3}},
+                             {"near_again", 9, {4096}, 1},  // a second view of buffer 1
+                             {"bias", 1, {8}, 3}}});
+  spec.subgraphs.push_back({"other", {{"far", 3, {65536}, 2}, {"activation", 0, {4}, 0}}});
+  const std::uint64_t near_offset = round_up(build_tflite(spec).size(), 16);
+  spec.buffers[1].offset = near_offset;
+  spec.buffers[2].offset = far_offset;
+  const auto flatbuffer = build_tflite(spec);
+  REQUIRE(flatbuffer.size() <= near_offset);
+  test::write_file(path, flatbuffer);
+  pwrite_at(path, near_offset, near);
+  pwrite_at(path, far_offset, far);
+
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK(static_cast<std::uint64_t>(st.st_size) == far_offset + far.size());
+  CHECK(static_cast<std::uint64_t>(st.st_blocks) * 512 < 1024 * 1024);  // sparse: the disk holds ~70 KiB
+
+  const Manifest m = open_manifest(path);
+  CHECK(m.format == "tflite");
+  REQUIRE(m.tensors.size() == 5);
+  CHECK(m.tensors[0].name == "near");
+  CHECK(m.tensors[0].pieces[0].offset == near_offset);
+  CHECK(m.tensors[0].bytes == near.size());
+  CHECK(m.tensors[1].name == "far");
+  CHECK(m.tensors[1].dtype == DType::U8);
+  CHECK(m.tensors[1].pieces[0].offset == far_offset);
+  CHECK(m.tensors[1].bytes == far.size());
+  REQUIRE(m.tensors[1].quantization);
+  CHECK(m.tensors[1].quantization->scale == std::vector<double>{0.5});
+  CHECK(m.tensors[1].quantization->zero_point == std::vector<std::int64_t>{3});
+  CHECK(m.tensors[2].name == "near_again");
+  CHECK(m.tensors[2].dtype == DType::I8);
+  CHECK(m.tensors[2].pieces[0].offset == near_offset);
+  CHECK(m.tensors[3].name == "bias");
+  CHECK(m.tensors[3].dtype == DType::F16);
+  CHECK(m.tensors[4].name == "subgraph1/far");
+  CHECK(m.tensors[4].pieces[0].offset == far_offset);
+  CHECK(test::read_range(path, far_offset, far.size()) == as_bytes(far));
+  CHECK(test::read_range(path, m.tensors[3].pieces[0].offset, 16) == as_bytes(inline_bias));
+  CHECK(m.total_bytes() == near.size() + far.size() + near.size() + 16 + far.size());
+
+  if (const char* exe = std::getenv("LWLOAD_EXE")) {
+    std::string out;
+    CHECK(test::run_command(std::string(exe) + " inspect --json '" + path.string() + "'", &out) == 0);
+    CHECK(contains(out, std::to_string(far_offset)));
+  }
+}
+
+TEST_CASE("Circle files: CIR0, ggml block types, INT4, tensors of every subgraph") {
+  TempDir dir;
+  const fs::path path = dir / "model.circle";
+  const auto q4 = pattern(2 * 18, 2), weights = pattern(24, 4), nibbles = pattern(2, 6);
+  test::write_file(path, build_circle({BufferSpec{}, {q4}, {weights}, {nibbles}},
+                                      {{{"w", cir::TensorType_GGML_Q4_0, {2, 32}, 1},
+                                        {"x", cir::TensorType_FLOAT32, {1, 6}, 0},
+                                        {"i4", cir::TensorType_INT4, {3}, 3}},
+                                       {{"w", cir::TensorType_FLOAT32, {2, 3}, 2}}}));
+  const Manifest m = open_manifest(path);
+  CHECK(m.format == "circle");
+  REQUIRE(m.tensors.size() == 3);
+  CHECK(m.tensors[0].name == "w");
+  CHECK(m.tensors[0].dtype == DType::Q4_0);
+  CHECK(m.tensors[0].bytes == 36);
+  CHECK(test::read_range(path, m.tensors[0].pieces[0].offset, 36) == as_bytes(q4));
+  CHECK(m.tensors[1].name == "i4");
+  CHECK(m.tensors[1].dtype == DType::I4);  // three 4-bit values in two bytes
+  CHECK(m.tensors[1].bytes == 2);
+  CHECK(m.tensors[2].name == "subgraph1/w");
+  CHECK(m.tensors[2].dtype == DType::F32);
+  CHECK(test::read_range(path, m.tensors[2].pieces[0].offset, 24) == as_bytes(weights));
+  const auto& names = std::get<MetaValue::Array>(metadata(m, "subgraphs")->value);
+  REQUIRE(names.size() == 2);
+  CHECK(std::get<std::string>(names[1].value) == "graph1");
+
+  // Circle's extensions lwload refuses rather than guesses at.
+  test::write_file(path, build_circle({BufferSpec{}, {weights}}, {{{"h", cir::TensorType_FLOAT32, {6}, 1, cir::CompressionType_HUFFMAN}}}));
+  Error e = error_of([&] { open_manifest(path); });
+  CHECK(e.code() == ErrorCode::unsupported);
+  CHECK(contains(e.what(), "tensor 'h'"));
+  CHECK(contains(e.what(), "compression_type"));
+  test::write_file(path, build_circle({BufferSpec{}, {nibbles}}, {{{"u4", cir::TensorType_UINT4, {4}, 1}}}));
+  e = error_of([&] { open_manifest(path); });
+  CHECK(e.code() == ErrorCode::unsupported);
+  CHECK(contains(e.what(), "UINT4"));
+}
+
+TEST_CASE("schema 3d external buffer groups: files relative to the model's folder") {
+  TempDir dir;
+  fs::create_directories(dir / "model" / "weights");
+  const auto a = pattern(4096 + 64, 3), b = pattern(128, 8);
+  test::write_file(dir / "model" / "weights" / "a.bin", as_bytes(a));
+  test::write_file(dir / "model" / "b.bin", as_bytes(b));
+  ModelSpec spec;
+  spec.groups = {"weights/a.bin", "b.bin"};
+  spec.externals = {{0x80000000u, 0, 64, 4096, "unpacked"}, {0x80000001u, 1, 0, 128, ""}};
+  spec.subgraphs.push_back({"main",
+                            {{"big", 0, {32, 32}, 0, 0x80000000u},
+                             {"small", 9, {128}, 0, 0x80000001u},
+                             {"same", 3, {4096}, 0, 0x80000000u}}});
+  const fs::path path = dir / "model" / "model.tflite";
+  test::write_file(path, build_tflite(spec));
+
+  const Manifest m = open_manifest(path);
+  REQUIRE(m.files.size() == 3);
+  CHECK(m.files[0] == path);
+  CHECK(m.files[1] == dir / "model" / "weights" / "a.bin");
+  CHECK(m.files[2] == dir / "model" / "b.bin");
+  REQUIRE(m.tensors.size() == 3);
+  CHECK(m.tensors[0].pieces[0].file == 1);
+  CHECK(m.tensors[0].pieces[0].offset == 64);
+  CHECK(m.tensors[0].bytes == 4096);
+  CHECK(m.tensors[1].pieces[0].file == 2);
+  CHECK(m.tensors[1].dtype == DType::I8);
+  CHECK(m.tensors[2].pieces[0].file == 1);
+  const auto a_bytes = as_bytes(a);
+  CHECK(test::read_range(m.files[1], 64, 4096) == std::vector<std::byte>(a_bytes.begin() + 64, a_bytes.end()));
+  CHECK(test::read_range(m.files[2], 0, 128) == as_bytes(b));
+}
+
+TEST_CASE("malformed TFLite input: each error names the file, the tensor, the field and the value") {
+  TempDir dir;
+  const fs::path hello = test::testdata() / "tflite" / "hello_world_float.tflite";
+  const auto good = test::read_file(hello);
+
+  SUBCASE("verifier failure: a truncated flatbuffer") {
+    const fs::path path = dir / "truncated.tflite";
+    test::write_file(path, std::span(good).first(1000));
+    const Error e = error_of([&] { open_manifest(path); });
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), path.string()));
+    CHECK(contains(e.what(), "fails verification"));
+  }
+  SUBCASE("bad identifier: not detected, and refused when forced") {
+    auto bytes = good;
+    std::memcpy(bytes.data() + 4, "XYZ\x01", 4);
+    const fs::path path = dir / "other.bin";
+    test::write_file(path, bytes);
+    CHECK(error_of([&] { open_manifest(path); }).code() == ErrorCode::bad_input);  // nobody claims it
+    const Error e = error_of([&] { open_manifest(path, OpenOptions{nullptr, "tflite"}); });
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "file_identifier"));
+    CHECK(contains(e.what(), "'XYZ\\x01'"));
+  }
+  SUBCASE("too short for a flatbuffer") {
+    const fs::path path = dir / "short.tflite";
+    test::write_file(path, std::string_view("TFL"));
+    const Error e = error_of([&] { open_manifest(path); });
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "too short"));
+  }
+  SUBCASE("buffer index out of range") {
+    ModelSpec spec;
+    spec.subgraphs.push_back({"main", {{"w", 0, {4}, 7}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w'"));
+    CHECK(contains(e.what(), "field buffer: index 7 is out of range (the model has 1 buffers)"));
+  }
+  SUBCASE("extended offset/size past the end of the file") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{{}, 4096, 16});
+    spec.subgraphs.push_back({"main", {{"w", 0, {4}, 1}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': buffer 1 offset/size"));
+    CHECK(contains(e.what(), "[4096, 4112) extend past the end of the file"));
+  }
+  SUBCASE("extended offset + size overflowing 64 bits") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{{}, std::numeric_limits<std::uint64_t>::max() - 7, 16});
+    spec.subgraphs.push_back({"main", {{"w", 0, {4}, 1}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w'"));
+    CHECK(contains(e.what(), "overflows 64 bits"));
+  }
+  SUBCASE("extended data inside the flatbuffer instead of after it") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{{}, 8, 16});
+    spec.subgraphs.push_back({"main", {{"w", 0, {4}, 1}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': buffer 1 offset 8 lies inside the flatbuffer"));
+  }
+  SUBCASE("a buffer with both inline data and an extended offset") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{pattern(16, 0), 64, 16});
+    spec.subgraphs.push_back({"main", {{"w", 0, {4}, 1}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "buffer 1 has both inline data (16 bytes) and an extended offset 64"));
+  }
+  SUBCASE("dtype x shape differs from the buffer's length") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{pattern(36, 0)});
+    spec.subgraphs.push_back({"main", {{"w", 0, {10}, 1}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': F32 × shape needs 40 bytes but the file stores 36"));
+  }
+  SUBCASE("a negative dimension") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{pattern(16, 0)});
+    spec.subgraphs.push_back({"main", {{"w", 0, {-1, 4}, 1}}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': shape has a negative dimension"));
+  }
+  SUBCASE("unknown TensorType, and RESOURCE holding data") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{pattern(16, 0)});
+    spec.subgraphs.push_back({"main", {{"w", 100, {16}, 1}}});
+    Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': field type: unknown TFLite TensorType 100"));
+    spec.subgraphs[0].tensors[0].type = 13;
+    e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::unsupported);
+    CHECK(contains(e.what(), "RESOURCE"));
+  }
+  SUBCASE("per-channel quantization that does not match the shape") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{pattern(4, 0)});
+    spec.subgraphs.push_back({"main", {{"w", 9, {2, 2}, 1, 0, {0.1f, 0.2f, 0.3f}, {0, 0, 0}, 0}}});
+    Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': field quantization.scale has 3 entries but dimension 0 has size 2"));
+    spec.subgraphs[0].tensors[0].axis = 5;
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), "field quantization.quantized_dimension: 5 is outside the tensor's rank 2"));
+    spec.subgraphs[0].tensors[0] = {"w", 9, {2, 2}, 1, 0, {0.1f, 0.2f}, {0}, 1};
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), "field quantization.zero_point has 1 entries but quantization.scale has 2"));
+  }
+  SUBCASE("sparse tensors are refused, not misreported") {
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{pattern(16, 0)});
+    TensorSpec t{"w", 0, {4}, 1};
+    t.sparse = true;
+    spec.subgraphs.push_back({"main", {t}});
+    const Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::unsupported);
+    CHECK(contains(e.what(), "tensor 'w': field sparsity"));
+  }
+  SUBCASE("external buffers: missing file, escaping paths, unknown id, bad group, past the end") {
+    ModelSpec spec;
+    spec.groups = {"missing.bin"};
+    spec.externals = {{1, 0, 0, 16, ""}};
+    spec.subgraphs.push_back({"main", {{"w", 0, {4}, 0, 1}}});
+    Error e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': external buffer file '" + (dir / "missing.bin").string() + "' (group 0) is missing"));
+
+    spec.groups = {"../outside.bin"};
+    e = error_of_model(dir, spec);
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "external_buffer_groups[0].name '../outside.bin' escapes the model folder"));
+    spec.groups = {"/etc/passwd"};
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), "'/etc/passwd' must be a relative path inside the model folder"));
+
+    test::write_file(dir / "w.bin", as_bytes(pattern(8, 0)));
+    spec.groups = {"w.bin"};
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), (dir / "w.bin").string()));
+    CHECK(contains(e.what(), "tensor 'w': external buffer 1 offset/length: bytes [0, 16) extend past the end of the file (8 bytes)"));
+
+    spec.subgraphs[0].tensors[0].external_buffer = 2;
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), "tensor 'w': field external_buffer: id 2 is not in Model.external_buffers"));
+
+    spec.subgraphs[0].tensors[0].external_buffer = 1;
+    spec.externals[0].group = 4;
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), "tensor 'w': external buffer group 4 is out of range (the model has 1 groups)"));
+
+    spec.externals[0].group = 0;
+    spec.externals.push_back({1, 0, 0, 4, ""});
+    e = error_of_model(dir, spec);
+    CHECK(contains(e.what(), "Model.external_buffers: id 1 appears twice"));
+  }
+  SUBCASE("the CLI exits with 3 on bad input") {
+    const char* exe = std::getenv("LWLOAD_EXE");
+    if (!exe) return;
+    const fs::path path = dir / "truncated.tflite";
+    test::write_file(path, std::span(good).first(1000));
+    CHECK(test::run_command(std::string(exe) + " inspect '" + path.string() + "' 2>/dev/null") == 3);
+  }
+}
