@@ -1,13 +1,563 @@
-// onnx reader: not implemented yet (placeholder so the build links).
+// The ONNX reader: one pass of the protobuf wire scanner over ModelProto → graph → initializers
+// (and the initializers of If/Loop/Scan bodies, found through node attributes), reporting where
+// every tensor's bytes lie without reading them:
+//   - raw_data inline → one piece of the .onnx file at the payload's absolute offset;
+//   - external data → one piece of the file `location` names (relative to the model's folder);
+//   - packed float_data / double_data of FLOAT, COMPLEX64, DOUBLE, COMPLEX128 → raw pieces (they
+//     are the little-endian elements already);
+//   - other typed fields (int32_data, int64_data, uint64_data, unpacked floats) → Encoding
+//     onnx_varint / onnx_fixed whose pieces are the complete protobuf fields (tags included), so
+//     decode_tensor (onnx_decode.cpp) can parse packed and unpacked runs alike at load time;
+//   - STRING tensors → dtype STRING, no pieces (not device-loadable).
+// An initializer without any data is an error unless its shape has zero elements (then it is an
+// empty tensor with no pieces): ONNX has no "uninitialised" initializer.
+#include <charconv>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "formats/format.hpp"
+#include "formats/header_reader.hpp"
+#include "formats/protobuf_onnx.hpp"
+#include "formats/protobuf_wire.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
 namespace {
-bool detect(const ModelSource&) { return false; }
-Manifest read(const ModelSource& source) {
-  fail(ErrorCode::unsupported, source.path.string(), ": the onnx reader is not implemented yet");
+
+using protobuf::Field;
+using protobuf::MessageScanner;
+using protobuf::WireType;
+namespace tf = onnx::tensor_field;
+
+constexpr int kMaxGraphDepth = 64;           // If/Loop bodies nested deeper than this are refused
+constexpr std::size_t kMaxRank = 64;         // far beyond any real tensor; bounds the dims vector
+constexpr std::size_t kMaxPieces = 1 << 20;  // per tensor; only hostile files split data this much
+constexpr std::uint64_t kMaxName = 64 * 1024;
+const std::filesystem::path kFolderModel = "model.onnx";
+
+// ONNX TensorProto.DataType → the stored dtype.
+DType dtype_from_onnx(std::int64_t code, const std::filesystem::path& file, std::string_view tensor,
+                      std::uint64_t offset) {
+  switch (code) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 3: return DType::I8;
+    case 4: return DType::U16;
+    case 5: return DType::I16;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 8: return DType::STRING;
+    case 9: return DType::BOOL;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    case 12: return DType::U32;
+    case 13: return DType::U64;
+    case 14: return DType::C64;
+    case 15: return DType::C128;
+    case 16: return DType::BF16;
+    case 17: return DType::F8_E4M3;
+    case 19: return DType::F8_E5M2;
+    case 22: return DType::I4;
+    default: break;
+  }
+  const char* unsupported = code == 18   ? "FLOAT8E4M3FNUZ"
+                            : code == 20 ? "FLOAT8E5M2FNUZ"
+                            : code == 21 ? "UINT4"
+                            : code == 23 ? "FLOAT4E2M1"
+                                         : nullptr;
+  if (unsupported)
+    fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor, "': field data_type at offset ",
+         offset, ": ONNX type ", code, " (", unsupported, ") has no lwload dtype");
+  fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': field data_type at offset ",
+       offset, ": ", code, " is not an ONNX data type");
 }
+
+// Byte ranges of the .onnx file, merged when one starts where the previous ended.
+struct Ranges {
+  std::vector<Piece> pieces;
+  std::uint64_t total = 0;
+  void add(std::uint64_t offset, std::uint64_t length) {
+    total += length;
+    if (length == 0) return;
+    if (!pieces.empty() && pieces.back().offset + pieces.back().length == offset)
+      pieces.back().length += length;
+    else
+      pieces.push_back(Piece{0, offset, length});
+  }
+};
+
+// One typed *_data field of a TensorProto (it may occur many times: packed runs or single
+// unpacked elements).
+struct TypedRecord {
+  Ranges whole;              // complete fields, tags included: what decode_tensor parses
+  Ranges payload;            // packed payloads of fixed-width fields: raw elements
+  bool unpacked = false;     // some element was written as a single tagged scalar
+  std::uint64_t first = 0;   // offset of the first occurrence (for errors)
+};
+
+// What a TensorProto says, gathered first and interpreted once its name (field 8, written after
+// dims and data_type) is known, so errors can name the tensor.
+struct TensorFields {
+  std::string where;  // position in the model, for errors before the name is known
+  std::string name;
+  bool named = false;
+  std::vector<std::int64_t> dims;
+  std::vector<std::uint64_t> dim_offsets;
+  std::optional<std::int64_t> data_type;
+  std::uint64_t data_type_offset = 0;
+  std::optional<Field> raw_data;
+  std::map<std::uint32_t, TypedRecord> typed;  // by field number
+  std::optional<std::uint64_t> string_data;    // offset of the first string_data field
+  std::vector<std::pair<std::string, std::string>> external;
+  std::uint64_t external_offset = 0;
+  std::uint64_t data_location = 0;
+  std::uint64_t data_location_offset = 0;
+  std::optional<std::uint64_t> segment;
+};
+
+std::optional<std::uint64_t> parse_decimal(std::string_view text) {
+  std::uint64_t value = 0;
+  if (text.empty()) return std::nullopt;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+class OnnxScan {
+ public:
+  OnnxScan(FileSystem& fs, std::filesystem::path file)
+      : fs_(fs), file_(std::move(file)), handle_(fs_.open(file_)),
+        reader_(std::make_unique<HeaderReader>(*handle_)) {
+    manifest_.format = "onnx";
+    manifest_.files.push_back(file_);
+  }
+
+  Manifest run() {
+    MessageScanner model(*reader_, 0, reader_->end(), "ModelProto", onnx::model_field_name);
+    bool has_graph = false;
+    while (model.next()) {
+      const Field& f = model.field();
+      namespace mf = onnx::model_field;
+      switch (f.number) {
+        case mf::ir_version:
+          model.expect(WireType::varint, "ir_version");
+          meta("ir_version", static_cast<std::int64_t>(f.value));
+          break;
+        case mf::producer_name: meta("producer_name", model.read_string("producer_name")); break;
+        case mf::producer_version:
+          meta("producer_version", model.read_string("producer_version"));
+          break;
+        case mf::domain: meta("domain", model.read_string("domain")); break;
+        case mf::model_version:
+          model.expect(WireType::varint, "model_version");
+          meta("model_version", static_cast<std::int64_t>(f.value));
+          break;
+        case mf::graph:
+          model.expect(WireType::length_delimited, "graph");
+          has_graph = true;
+          scan_graph(model.nested("graph", onnx::graph_field_name), 1);
+          break;
+        case mf::opset_import:
+          model.expect(WireType::length_delimited, "opset_import");
+          scan_opset(model.nested("opset_import", onnx::opset_field_name));
+          break;
+        case mf::metadata_props:
+          model.expect(WireType::length_delimited, "metadata_props");
+          scan_metadata_prop(model.nested("metadata_props", onnx::entry_field_name));
+          break;
+        default: break;  // doc_string, training_info, functions, ...: nothing to load
+      }
+    }
+    if (!has_graph)
+      fail(ErrorCode::bad_input, file_.string(),
+           ": ModelProto has no graph (field 7): not an ONNX model, or an empty one");
+    if (sparse_initializers_ > 0)
+      meta("sparse_initializers_not_loaded", static_cast<std::int64_t>(sparse_initializers_));
+    return std::move(manifest_);
+  }
+
+ private:
+  template <typename T>
+  void meta(std::string key, T value) {
+    manifest_.metadata.push_back(MetaEntry{std::move(key), MetaValue{std::move(value)}});
+  }
+
+  void scan_opset(MessageScanner opset) {
+    std::string domain;
+    std::int64_t version = 0;
+    while (opset.next()) {
+      if (opset.field().number == onnx::opset_field::domain) domain = opset.read_string("domain");
+      if (opset.field().number == onnx::opset_field::version) {
+        opset.expect(WireType::varint, "version");
+        version = static_cast<std::int64_t>(opset.field().value);
+      }
+    }
+    meta("opset." + (domain.empty() ? std::string("ai.onnx") : domain), version);
+  }
+
+  void scan_metadata_prop(MessageScanner entry) {
+    std::string key, value;
+    while (entry.next()) {
+      if (entry.field().number == onnx::entry_field::key) key = entry.read_string("key");
+      if (entry.field().number == onnx::entry_field::value) value = entry.read_string("value");
+    }
+    meta(std::move(key), std::move(value));
+  }
+
+  // `depth` counts graphs: the main graph is 1, an If body inside it 2, ...
+  void scan_graph(MessageScanner graph, int depth) {
+    if (depth > kMaxGraphDepth)
+      reader_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
+                       kMaxGraphDepth, " deep");
+    std::uint64_t nodes = 0, initializers = 0;
+    while (graph.next()) {
+      const std::uint32_t number = graph.field().number;
+      if (number == onnx::graph_field::node) {
+        graph.expect(WireType::length_delimited, "node");
+        scan_node(graph.nested(graph.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
+                  depth);
+      } else if (number == onnx::graph_field::initializer) {
+        graph.expect(WireType::length_delimited, "initializer");
+        scan_initializer(graph.nested(graph.context() + " initializer #" + std::to_string(initializers++),
+                                      onnx::tensor_field_name));
+      } else if (number == onnx::graph_field::sparse_initializer) {
+        ++sparse_initializers_;  // COO values + indices: not a dense tensor to place on a device
+      }
+    }
+  }
+
+  // A node's subgraphs are named in errors by the node alone ("node #2 'cond' (If) attribute
+  // 'then_branch' (subgraph depth 2)"), not by the whole path, so messages stay short however deep.
+  void scan_node(MessageScanner node, int depth) {
+    const std::string& context = node.context();
+    // "node #i", then " 'name' (op)" when those fields precede the attributes (as writers do).
+    std::string label = context.substr(context.rfind("node #"));
+    while (node.next()) {
+      const std::uint32_t number = node.field().number;
+      if (number == onnx::node_field::name) {
+        label += " '" + node.read_string("name", kMaxName) + "'";
+      } else if (number == onnx::node_field::op_type) {
+        label += " (" + node.read_string("op_type", kMaxName) + ")";
+      } else if (number == onnx::node_field::attribute) {
+        node.expect(WireType::length_delimited, "attribute");
+        scan_attribute(node.nested(label + " attribute", onnx::attribute_field_name), depth);
+      }
+    }
+  }
+
+  // Subgraph-valued attributes (If then/else_branch, Loop/Scan body) hold initializers too.
+  void scan_attribute(MessageScanner attribute, int depth) {
+    std::string name;
+    while (attribute.next()) {
+      const std::uint32_t number = attribute.field().number;
+      if (number == onnx::attribute_field::name) {
+        name = attribute.read_string("name", kMaxName);
+      } else if (number == onnx::attribute_field::g || number == onnx::attribute_field::graphs) {
+        attribute.expect(WireType::length_delimited, number == onnx::attribute_field::g ? "g" : "graphs");
+        scan_graph(attribute.nested(str(attribute.context(), " '", name, "' (subgraph depth ", depth + 1, ")"),
+                                    onnx::graph_field_name),
+                   depth + 1);
+      }
+    }
+  }
+
+  void scan_initializer(MessageScanner tensor) {
+    TensorFields t;
+    t.where = tensor.context();
+    while (tensor.next()) {
+      const Field& f = tensor.field();
+      switch (f.number) {
+        case tf::dims:
+          protobuf::for_each_varint(tensor, "dims", [&](std::uint64_t value, std::uint64_t at) {
+            if (t.dims.size() >= kMaxRank)
+              tensor.fail_field("dims", at, "more than ", kMaxRank, " dimensions");
+            t.dims.push_back(static_cast<std::int64_t>(value));
+            t.dim_offsets.push_back(at);
+          });
+          break;
+        case tf::data_type:
+          tensor.expect(WireType::varint, "data_type");
+          t.data_type = static_cast<std::int64_t>(f.value);
+          t.data_type_offset = f.tag_offset;
+          break;
+        case tf::segment: t.segment = f.tag_offset; break;
+        case tf::name:
+          t.name = tensor.read_string("name", kMaxName);
+          t.named = true;
+          break;
+        case tf::raw_data:
+          tensor.expect(WireType::length_delimited, "raw_data");
+          t.raw_data = f;  // a repeated bytes field: protobuf keeps the last
+          break;
+        case tf::string_data:
+          tensor.expect(WireType::length_delimited, "string_data");
+          if (!t.string_data) t.string_data = f.tag_offset;
+          break;
+        case tf::float_data:
+        case tf::double_data:
+        case tf::int32_data:
+        case tf::int64_data:
+        case tf::uint64_data: add_typed(tensor, t); break;
+        case tf::external_data:
+          tensor.expect(WireType::length_delimited, "external_data");
+          add_external(tensor.nested(t.where + " external_data", onnx::entry_field_name), f.tag_offset, t);
+          break;
+        case tf::data_location:
+          tensor.expect(WireType::varint, "data_location");
+          t.data_location = f.value;
+          t.data_location_offset = f.tag_offset;
+          break;
+        default: break;  // doc_string, metadata_props, ...
+      }
+    }
+    manifest_.tensors.push_back(make_tensor(t));
+  }
+
+  void add_typed(MessageScanner& tensor, TensorFields& t) {
+    const Field& f = tensor.field();
+    const std::string_view name = onnx::tensor_field_name(f.number);
+    const bool is_float = f.number == tf::float_data, is_double = f.number == tf::double_data;
+    auto [it, fresh] = t.typed.try_emplace(f.number);
+    TypedRecord& record = it->second;
+    if (fresh) record.first = f.tag_offset;
+    if (f.wire == WireType::length_delimited) {
+      if ((is_float && f.length % 4 != 0) || (is_double && f.length % 8 != 0))
+        tensor.fail_field(name, f.tag_offset, "packed length ", f.length, " is not a multiple of ",
+                          is_float ? 4 : 8);
+      record.payload.add(f.offset, f.length);
+    } else {
+      const WireType scalar = is_float ? WireType::fixed32 : is_double ? WireType::fixed64 : WireType::varint;
+      tensor.expect(scalar, name);
+      record.unpacked = true;
+    }
+    record.whole.add(f.tag_offset, f.end - f.tag_offset);
+    if (record.whole.pieces.size() > kMaxPieces || record.payload.pieces.size() > kMaxPieces)
+      tensor.fail_field(name, f.tag_offset, "split into more than ", kMaxPieces, " separate runs");
+  }
+
+  void add_external(MessageScanner entry, std::uint64_t offset, TensorFields& t) {
+    if (t.external.empty()) t.external_offset = offset;
+    if (t.external.size() >= 16)
+      entry.fail_field("external_data", t.external_offset, "more than 16 entries");
+    std::string key, value;
+    while (entry.next()) {
+      if (entry.field().number == onnx::entry_field::key) key = entry.read_string("key", 4096);
+      if (entry.field().number == onnx::entry_field::value) value = entry.read_string("value", 4096);
+    }
+    t.external.emplace_back(std::move(key), std::move(value));
+  }
+
+  template <typename... Parts>
+  [[noreturn]] void fail_tensor(ErrorCode code, const TensorFields& t, std::string_view field,
+                                std::uint64_t offset, const Parts&... detail) const {
+    fail(code, file_.string(), ": tensor '", t.name, "': field ", field, " at offset ", offset, ": ",
+         detail...);
+  }
+
+  TensorInfo make_tensor(TensorFields& t) {
+    if (!t.named || t.name.empty())
+      fail(ErrorCode::bad_input, file_.string(), ": ", t.where, ": initializer has no name (field 8)");
+    if (t.segment)
+      fail_tensor(ErrorCode::unsupported, t, "segment", *t.segment,
+                  "segmented tensors (data split across TensorProtos) are not supported");
+    if (!t.data_type)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': no data_type (field 2)");
+    for (std::size_t i = 0; i < t.dims.size(); ++i)
+      if (t.dims[i] < 0)
+        fail_tensor(ErrorCode::bad_input, t, "dims", t.dim_offsets[i], "dimension ", i, " is negative (",
+                    t.dims[i], ")");
+
+    TensorInfo info;
+    info.name = t.name;
+    info.dtype = dtype_from_onnx(*t.data_type, file_, t.name, t.data_type_offset);
+    info.shape = t.dims;
+
+    // Exactly one place may hold the data.
+    if (t.data_location > onnx::kDataLocationExternal)
+      fail_tensor(ErrorCode::bad_input, t, "data_location", t.data_location_offset, "value ",
+                  t.data_location, " is neither DEFAULT (0) nor EXTERNAL (1)");
+    const bool external = t.data_location == onnx::kDataLocationExternal;
+    if (external && t.external.empty())
+      fail_tensor(ErrorCode::bad_input, t, "data_location", t.data_location_offset,
+                  "EXTERNAL but there is no external_data (field 13)");
+    if (!external && !t.external.empty())
+      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset,
+                  "present but data_location is not EXTERNAL (1)");
+    std::vector<std::string_view> sources;
+    if (t.raw_data) sources.push_back("raw_data");
+    if (external) sources.push_back("external_data");
+    if (t.string_data) sources.push_back("string_data");
+    for (const auto& [number, record] : t.typed) sources.push_back(onnx::tensor_field_name(number));
+    if (sources.size() > 1)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': data is stored in both ",
+           sources[0], " and ", sources[1], " (ONNX allows one)");
+
+    if (info.dtype == DType::STRING) {
+      // Variable-length strings: reported so the model's tensors are complete, never loaded.
+      if (!sources.empty() && !t.string_data)
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': a STRING tensor stores ",
+             sources[0], " (ONNX keeps strings in string_data)");
+      if (!element_count(info.shape))
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name,
+             "': shape's element count overflows 64 bits");
+      return info;
+    }
+    info.bytes = tensor_bytes(file_, t.name, info.dtype, info.shape);
+
+    if (sources.empty()) {
+      if (info.bytes == 0) return info;  // an empty tensor needs no data
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': ", info.bytes,
+           " bytes of ", dtype_name(info.dtype),
+           " but no data (no raw_data, typed *_data field or external_data)");
+    }
+    if (t.string_data)
+      fail_tensor(ErrorCode::bad_input, t, "string_data", *t.string_data,
+                  "holds strings but data_type is ", dtype_name(info.dtype));
+    if (t.raw_data) {
+      check_tensor_length(file_, t.name, info.dtype, info.shape, t.raw_data->length);
+      if (t.raw_data->length > 0) info.pieces.push_back(Piece{0, t.raw_data->offset, t.raw_data->length});
+    } else if (external) {
+      place_external(t, info);
+    } else {
+      place_typed(t, info);
+    }
+    return info;
+  }
+
+  void place_typed(TensorFields& t, TensorInfo& info) {
+    auto& [number, record] = *t.typed.begin();
+    const std::string_view field = onnx::tensor_field_name(number);
+    const auto expected = onnx::typed_field_for(info.dtype);
+    if (!expected || expected->number != number) {
+      if (!expected)
+        fail_tensor(ErrorCode::unsupported, t, field, record.first, dtype_name(info.dtype),
+                    " tensors stored in typed fields are not supported (use raw_data)");
+      fail_tensor(ErrorCode::bad_input, t, field, record.first, "cannot hold ", dtype_name(info.dtype),
+                  " (ONNX stores it in ", onnx::tensor_field_name(expected->number), ")");
+    }
+    if (expected->wire != onnx::TypedWire::varint && !record.unpacked) {
+      // Packed floats/doubles are the tensor's little-endian bytes already.
+      check_tensor_length(file_, t.name, info.dtype, info.shape, record.payload.total);
+      info.pieces = std::move(record.payload.pieces);
+      return;
+    }
+    info.encoding = expected->wire == onnx::TypedWire::varint ? Encoding::onnx_varint : Encoding::onnx_fixed;
+    info.pieces = std::move(record.whole.pieces);  // element count is checked by decode_tensor
+  }
+
+  void place_external(const TensorFields& t, TensorInfo& info) {
+    std::optional<std::string> location;
+    std::optional<std::uint64_t> offset, length;
+    for (const auto& [key, value] : t.external) {
+      auto number = [&](std::optional<std::uint64_t>& out) {
+        if (out) fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key '", key, "' appears twice");
+        out = parse_decimal(value);
+        if (!out)
+          fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, key, " '", value,
+                      "' is not a decimal byte count");
+      };
+      if (key == "location") {
+        if (location) fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key 'location' appears twice");
+        location = value;
+      } else if (key == "offset") {
+        number(offset);
+      } else if (key == "length") {
+        number(length);
+      } else if (key != "checksum") {  // a SHA-1 lwload does not verify
+        fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "unknown key '", key,
+                    "' (expected location, offset, length or checksum)");
+      }
+    }
+    if (!location)
+      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "no 'location' key");
+    const std::filesystem::path path = resolve_inside(
+        file_.parent_path(), *location, file_, str("tensor '", t.name, "': external_data location"));
+    if (!fs_.exists(path) || fs_.is_directory(path))
+      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "external data file ",
+                  path.string(), " (location '", *location, "') does not exist");
+    const std::uint64_t data_offset = offset.value_or(0);
+    const std::uint64_t data_length = length.value_or(info.bytes);
+    check_extent(path, str("tensor '", t.name, "' external data (from ", file_.string(), ")"),
+                 data_offset, data_length, external_size(path));
+    check_tensor_length(file_, t.name, info.dtype, info.shape, data_length);
+    const std::uint32_t index = file_index(manifest_, path);
+    if (data_length > 0) info.pieces.push_back(Piece{index, data_offset, data_length});
+  }
+
+  std::uint64_t external_size(const std::filesystem::path& path) {
+    const auto it = sizes_.find(path);
+    if (it != sizes_.end()) return it->second;
+    const std::uint64_t size = fs_.open(path)->size();
+    sizes_.emplace(path, size);
+    return size;
+  }
+
+  FileSystem& fs_;
+  std::filesystem::path file_;
+  std::unique_ptr<RandomAccessFile> handle_;
+  std::unique_ptr<HeaderReader> reader_;  // on the heap: it holds a 64 KiB buffer
+  Manifest manifest_;
+  std::map<std::filesystem::path, std::uint64_t> sizes_;
+  std::uint64_t sparse_initializers_ = 0;
+};
+
+// ONNX has no magic number. A file is taken for ONNX when its first bytes parse as ModelProto
+// fields with the right wire types (onnx.save writes ir_version, tag 0x08, first). The .onnx
+// extension breaks ties: with it one valid field is enough, without it the file must start with
+// a plausible ir_version followed by another valid field.
+bool looks_like_model_proto(std::span<const std::byte> head, bool onnx_extension) {
+  std::size_t pos = 0;
+  auto varint = [&](std::uint64_t& out) {
+    out = 0;
+    for (int shift = 0; shift < 64 && pos < head.size(); shift += 7) {
+      const auto byte = static_cast<std::uint8_t>(head[pos++]);
+      out |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;  // ran off the head (or too long): stop judging here
+  };
+  int fields = 0;
+  bool ir_version_first = false;
+  while (pos < head.size()) {
+    std::uint64_t tag = 0;
+    if (!varint(tag)) break;
+    const std::uint64_t number = tag >> 3, wire = tag & 7;
+    const bool is_varint_field = number == 1 || number == 5;
+    const bool is_message_field = (number >= 2 && number <= 4) || (number >= 6 && number <= 8) ||
+                                  number == 14 || number == 20 || number == 25;
+    if (is_varint_field ? wire != 0 : !(is_message_field && wire == 2)) return false;
+    std::uint64_t value = 0;
+    if (!varint(value)) break;
+    if (number == 1) {
+      if (value == 0 || value > 100) return false;
+      if (fields == 0) ir_version_first = true;
+    }
+    ++fields;
+    if (wire == 2) {
+      if (value >= head.size() - pos) break;  // payload continues past the head
+      pos += static_cast<std::size_t>(value);
+    }
+  }
+  if (fields == 0) return false;
+  return onnx_extension || (ir_version_first && fields >= 2);
+}
+
+bool detect(const ModelSource& source) {
+  if (source.is_directory) {
+    const auto file = source.path / kFolderModel;
+    return source.fs.exists(file) && !source.fs.is_directory(file);
+  }
+  return looks_like_model_proto(source.head, source.path.extension() == ".onnx");
+}
+
+Manifest read(const ModelSource& source) {
+  return OnnxScan(source.fs, source.is_directory ? source.path / kFolderModel : source.path).run();
+}
+
 }  // namespace
 
 const FormatReader onnx_reader{"onnx", detect, read};

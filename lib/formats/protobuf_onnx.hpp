@@ -1,0 +1,154 @@
+// ONNX's protobuf vocabulary (onnx/onnx.proto): the field numbers the ONNX reader walks and which
+// TensorProto typed field carries which element type. Shared by the reader (onnx.cpp), which
+// records where typed fields lie, and the decoder (onnx_decode.cpp), which converts them at load
+// time, so both agree on one table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "lwload/dtype.hpp"
+
+namespace lwload::formats::onnx {
+
+namespace model_field {
+inline constexpr std::uint32_t ir_version = 1, producer_name = 2, producer_version = 3, domain = 4,
+                               model_version = 5, doc_string = 6, graph = 7, opset_import = 8,
+                               metadata_props = 14;
+}
+namespace opset_field {  // OperatorSetIdProto
+inline constexpr std::uint32_t domain = 1, version = 2;
+}
+namespace entry_field {  // StringStringEntryProto
+inline constexpr std::uint32_t key = 1, value = 2;
+}
+namespace graph_field {
+inline constexpr std::uint32_t node = 1, name = 2, initializer = 5, sparse_initializer = 15;
+}
+namespace node_field {
+inline constexpr std::uint32_t name = 3, op_type = 4, attribute = 5;
+}
+namespace attribute_field {
+inline constexpr std::uint32_t name = 1, g = 6, graphs = 11;
+}
+namespace tensor_field {
+inline constexpr std::uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5,
+                               string_data = 6, int64_data = 7, name = 8, raw_data = 9,
+                               double_data = 10, uint64_data = 11, doc_string = 12,
+                               external_data = 13, data_location = 14;
+}
+
+inline constexpr std::uint64_t kDataLocationExternal = 1;
+
+// Field names for error messages ("" for numbers lwload does not read).
+inline std::string_view tensor_field_name(std::uint32_t number) noexcept {
+  switch (number) {
+    case tensor_field::dims: return "dims";
+    case tensor_field::data_type: return "data_type";
+    case tensor_field::segment: return "segment";
+    case tensor_field::float_data: return "float_data";
+    case tensor_field::int32_data: return "int32_data";
+    case tensor_field::string_data: return "string_data";
+    case tensor_field::int64_data: return "int64_data";
+    case tensor_field::name: return "name";
+    case tensor_field::raw_data: return "raw_data";
+    case tensor_field::double_data: return "double_data";
+    case tensor_field::uint64_data: return "uint64_data";
+    case tensor_field::doc_string: return "doc_string";
+    case tensor_field::external_data: return "external_data";
+    case tensor_field::data_location: return "data_location";
+    default: return "";
+  }
+}
+
+inline std::string_view model_field_name(std::uint32_t number) noexcept {
+  switch (number) {
+    case model_field::ir_version: return "ir_version";
+    case model_field::producer_name: return "producer_name";
+    case model_field::producer_version: return "producer_version";
+    case model_field::domain: return "domain";
+    case model_field::model_version: return "model_version";
+    case model_field::doc_string: return "doc_string";
+    case model_field::graph: return "graph";
+    case model_field::opset_import: return "opset_import";
+    case model_field::metadata_props: return "metadata_props";
+    default: return "";
+  }
+}
+
+inline std::string_view graph_field_name(std::uint32_t number) noexcept {
+  switch (number) {
+    case graph_field::node: return "node";
+    case graph_field::name: return "name";
+    case graph_field::initializer: return "initializer";
+    case graph_field::sparse_initializer: return "sparse_initializer";
+    default: return "";
+  }
+}
+
+inline std::string_view node_field_name(std::uint32_t number) noexcept {
+  switch (number) {
+    case node_field::name: return "name";
+    case node_field::op_type: return "op_type";
+    case node_field::attribute: return "attribute";
+    default: return "";
+  }
+}
+
+inline std::string_view attribute_field_name(std::uint32_t number) noexcept {
+  switch (number) {
+    case attribute_field::name: return "name";
+    case attribute_field::g: return "g";
+    case attribute_field::graphs: return "graphs";
+    default: return "";
+  }
+}
+
+// StringStringEntryProto and OperatorSetIdProto share numbers 1 and 2.
+inline std::string_view entry_field_name(std::uint32_t number) noexcept {
+  return number == entry_field::key ? "key" : number == entry_field::value ? "value" : "";
+}
+inline std::string_view opset_field_name(std::uint32_t number) noexcept {
+  return number == opset_field::domain ? "domain" : number == opset_field::version ? "version" : "";
+}
+
+// How a typed field stores one element on the wire.
+enum class TypedWire : std::uint8_t {
+  varint,   // int32_data / int64_data / uint64_data: one varint per element, truncated to the dtype
+  fixed32,  // float_data: little-endian 4-byte floats (COMPLEX64: real, imaginary pairs)
+  fixed64,  // double_data: little-endian 8-byte doubles (COMPLEX128: pairs)
+};
+
+struct TypedField {
+  std::uint32_t number;
+  TypedWire wire;
+};
+
+// The typed field ONNX uses for tensors of `dtype` (onnx.proto's comments on each field), or
+// nullopt when the dtype has no typed field lwload decodes (STRING uses string_data, never
+// loaded; INT4 packs two elements per int32 and is only read from raw_data).
+inline std::optional<TypedField> typed_field_for(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::F32:
+    case DType::C64: return TypedField{tensor_field::float_data, TypedWire::fixed32};
+    case DType::F64:
+    case DType::C128: return TypedField{tensor_field::double_data, TypedWire::fixed64};
+    case DType::I32:
+    case DType::I16:
+    case DType::I8:
+    case DType::U16:
+    case DType::U8:
+    case DType::BOOL:
+    case DType::F16:
+    case DType::BF16:
+    case DType::F8_E4M3:
+    case DType::F8_E5M2: return TypedField{tensor_field::int32_data, TypedWire::varint};
+    case DType::I64: return TypedField{tensor_field::int64_data, TypedWire::varint};
+    case DType::U64:
+    case DType::U32: return TypedField{tensor_field::uint64_data, TypedWire::varint};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace lwload::formats::onnx
