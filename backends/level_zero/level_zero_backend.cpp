@@ -1,14 +1,34 @@
-// level_zero backend: placeholder until its issue lands.
+// The level_zero backend: Intel GPUs and NPUs through the Level Zero loader. Discovery lives in
+// ze_discovery, placements in ze_device; this file only adapts them to lwload::Backend.
 #include "backends/builtin.hpp"
+#include "backends/level_zero/ze_device.hpp"
+#include "backends/level_zero/ze_discovery.hpp"
+#include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
-class Placeholder final : public Backend {
+
+class LevelZeroBackend final : public Backend {
  public:
   std::string_view name() const noexcept override { return "level_zero"; }
-  std::vector<DeviceInfo> devices() override { return {}; }
-  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return nullptr; }
+
+  std::vector<DeviceInfo> devices() override {
+    std::vector<DeviceInfo> out;
+    for (auto& found : ze::discover()) out.push_back(std::move(found.info));
+    return out;
+  }
+
+  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
+    const auto found = ze::discover();
+    if (index >= found.size())
+      fail(ErrorCode::usage, "level_zero:", index, ": no such device (", found.size(), " Level Zero device",
+           found.size() == 1 ? "" : "s", " present)");
+    return ze::open_device(found[index], overrides);
+  }
 };
+
 }  // namespace
-std::shared_ptr<Backend> make_level_zero_backend() { return std::make_shared<Placeholder>(); }
+
+std::shared_ptr<Backend> make_level_zero_backend() { return std::make_shared<LevelZeroBackend>(); }
+
 }  // namespace lwload

@@ -1,0 +1,130 @@
+// Allocation, import and release of Level Zero memory (see ze_buffers.hpp).
+#include "backends/level_zero/ze_buffers.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "backends/level_zero/ze_check.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload::ze {
+namespace {
+
+constexpr std::size_t kDeviceAlignment = 64;
+
+std::uint64_t page_bytes() { return static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)); }
+
+// Level Zero rejects zero-byte allocations; an empty tensor still gets a (1-byte) buffer.
+std::size_t alloc_size(std::uint64_t bytes) { return bytes == 0 ? 1 : static_cast<std::size_t>(bytes); }
+
+// Device pointers need not point at host objects, so offsets are applied as integers.
+void* offset_ptr(void* base, std::uint64_t offset) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) + offset);
+}
+
+}  // namespace
+
+std::unique_ptr<ZeBuffer> ZeBuffer::allocate_device(std::shared_ptr<Session> session, std::uint64_t bytes) {
+  const ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  void* ptr = nullptr;
+  check(zeMemAllocDevice(session->context(), &desc, alloc_size(bytes), kDeviceAlignment, session->device(), &ptr),
+        session->label(), "zeMemAllocDevice", str(bytes, " bytes"));
+  return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::device_local, ptr, bytes, false));
+}
+
+std::unique_ptr<ZeBuffer> ZeBuffer::allocate_host(std::shared_ptr<Session> session, std::uint64_t bytes) {
+  const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  void* ptr = nullptr;
+  check(zeMemAllocHost(session->context(), &desc, alloc_size(bytes), page_bytes(), &ptr), session->label(),
+        "zeMemAllocHost", str(bytes, " bytes, host-visible"));
+  return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::host_visible, ptr, bytes, true));
+}
+
+std::unique_ptr<ZeBuffer> ZeBuffer::import(std::shared_ptr<Session> session, std::span<const std::byte> range) {
+  const auto address = reinterpret_cast<std::uintptr_t>(range.data());
+  const std::uint64_t page = page_bytes();
+  if (range.empty()) fail(ErrorCode::usage, session->label(), ": cannot import an empty host range");
+  if (address % page != 0)
+    fail(ErrorCode::usage, session->label(), ": host range at 0x", std::hex, address, std::dec, " (", range.size(),
+         " bytes) is not aligned to the import alignment of ", page, " bytes");
+  // Mapped files cover whole pages, so the rounded range stays inside the caller's mapping.
+  const std::uint64_t rounded = (range.size() + page - 1) / page * page;
+  void* ptr = const_cast<std::byte*>(range.data());
+  const std::string what = str(range.size(), " bytes at 0x", std::hex, address);
+  if (session->import_path() == ImportPath::zex) {
+    check(session->import_fn()(session->driver(), ptr, rounded), session->label(), kImportExternalPointerName, what);
+    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::zex_import, ptr, range.size(), true));
+  }
+  if (session->import_path() == ImportPath::memmap) {
+    ExternalMemmapSysmemExtDesc ext;
+    ext.pSystemMemory = ptr;
+    ext.size = rounded;
+    // Mapped model files are read-only: without this flag the driver refuses the pages.
+    const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &ext, kHostMemAllocFlagMemReadOnly};
+    void* mapped = nullptr;
+    check(zeMemAllocHost(session->context(), &desc, rounded, page, &mapped), session->label(),
+          "zeMemAllocHost(external_memmap_sysmem)", what);
+    if (mapped != ptr) {
+      zeMemFree(session->context(), mapped);
+      fail(ErrorCode::device, session->label(), ": external_memmap_sysmem mapped ", what, " at a different address");
+    }
+    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::memmap_import, ptr, range.size(), true));
+  }
+  return nullptr;
+}
+
+ZeBuffer::~ZeBuffer() {
+  switch (kind_) {
+    case Kind::device_local:
+    case Kind::host_visible:
+    case Kind::memmap_import: zeMemFree(session_->context(), ptr_); break;
+    case Kind::zex_import: session_->release_fn()(session_->driver(), ptr_); break;
+    case Kind::view: break;
+  }
+}
+
+std::string_view ZeBuffer::mechanism() const noexcept {
+  switch (kind_) {
+    case Kind::device_local: return "allocated";
+    case Kind::host_visible: return "host_visible";
+    case Kind::zex_import: return "ze_import";
+    case Kind::memmap_import: return "ze_memmap";
+    case Kind::view: return "view";
+  }
+  return "unknown";
+}
+
+std::span<std::byte> ZeBuffer::begin_host_write() {
+  if (kind_ != Kind::host_visible) return {};
+  return {static_cast<std::byte*>(ptr_), static_cast<std::size_t>(size_)};
+}
+
+void ZeBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
+  if (offset > size_ || dst.size() > size_ - offset)
+    fail(ErrorCode::usage, session_->label(), ": read_back of ", dst.size(), " bytes at offset ", offset,
+         " exceeds the buffer's ", size_, " bytes");
+  const void* src = offset_ptr(ptr_, offset);
+  if (host_accessible_) {
+    if (!dst.empty()) std::memcpy(dst.data(), src, dst.size());
+  } else {
+    session_->copy_now(dst.data(), src, dst.size());
+  }
+}
+
+std::unique_ptr<DeviceBuffer> ZeBuffer::view(std::uint64_t offset, std::uint64_t size) {
+  if (offset > size_ || size > size_ - offset) return nullptr;
+  return std::unique_ptr<DeviceBuffer>(
+      new ZeBuffer(session_, Kind::view, offset_ptr(ptr_, offset), size, host_accessible_));
+}
+
+ZeStaging::ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes)
+    : session_(std::move(session)), size_(static_cast<std::size_t>(bytes)) {
+  const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  check(zeMemAllocHost(session_->context(), &desc, alloc_size(bytes), page_bytes(), &ptr_), session_->label(),
+        "zeMemAllocHost", str(bytes, " bytes, staging"));
+}
+
+ZeStaging::~ZeStaging() { zeMemFree(session_->context(), ptr_); }
+
+}  // namespace lwload::ze

@@ -1,0 +1,66 @@
+// Level Zero memory as lwload buffers: device allocations, host allocations (direct placement),
+// imported host pages (zero-copy, by either import path), views, and pinned staging slots.
+// Each buffer releases exactly what it acquired, in its destructor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "backends/level_zero/ze_session.hpp"
+#include "lwload/backend.hpp"
+
+namespace lwload::ze {
+
+class ZeBuffer final : public DeviceBuffer {
+ public:
+  enum class Kind {
+    device_local,   // zeMemAllocDevice; only the driver can read it
+    host_visible,   // zeMemAllocHost; the loader reads the file straight into it
+    zex_import,     // file pages registered by zexDriverImportExternalPointer
+    memmap_import,  // file pages mapped by zeMemAllocHost + ze_external_memmap_sysmem_ext_desc_t
+    view,           // a range of another buffer; owns nothing
+  };
+
+  static std::unique_ptr<ZeBuffer> allocate_device(std::shared_ptr<Session> session, std::uint64_t bytes);
+  static std::unique_ptr<ZeBuffer> allocate_host(std::shared_ptr<Session> session, std::uint64_t bytes);
+  // `range` must start on a page; the import covers it rounded up to whole pages.
+  static std::unique_ptr<ZeBuffer> import(std::shared_ptr<Session> session, std::span<const std::byte> range);
+
+  ~ZeBuffer() override;
+  ZeBuffer(const ZeBuffer&) = delete;
+  ZeBuffer& operator=(const ZeBuffer&) = delete;
+
+  std::uint64_t size() const noexcept override { return size_; }
+  NativeHandle native() const noexcept override { return {"ze_ptr", ptr_}; }
+  std::string_view mechanism() const noexcept override;
+  std::span<std::byte> begin_host_write() override;
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
+
+ private:
+  ZeBuffer(std::shared_ptr<Session> session, Kind kind, void* ptr, std::uint64_t size, bool host_accessible)
+      : session_(std::move(session)), kind_(kind), ptr_(ptr), size_(size), host_accessible_(host_accessible) {}
+
+  std::shared_ptr<Session> session_;
+  Kind kind_;
+  void* ptr_;
+  std::uint64_t size_;
+  bool host_accessible_;  // the CPU may dereference ptr_ (everything but device-local memory)
+};
+
+class ZeStaging final : public StagingBuffer {
+ public:
+  ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes);  // pinned zeMemAllocHost
+  ~ZeStaging() override;
+  ZeStaging(const ZeStaging&) = delete;
+  ZeStaging& operator=(const ZeStaging&) = delete;
+  std::span<std::byte> bytes() noexcept override { return {static_cast<std::byte*>(ptr_), size_}; }
+
+ private:
+  std::shared_ptr<Session> session_;
+  void* ptr_ = nullptr;
+  std::size_t size_;
+};
+
+}  // namespace lwload::ze

@@ -1,0 +1,81 @@
+// The Level Zero Device: which memory each placement gets, and bounds checks before the driver
+// sees a pointer. Driver failures become lwload errors naming the device, the call and the size.
+#include "backends/level_zero/ze_device.hpp"
+
+#include "backends/level_zero/ze_buffers.hpp"
+#include "backends/level_zero/ze_session.hpp"
+#include "backends/level_zero/ze_transfer_queue.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload::ze {
+namespace {
+
+// Copies in flight at once; more than a staging ring has slots, so the ring is the real limit.
+constexpr std::uint32_t kMaxInFlight = 64;
+
+void* offset_ptr(void* base, std::uint64_t offset) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) + offset);
+}
+
+class ZeDevice final : public Device {
+ public:
+  ZeDevice(DeviceInfo info, std::shared_ptr<Session> session)
+      : info_(std::move(info)), session_(session), queue_(std::move(session), kMaxInFlight) {}
+
+  const DeviceInfo& info() const noexcept override { return info_; }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+    if (bytes > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, session_->label(), ": allocation of ", bytes,
+           " bytes exceeds the device's maximum allocation of ", info_.caps.max_alloc, " bytes");
+    if (place == MemoryPlace::host_visible) return ZeBuffer::allocate_host(session_, bytes);
+    return ZeBuffer::allocate_device(session_, bytes);
+  }
+
+  std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> range) override {
+    if (!info_.caps.import_host_ptr || info_.memory != MemoryModel::unified) return nullptr;
+    if (range.size() > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, session_->label(), ": import of ", range.size(),
+           " bytes exceeds the device's maximum allocation of ", info_.caps.max_alloc, " bytes");
+    return ZeBuffer::import(session_, range);
+  }
+
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    return std::make_unique<ZeStaging>(session_, bytes);
+  }
+
+  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+              std::uint64_t bytes, TransferDone done) override {
+    const auto src = staging.bytes();
+    const NativeHandle target = dst.native();
+    if (target.type != "ze_ptr")
+      fail(ErrorCode::usage, session_->label(), ": upload target is a '", target.type, "' buffer, not a Level Zero one");
+    if (src_offset > src.size() || bytes > src.size() - src_offset)
+      fail(ErrorCode::usage, session_->label(), ": upload of ", bytes, " bytes at staging offset ", src_offset,
+           " exceeds the ", src.size(), "-byte staging buffer");
+    if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
+      fail(ErrorCode::usage, session_->label(), ": upload of ", bytes, " bytes at offset ", dst_offset,
+           " exceeds the ", dst.size(), "-byte destination buffer");
+    if (bytes == 0) {
+      done(nullptr);
+      return;
+    }
+    queue_.submit(offset_ptr(target.handle, dst_offset), src.data() + src_offset, static_cast<std::size_t>(bytes),
+                  std::move(done));
+  }
+
+  void finish() override { queue_.wait_idle(); }
+
+ private:
+  DeviceInfo info_;
+  std::shared_ptr<Session> session_;
+  TransferQueue queue_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> open_device(const DiscoveredDevice& found, const DeviceOverrides& overrides) {
+  return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::open(found));
+}
+
+}  // namespace lwload::ze

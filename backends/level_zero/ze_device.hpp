@@ -1,0 +1,14 @@
+// lwload::Device for one Level Zero device: placements map onto zeMemAllocDevice (staged),
+// zeMemAllocHost (direct) and host-pointer import (zero-copy); uploads go through TransferQueue.
+#pragma once
+
+#include <memory>
+
+#include "backends/level_zero/ze_discovery.hpp"
+#include "lwload/backend.hpp"
+
+namespace lwload::ze {
+
+std::unique_ptr<Device> open_device(const DiscoveredDevice& found, const DeviceOverrides& overrides);
+
+}  // namespace lwload::ze

@@ -1,0 +1,52 @@
+// One opened Level Zero device: its context and the synchronous copy list used for read-back.
+// Shared (shared_ptr) by the Device and by every buffer it made, so buffers may outlive the
+// Device object and the context is destroyed only after the last of them is freed.
+#pragma once
+
+#include <level_zero/ze_api.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backends/level_zero/ze_discovery.hpp"
+#include "backends/level_zero/ze_extensions.hpp"
+
+namespace lwload::ze {
+
+class Session {
+ public:
+  // Creates the context and read-back list; throws Error(device) naming the failing call.
+  static std::shared_ptr<Session> open(const DiscoveredDevice& found);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  ze_driver_handle_t driver() const noexcept { return driver_; }
+  ze_device_handle_t device() const noexcept { return device_; }
+  ze_context_handle_t context() const noexcept { return context_; }
+  std::uint32_t copy_ordinal() const noexcept { return copy_ordinal_; }
+  ImportPath import_path() const noexcept { return import_; }
+  ImportExternalPointerFn import_fn() const noexcept { return import_fn_; }
+  ReleaseImportedPointerFn release_fn() const noexcept { return release_fn_; }
+  // "level_zero:0 (device name)", the prefix of every error message.
+  const std::string& label() const noexcept { return label_; }
+
+  // Blocking copy between any two USM or host pointers (read-back for --verify).
+  void copy_now(void* dst, const void* src, std::size_t bytes);
+
+ private:
+  Session() = default;
+  ze_driver_handle_t driver_ = nullptr;
+  ze_device_handle_t device_ = nullptr;
+  ze_context_handle_t context_ = nullptr;
+  ze_command_list_handle_t sync_list_ = nullptr;
+  std::mutex sync_mutex_;
+  std::uint32_t copy_ordinal_ = 0;
+  ImportPath import_ = ImportPath::none;
+  ImportExternalPointerFn import_fn_ = nullptr;
+  ReleaseImportedPointerFn release_fn_ = nullptr;
+  std::string label_;
+};
+
+}  // namespace lwload::ze

@@ -1,0 +1,436 @@
+// Level Zero backend tests, run through the REAL Level Zero loader against the simulated driver
+// in tests/ze_sim (a test double; there is no Intel hardware in CI).
+//
+// The loader reads ZE_ENABLE_ALT_DRIVERS once per process, so every simulated configuration runs
+// in its own child process: the parent test cases below re-run this executable with the driver's
+// environment and `--no-skip -tc=<child case>`; the child cases (marked skip, so a plain run does
+// not execute them) do the real work and print a marker the parent checks for.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "lwload/backend.hpp"
+#include "lwload/error.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/manifest.hpp"
+#include "lwload/plan.hpp"
+#include "synth/synth.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace lwload;
+
+namespace {
+
+fs::path self_exe() { return fs::read_symlink("/proc/self/exe"); }
+fs::path sim_library() { return self_exe().parent_path() / "ze_sim" / "libze_sim.so"; }
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : fallback;
+}
+std::string sim_mode() { return env_or("LWLOAD_ZE_SIM", ""); }
+
+// ---- parent side: run a child case under one simulated configuration ----
+
+struct ChildResult {
+  int status = -1;
+  std::string output;
+};
+
+ChildResult run_child(const std::string& mode, const std::string& test_case, const std::string& extra_env = {}) {
+  ChildResult r;
+  const std::string command = "env ZE_ENABLE_ALT_DRIVERS='" + sim_library().string() + "' LWLOAD_ZE_SIM=" + mode + " " +
+                              extra_env + " '" + self_exe().string() + "' --no-skip --no-colors -tc='" + test_case +
+                              "' 2>&1";
+  r.status = test::run_command(command, &r.output);
+  return r;
+}
+
+void expect_child(const std::string& mode, const std::string& test_case, const std::string& extra_env = {}) {
+  INFO("mode " << mode << ", child '" << test_case << "' " << extra_env);
+  const ChildResult r = run_child(mode, test_case, extra_env);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("ZE-CHILD-OK " + test_case) != std::string::npos);
+}
+
+bool have_sim() {
+  if (fs::exists(sim_library())) return true;
+  MESSAGE("simulated Level Zero driver not built (no libze-dev): skipping");
+  return false;
+}
+
+// ---- child side helpers ----
+
+void child_ok(const std::string& name) { std::cout << "ZE-CHILD-OK " << name << std::endl; }
+
+// Objects the simulated driver still holds (contexts, lists, events, allocations, imports).
+long long sim_live_objects() {
+  void* lib = dlopen(sim_library().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE_MESSAGE(lib != nullptr, "the simulated driver is not loaded in this process");
+  auto live = reinterpret_cast<long long (*)()>(dlsym(lib, "lwload_ze_sim_live_objects"));
+  auto describe = reinterpret_cast<void (*)(char*, unsigned long)>(dlsym(lib, "lwload_ze_sim_describe"));
+  const bool hooks_found = live != nullptr && describe != nullptr;
+  REQUIRE(hooks_found);
+  char text[256] = {};
+  describe(text, sizeof text);
+  MESSAGE("simulated driver: " << text);
+  const long long n = live();
+  dlclose(lib);
+  return n;
+}
+
+fs::path write_synth(const test::TempDir& dir, std::uint64_t bytes, std::uint32_t tensors, std::uint64_t alignment,
+                     const std::string& format = "safetensors") {
+  synth::SynthSpec spec;
+  spec.format = format;
+  spec.total_bytes = bytes;
+  spec.tensor_count = tensors;
+  spec.alignment = alignment;
+  spec.seed = 7;
+  const fs::path path = dir / ("model." + format);
+  synth::write_model(path, spec);
+  return path;
+}
+
+// How a default load places tensors on this simulated device (LWLOAD_ZE_SIM_IMPORT overrides the
+// mode's import path).
+std::string expected_mechanism(const std::string& mode) {
+  const std::string import = env_or("LWLOAD_ZE_SIM_IMPORT", "");
+  if (mode == "dgpu") return "allocated";
+  if (import == "zex") return "ze_import";
+  if (import == "memmap") return "ze_memmap";
+  if (import == "none") return "host_visible";
+  if (mode == "igpu-import") return "ze_import";
+  if (mode == "npu") return "ze_memmap";
+  if (mode == "igpu") return "host_visible";
+  return "allocated";
+}
+
+// Loads, verifies and checks each tensor went where this device should put it.
+void load_and_verify(const fs::path& model, const PlanOptions& plan_options, const std::string& mechanism) {
+  const Manifest manifest = open_manifest(model);
+  auto device = open_device("level_zero:0");
+  REQUIRE(device != nullptr);
+  LoadOptions options;
+  options.plan = plan_options;
+  options.io = IoEngine::pread;
+  std::size_t ready = 0;
+  options.on_tensor_ready = [&](const TensorHandle&) { ++ready; };
+  {
+    Weights weights = load(manifest, *device, options);
+    CHECK(ready == manifest.tensors.size());
+    for (const TensorHandle& t : weights.tensors()) {
+      INFO("tensor " << t.info->name << " placement " << placement_name(t.placement));
+      CHECK(t.mechanism == mechanism);
+      CHECK(t.native.type == "ze_ptr");
+    }
+    const VerifyReport report = verify(weights);
+    CHECK(report.tensors == manifest.tensors.size());
+    CHECK(report.bytes == manifest.total_bytes());
+  }
+  device.reset();
+  CHECK(sim_live_objects() == 0);
+}
+
+}  // namespace
+
+// ============================ child cases (run by the parent) ============================
+
+TEST_CASE("ze child: discovery" * doctest::skip()) {
+  const std::string mode = sim_mode();
+  std::vector<DeviceInfo> ze;
+  for (const auto& d : list_devices())
+    if (d.backend == "level_zero") ze.push_back(d);
+  if (mode == "none") {
+    CHECK(ze.empty());
+    child_ok("ze child: discovery");
+    return;
+  }
+  REQUIRE(ze.size() == 1);
+  const DeviceInfo& d = ze[0];
+  CHECK(d.id() == "level_zero:0");
+  CHECK(d.name.find(mode) != std::string::npos);
+  const auto detail = [&](const std::string& key) {
+    for (const auto& [k, v] : d.details)
+      if (k == key) return v;
+    return std::string("<missing>");
+  };
+  CHECK(detail("vendor_id") == "0x8086");
+  CHECK(detail("extensions").find("ZE_experimental_lwload_simulated_driver") != std::string::npos);
+  CHECK(d.caps.pinned_staging);
+  CHECK(d.caps.max_alloc == 4ull << 30);
+  if (mode == "dgpu") {
+    CHECK(d.kind == DeviceKind::dgpu);
+    CHECK(d.memory == MemoryModel::discrete);
+    CHECK_FALSE(d.caps.import_host_ptr);
+    CHECK_FALSE(d.caps.host_visible_alloc);
+    CHECK(d.caps.device_memory == 8ull << 30);
+    CHECK(detail("copy_queue_group") == "1");  // the copy-only engine
+  } else {
+    CHECK(d.memory == MemoryModel::unified);
+    CHECK(d.caps.host_visible_alloc);
+    CHECK(d.kind == (mode == "npu" ? DeviceKind::npu : DeviceKind::igpu));
+    CHECK(detail("type") == (mode == "npu" ? "VPU" : "GPU"));
+    CHECK(d.caps.import_host_ptr == (mode != "igpu"));
+    CHECK(detail("import") == (mode == "igpu-import" ? "zexDriverImportExternalPointer"
+                               : mode == "npu"       ? "ZE_extension_external_memmap_sysmem"
+                                                     : "none"));
+  }
+  child_ok("ze child: discovery");
+}
+
+TEST_CASE("ze child: device api" * doctest::skip()) {
+  const std::string mode = sim_mode();
+  auto device = open_device("level_zero:0");
+  REQUIRE(device != nullptr);
+  constexpr std::size_t kBytes = 3 * 1024 * 1024 + 123;
+  {
+    // Staged: many small uploads through two staging slots, reused as completions arrive.
+    auto dst = device->allocate(kBytes, MemoryPlace::device_local);
+    CHECK(dst->mechanism() == "allocated");
+    std::vector<std::unique_ptr<StagingBuffer>> slots;
+    slots.push_back(device->allocate_staging(64 * 1024));
+    slots.push_back(device->allocate_staging(64 * 1024));
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<bool> busy(2, false);
+    int failures = 0;
+    for (std::size_t off = 0, n = 0; off < kBytes; ++n) {
+      const std::size_t slot = n % 2;
+      {
+        std::unique_lock lock(mutex);
+        cv.wait(lock, [&] { return !busy[slot]; });
+        busy[slot] = true;
+      }
+      const std::size_t len = std::min<std::size_t>(64 * 1024, kBytes - off);
+      auto bytes = slots[slot]->bytes();
+      for (std::size_t i = 0; i < len; ++i) bytes[i] = std::byte((off + i) * 131 % 251);
+      device->upload(*slots[slot], 0, *dst, off, len, [&, slot](std::exception_ptr e) {
+        std::lock_guard lock(mutex);
+        if (e) ++failures;
+        busy[slot] = false;
+        cv.notify_all();
+      });
+      off += len;
+    }
+    device->finish();
+    CHECK(failures == 0);
+    std::vector<std::byte> back(kBytes);
+    dst->read_back(0, back);
+    bool same = true;
+    for (std::size_t i = 0; i < kBytes && same; ++i) same = back[i] == std::byte(i * 131 % 251);
+    CHECK(same);
+    // A view addresses the same bytes at an offset.
+    auto view = dst->view(1000, 4096);
+    REQUIRE(view != nullptr);
+    std::vector<std::byte> part(16);
+    view->read_back(5, part);
+    CHECK(part[0] == std::byte(1005 * 131 % 251));
+    CHECK_THROWS_AS(dst->read_back(kBytes - 4, part), Error);
+  }
+  if (device->info().caps.host_visible_alloc) {
+    auto host = device->allocate(4096, MemoryPlace::host_visible);
+    auto span = host->begin_host_write();
+    REQUIRE(span.size() == 4096);
+    std::memset(span.data(), 0x5c, span.size());
+    host->end_host_write();
+    std::vector<std::byte> back(8);
+    host->read_back(100, back);
+    CHECK(back[7] == std::byte{0x5c});
+  }
+  if (device->info().caps.import_host_ptr) {
+    // Import read-only mapped file pages; the device sees the file's bytes in place.
+    test::TempDir dir;
+    std::vector<std::byte> content(3 * 4096 + 10);
+    for (std::size_t i = 0; i < content.size(); ++i) content[i] = std::byte(i % 199);
+    test::write_file(dir / "pages.bin", content);
+    const int fd = ::open((dir / "pages.bin").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    void* map = mmap(nullptr, content.size(), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    REQUIRE(map != MAP_FAILED);
+    {
+      auto imported = device->import_host({static_cast<const std::byte*>(map), content.size()});
+      REQUIRE(imported != nullptr);
+      CHECK(imported->mechanism() == expected_mechanism(mode));
+      CHECK(imported->native().handle == map);
+      std::vector<std::byte> back(10);
+      imported->read_back(3 * 4096, back);
+      CHECK(std::memcmp(back.data(), content.data() + 3 * 4096, 10) == 0);
+      // Misuse: a range that does not start on a page is refused with a clear error, nothing leaks.
+      const long long before = sim_live_objects();
+      try {
+        (void)device->import_host({static_cast<const std::byte*>(map) + 1, 100});
+        FAIL("an unaligned import was accepted");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::usage);
+        CHECK(std::string(e.what()).find("not aligned") != std::string::npos);
+      }
+      CHECK(sim_live_objects() == before);
+    }
+    munmap(map, content.size());
+  } else {
+    std::byte page[16] = {};
+    CHECK(device->import_host({page, sizeof page}) == nullptr);
+  }
+  device.reset();
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: device api");
+}
+
+TEST_CASE("ze child: load and verify" * doctest::skip()) {
+  const std::string mode = sim_mode();
+  const std::string direct = mode == "dgpu" ? "allocated" : "host_visible";
+  test::TempDir dir;
+  // Page-aligned tensors: zero-copy where the device imports, direct or staged otherwise.
+  const fs::path aligned = write_synth(dir, 24 << 20, 12, 4096);
+  load_and_verify(aligned, {}, expected_mechanism(mode));
+  // Packed safetensors (offsets fall anywhere, as in real files) cannot be imported in place.
+  const fs::path packed = write_synth(dir, 24 << 20, 12, 0);
+  load_and_verify(packed, {}, direct);
+  // Staged works on every device; a small ring forces slot reuse (4 x 256 KiB for 24 MiB).
+  PlanOptions staged;
+  staged.force = Placement::staged;
+  staged.staging_budget = 1 << 20;
+  staged.staging_slots = 4;
+  load_and_verify(packed, staged, "allocated");
+  // GGUF: 32-byte aligned data, so direct (or staged) here too.
+  const fs::path gguf = write_synth(dir, 6 << 20, 5, 0, "gguf");
+  load_and_verify(gguf, {}, direct);
+  child_ok("ze child: load and verify");
+}
+
+// Expects the load to fail cleanly with `code` and a message containing `text`, and no leaks.
+static void expect_load_failure(ErrorCode code, const std::string& text, const PlanOptions& plan_options = {}) {
+  test::TempDir dir;
+  const fs::path model = write_synth(dir, 8 << 20, 8, 0);
+  const Manifest manifest = open_manifest(model);
+  {
+    auto device = open_device("level_zero:0");
+    LoadOptions options;
+    options.plan = plan_options;
+    options.io = IoEngine::pread;
+    try {
+      (void)load(manifest, *device, options);
+      FAIL("the load succeeded");
+    } catch (const Error& e) {
+      MESSAGE("load failed as expected: " << e.what());
+      CHECK(e.code() == code);
+      CHECK(std::string(e.what()).find(text) != std::string::npos);
+    }
+  }
+  CHECK(sim_live_objects() == 0);
+}
+
+TEST_CASE("ze child: allocation failure" * doctest::skip()) {
+  expect_load_failure(ErrorCode::out_of_memory, "ZE_RESULT_ERROR_OUT_OF");
+  child_ok("ze child: allocation failure");
+}
+
+TEST_CASE("ze child: copy refused" * doctest::skip()) {
+  expect_load_failure(ErrorCode::device, "ZE_RESULT_ERROR_DEVICE_LOST");
+  child_ok("ze child: copy refused");
+}
+
+TEST_CASE("ze child: device lost mid-load" * doctest::skip()) {
+  PlanOptions staged;
+  staged.force = Placement::staged;
+  staged.staging_budget = 1 << 20;
+  expect_load_failure(ErrorCode::device, "ZE_RESULT_ERROR_DEVICE_LOST", staged);
+  child_ok("ze child: device lost mid-load");
+}
+
+TEST_CASE("ze child: too big for the device" * doctest::skip()) {
+  // 64 MiB of device memory, a 96 MiB model: the plan refuses before any allocation.
+  test::TempDir dir;
+  const fs::path model = write_synth(dir, 96 << 20, 4, 0);
+  auto device = open_device("level_zero:0");
+  CHECK_THROWS_AS((void)load(open_manifest(model), *device, LoadOptions{}), Error);
+  device.reset();
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: too big for the device");
+}
+
+// ============================ parent cases ============================
+
+TEST_CASE("level_zero: no driver means no devices, not an error") {
+  // This process runs without ZE_ENABLE_ALT_DRIVERS: no Level Zero driver is installed here.
+  auto backend = BackendRegistry::instance().find("level_zero");
+  REQUIRE(backend != nullptr);
+  CHECK_NOTHROW((void)backend->devices());
+  if (!have_sim()) return;
+  expect_child("none", "ze child: discovery");
+}
+
+TEST_CASE("level_zero: the four simulated devices load and verify") {
+  if (!have_sim()) return;
+  for (const std::string mode : {"igpu-import", "igpu", "npu", "dgpu"}) {
+    expect_child(mode, "ze child: discovery");
+    expect_child(mode, "ze child: device api");
+    expect_child(mode, "ze child: load and verify");
+  }
+}
+
+TEST_CASE("level_zero: the other import path on each integrated device") {
+  if (!have_sim()) return;
+  // memmap on the GPU, zex on the NPU, and an NPU without import: every path on both kinds.
+  for (const std::string mode : {"igpu-import", "npu"}) {
+    const std::string other = mode == "npu" ? "LWLOAD_ZE_SIM_IMPORT=zex" : "LWLOAD_ZE_SIM_IMPORT=memmap";
+    expect_child(mode, "ze child: device api", other);
+    expect_child(mode, "ze child: load and verify", other);
+  }
+  expect_child("npu", "ze child: load and verify", "LWLOAD_ZE_SIM_IMPORT=none");
+}
+
+TEST_CASE("level_zero: misuse and driver failures give clean errors and leak nothing") {
+  if (!have_sim()) return;
+  expect_child("dgpu", "ze child: allocation failure", "LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER=3");
+  expect_child("igpu", "ze child: allocation failure", "LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER=2");
+  expect_child("dgpu", "ze child: copy refused", "LWLOAD_ZE_SIM_FAIL_COPY_AT=5");
+  expect_child("dgpu", "ze child: device lost mid-load", "LWLOAD_ZE_SIM_LOSE_DEVICE_AT=3");
+  expect_child("igpu-import", "ze child: device lost mid-load", "LWLOAD_ZE_SIM_LOSE_DEVICE_AT=7");
+  expect_child("dgpu", "ze child: too big for the device", "LWLOAD_ZE_SIM_DEVICE_MEMORY=67108864");
+}
+
+TEST_CASE("level_zero: lwload devices and profile on simulated devices") {
+  if (!have_sim()) return;
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (exe == nullptr) {
+    MESSAGE("LWLOAD_EXE not set: skipping CLI checks");
+    return;
+  }
+  test::TempDir dir;
+  const fs::path model = write_synth(dir, 32 << 20, 6, 4096);
+  for (const std::string mode : {"igpu-import", "npu", "dgpu"}) {
+    const std::string env = "env ZE_ENABLE_ALT_DRIVERS='" + sim_library().string() + "' LWLOAD_ZE_SIM=" + mode + " ";
+    std::string out;
+    CHECK(test::run_command(env + "'" + exe + "' devices --json", &out) == 0);
+    CHECK(out.find("\"level_zero:0\"") != std::string::npos);
+    CHECK(out.find(mode == "dgpu" ? "\"dgpu\"" : mode == "npu" ? "\"npu\"" : "\"igpu\"") != std::string::npos);
+    out.clear();
+    CHECK(test::run_command(env + "'" + exe + "' devices", &out) == 0);
+    CHECK(out.find("level_zero:0") != std::string::npos);
+    out.clear();
+    // profile exits 0 only when the memory contract held (zero-copy: anonymous growth bounded too).
+    const int status =
+        test::run_command(env + "'" + exe + "' profile --device level_zero:0 --json - '" + model.string() + "' 2>&1", &out);
+    INFO(out);
+    CHECK(status == 0);
+    CHECK(out.find("level_zero:0") != std::string::npos);
+    CHECK(out.find(mode == "dgpu" ? "\"placement\":\"staged\"" : "\"placement\":\"zero_copy\"") != std::string::npos);
+  }
+}
