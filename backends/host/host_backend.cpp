@@ -1,14 +1,148 @@
-// host backend: placeholder until the load engine lands.
+// host backend: the CPU as a unified-memory device. Zero-copy is the mapped file itself (a buffer
+// aliasing the read-only mapped pages), allocations are anonymous page-aligned memory the host
+// writes directly, and an upload is a memcpy that completes before upload() returns.
+#include <cstring>
+#include <fstream>
+#include <string>
+
 #include "backends/builtin.hpp"
+#include "backends/host/host_memory.hpp"
+#include "io/mapped_region.hpp"
+#include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
-class Placeholder final : public Backend {
+
+// Memory the CPU addresses: either owned (allocated) or borrowed (imported mapped pages).
+class HostBuffer final : public DeviceBuffer {
+ public:
+  HostBuffer(host::AnonymousMemory memory, std::string_view mechanism)
+      : memory_(std::move(memory)), data_(memory_.bytes().data()), size_(memory_.bytes().size()),
+        mechanism_(mechanism), writable_(true) {}
+  explicit HostBuffer(std::span<const std::byte> imported)
+      : data_(const_cast<std::byte*>(imported.data())), size_(imported.size()), mechanism_("mapped_file"),
+        writable_(false) {}
+
+  std::uint64_t size() const noexcept override { return size_; }
+  NativeHandle native() const noexcept override { return {"host_ptr", data_}; }
+  std::string_view mechanism() const noexcept override { return mechanism_; }
+  std::span<std::byte> begin_host_write() override {
+    return writable_ ? std::span<std::byte>(data_, size_) : std::span<std::byte>();
+  }
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override {
+    check(offset, dst.size(), "read-back");
+    if (!dst.empty()) std::memcpy(dst.data(), data_ + offset, dst.size());
+  }
+  std::unique_ptr<DeviceBuffer> view(std::uint64_t, std::uint64_t) override { return nullptr; }
+
+  void write(std::uint64_t offset, std::span<const std::byte> src) {
+    if (!writable_) fail(ErrorCode::device, "host: upload into a read-only imported buffer");
+    check(offset, src.size(), "upload");
+    if (!src.empty()) std::memcpy(data_ + offset, src.data(), src.size());
+  }
+
+ private:
+  void check(std::uint64_t offset, std::uint64_t n, std::string_view what) const {
+    if (offset > size_ || n > size_ - offset)
+      fail(ErrorCode::device, "host: ", what, " of [", offset, ", +", n, ") outside a ", size_, "-byte buffer");
+  }
+
+  host::AnonymousMemory memory_;
+  std::byte* data_;
+  std::size_t size_;
+  std::string_view mechanism_;
+  bool writable_;
+};
+
+class HostStaging final : public StagingBuffer {
+ public:
+  explicit HostStaging(std::uint64_t bytes) : memory_(bytes) {}
+  std::span<std::byte> bytes() noexcept override { return memory_.bytes(); }
+
+ private:
+  host::AnonymousMemory memory_;
+};
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "CPU";
+}
+
+DeviceInfo host_info() {
+  DeviceInfo info;
+  info.backend = "host";
+  info.index = 0;
+  info.name = cpu_name();
+  info.kind = DeviceKind::cpu;
+  info.memory = MemoryModel::unified;
+  info.caps.import_host_ptr = true;
+  info.caps.import_alignment = page_size();
+  info.caps.size_multiple = 1;
+  info.caps.host_visible_alloc = true;
+  info.caps.pinned_staging = false;
+  info.details.emplace_back("zero_copy", "the mapped file itself (read-only pages)");
+  info.details.emplace_back("upload", "memcpy, synchronous");
+  return info;
+}
+
+class HostDevice final : public Device {
+ public:
+  explicit HostDevice(DeviceInfo info) : info_(std::move(info)) {}
+  const DeviceInfo& info() const noexcept override { return info_; }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+    if (bytes > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, "host: ", bytes, " bytes exceed the largest allocation (", info_.caps.max_alloc,
+           ")");
+    return std::make_unique<HostBuffer>(host::AnonymousMemory(bytes),
+                                        place == MemoryPlace::host_visible ? "host_visible" : "allocated");
+  }
+
+  std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> range) override {
+    if (!info_.caps.import_host_ptr) return nullptr;  // an override turned import off
+    return std::make_unique<HostBuffer>(range);
+  }
+
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    return std::make_unique<HostStaging>(bytes);
+  }
+
+  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+              std::uint64_t bytes, TransferDone done) override {
+    auto* target = dynamic_cast<HostBuffer*>(&dst);
+    if (!target) fail(ErrorCode::device, "host: upload into a buffer of another device");
+    const auto src = staging.bytes();
+    if (src_offset > src.size() || bytes > src.size() - src_offset)
+      fail(ErrorCode::device, "host: upload of [", src_offset, ", +", bytes, ") outside a ", src.size(),
+           "-byte staging buffer");
+    target->write(dst_offset, src.subspan(src_offset, bytes));
+    done(nullptr);
+  }
+
+  void finish() override {}
+
+ private:
+  DeviceInfo info_;
+};
+
+class HostBackend final : public Backend {
  public:
   std::string_view name() const noexcept override { return "host"; }
-  std::vector<DeviceInfo> devices() override { return {}; }
-  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return nullptr; }
+  std::vector<DeviceInfo> devices() override { return {host_info()}; }
+  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
+    if (index != 0) fail(ErrorCode::usage, "host has one device (host:0)");
+    return std::make_unique<HostDevice>(apply_overrides(host_info(), overrides));
+  }
 };
+
 }  // namespace
-std::shared_ptr<Backend> make_host_backend() { return std::make_shared<Placeholder>(); }
+
+std::shared_ptr<Backend> make_host_backend() { return std::make_shared<HostBackend>(); }
+
 }  // namespace lwload

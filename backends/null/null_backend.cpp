@@ -1,14 +1,93 @@
-// null backend: placeholder until the load engine lands.
+// null backend: a discrete device that accepts every transfer and discards the bytes. Its buffers
+// own no memory at all, so a load onto it measures the loader's own host overhead (staging ring,
+// bookkeeping) and nothing else. It cannot read back, so `--verify` reports "not verifiable".
 #include "backends/builtin.hpp"
+#include "backends/host/host_memory.hpp"
+#include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
-class Placeholder final : public Backend {
+
+class NullBuffer final : public DeviceBuffer {
+ public:
+  explicit NullBuffer(std::uint64_t size) : size_(size) {}
+  std::uint64_t size() const noexcept override { return size_; }
+  NativeHandle native() const noexcept override { return {"null", nullptr}; }
+  std::string_view mechanism() const noexcept override { return "discarded"; }
+  void read_back(std::uint64_t, std::span<std::byte>) override {
+    fail(ErrorCode::unsupported, "the null device discards uploaded bytes");
+  }
+
+ private:
+  std::uint64_t size_;
+};
+
+class NullStaging final : public StagingBuffer {
+ public:
+  explicit NullStaging(std::uint64_t bytes) : memory_(bytes) {}
+  std::span<std::byte> bytes() noexcept override { return memory_.bytes(); }
+
+ private:
+  host::AnonymousMemory memory_;
+};
+
+DeviceInfo null_info() {
+  DeviceInfo info;
+  info.backend = "null";
+  info.index = 0;
+  info.name = "null device (discards bytes)";
+  info.kind = DeviceKind::accelerator;
+  info.memory = MemoryModel::discrete;
+  info.caps.import_host_ptr = false;
+  info.caps.host_visible_alloc = false;
+  info.caps.pinned_staging = true;
+  info.details.emplace_back("purpose", "measures the loader's own host memory and throughput");
+  return info;
+}
+
+class NullDevice final : public Device {
+ public:
+  explicit NullDevice(DeviceInfo info) : info_(std::move(info)) {}
+  const DeviceInfo& info() const noexcept override { return info_; }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace) override {
+    if (bytes > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, "null: ", bytes, " bytes exceed the largest allocation (", info_.caps.max_alloc,
+           ")");
+    return std::make_unique<NullBuffer>(bytes);
+  }
+
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    return std::make_unique<NullStaging>(bytes);
+  }
+
+  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+              std::uint64_t bytes, TransferDone done) override {
+    if (src_offset > staging.bytes().size() || bytes > staging.bytes().size() - src_offset ||
+        dst_offset > dst.size() || bytes > dst.size() - dst_offset)
+      fail(ErrorCode::device, "null: upload of ", bytes, " bytes from staging offset ", src_offset,
+           " to buffer offset ", dst_offset, " is out of range");
+    done(nullptr);
+  }
+
+  void finish() override {}
+
+ private:
+  DeviceInfo info_;
+};
+
+class NullBackend final : public Backend {
  public:
   std::string_view name() const noexcept override { return "null"; }
-  std::vector<DeviceInfo> devices() override { return {}; }
-  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return nullptr; }
+  std::vector<DeviceInfo> devices() override { return {null_info()}; }
+  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
+    if (index != 0) fail(ErrorCode::usage, "null has one device (null:0)");
+    return std::make_unique<NullDevice>(apply_overrides(null_info(), overrides));
+  }
 };
+
 }  // namespace
-std::shared_ptr<Backend> make_null_backend() { return std::make_shared<Placeholder>(); }
+
+std::shared_ptr<Backend> make_null_backend() { return std::make_shared<NullBackend>(); }
+
 }  // namespace lwload

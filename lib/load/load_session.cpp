@@ -263,43 +263,40 @@ void LoadSession::make_handles() {
   }
 }
 
+// O_DIRECT (staged reads only: they land in page-aligned slots with slack for the unaligned head
+// and tail of each read). Opened through the seam; refused → buffered reads, with the reason.
+void LoadSession::open_direct_files() {
+  std::string why;
+  if (ring_.slots() == 0) why = "nothing is staged";
+  else if (ring_.slot_bytes() < 3 * kDirectIoAlignment) why = "staging slots are too small";
+  else if (!ring_.aligned_to(kDirectIoAlignment)) why = "the device's staging buffers are not page-aligned";
+  if (why.empty()) {
+    try {
+      direct_files_.resize(files_.size());
+      for (std::size_t f = 0; f < files_.size(); ++f)
+        if (files_[f])
+          direct_files_[f] = state_->file_system->open(file_path(static_cast<std::uint32_t>(f)), FileOpenFlags{true});
+    } catch (const std::exception& e) {
+      why = str("O_DIRECT open failed: ", e.what());
+      direct_files_.clear();
+    }
+  }
+  if (why.empty())
+    direct_io_ = true;
+  else
+    state_->engine_note = str("O_DIRECT not used: ", why);
+}
+
 void LoadSession::choose_engine() {
   std::vector<io::ReadSource> sources(files_.size());
-  bool any = false, all_descriptors = true;
+  bool all_descriptors = true;
   for (std::size_t f = 0; f < files_.size(); ++f) {
     if (!files_[f]) continue;
-    any = true;
     all_descriptors = all_descriptors && files_[f]->native_handle() >= 0;
     sources[f].file = files_[f].get();
   }
-  if (!any) return;
-
-  // O_DIRECT (staged reads only: they land in page-aligned slots with slack for the unaligned
-  // head and tail of each read). Opened through the seam; refused → buffered, with the reason.
-  if (options_.direct_io) {
-    std::string why;
-    if (ring_.slots() == 0) why = "nothing is staged";
-    else if (ring_.slot_bytes() < 3 * kDirectIoAlignment) why = "staging slots are too small";
-    else if (!ring_.aligned_to(kDirectIoAlignment)) why = "the device's staging buffers are not page-aligned";
-    if (why.empty()) {
-      try {
-        direct_files_.resize(files_.size());
-        for (std::size_t f = 0; f < files_.size(); ++f)
-          if (files_[f]) direct_files_[f] = state_->file_system->open(file_path(static_cast<std::uint32_t>(f)),
-                                                                       FileOpenFlags{true});
-      } catch (const std::exception& e) {
-        why = str("O_DIRECT open failed: ", e.what());
-        direct_files_.clear();
-      }
-    }
-    if (why.empty()) {
-      direct_io_ = true;
-      for (std::size_t f = 0; f < files_.size(); ++f)
-        sources.push_back(io::ReadSource{direct_files_[f].get(), true});
-    } else {
-      state_->engine_note = str("O_DIRECT not used: ", why);
-    }
-  }
+  if (direct_io_)
+    for (std::size_t f = 0; f < files_.size(); ++f) sources.push_back(io::ReadSource{direct_files_[f].get(), true});
 
   const unsigned slots = state_->plan.staging_slots ? state_->plan.staging_slots : 4;
   const unsigned depth = std::clamp(slots, 2u, 8u);
@@ -585,13 +582,15 @@ void LoadSession::run_pipeline() {
     complete_bytes(e, tensor(e).bytes);
   }
   load_encoded();
+  if (options_.direct_io) open_direct_files();
   WorkLimits limits;
   limits.direct_chunk = kDirectChunk;
   limits.staged_chunk = ring_.slot_bytes() - (direct_io_ ? 2 * kDirectIoAlignment : 0);
   limits.coalesce_gap = kCoalesceGap;
   if (ring_.slots() == 0) limits.staged_chunk = kDirectChunk;  // unused: nothing is staged
   queues_ = build_work(state_->manifest, state_->plan, limits);
-  if (reader_) {
+  if (!idle()) {
+    choose_engine();
     pump();
     wait_until_idle();
   }
@@ -614,9 +613,8 @@ Weights LoadSession::run() {
   allocate_tensors();
   make_handles();
   state_->stats.allocate_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-  choose_engine();
-  state_->stats.direct_io = direct_io_;
   run_pipeline();
+  state_->stats.direct_io = direct_io_;
   deliver_ready();
   phase("done");
   state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();

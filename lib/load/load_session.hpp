@@ -53,6 +53,7 @@ class LoadSession {
   void fall_back_from_zero_copy(std::size_t region, const std::string& why);
   void allocate_tensors();
   void make_handles();
+  void open_direct_files();
   void choose_engine();
   void load_encoded();
   void run_pipeline();

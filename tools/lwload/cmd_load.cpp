@@ -1,9 +1,152 @@
-// lwload load: placeholder until its issue lands.
+// lwload load: loads a model onto a device and reports the time, throughput, placements and read
+// engine used; --verify reads every tensor back and compares it with the file.
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
 #include "cli.hpp"
+#include "lwload/backend.hpp"
 #include "lwload/error.hpp"
+#include "lwload/loader.hpp"
 
 namespace lwload::cli {
+namespace {
 
-int cmd_load(int, char**) { fail(ErrorCode::unsupported, "lwload load is not implemented yet"); }
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  std::istringstream in(list);
+  for (std::string name; std::getline(in, name, ',');)
+    if (!name.empty()) names.push_back(name);
+  return names;
+}
+
+// "\r  loading  42% ..." on stderr, only when it is a terminal, at most once per percent.
+std::function<void(std::uint64_t, std::uint64_t)> progress_printer() {
+  if (!::isatty(STDERR_FILENO)) return {};
+  return [last = -1](std::uint64_t done, std::uint64_t total) mutable {
+    const int percent = total ? static_cast<int>(done * 100 / total) : 100;
+    if (percent == last) return;
+    last = percent;
+    std::cerr << "\r  loading " << std::setw(3) << percent << "%  " << format_bytes(done) << " of "
+              << format_bytes(total) << (done == total ? "\n" : "") << std::flush;
+  };
+}
+
+}  // namespace
+
+int cmd_load(int argc, char** argv) {
+  Args args("load", "Loads a model onto a device; --verify compares every tensor on the device with the file.",
+            {"MODEL"},
+            {{"--device", "D", "BACKEND[:INDEX] or auto", "auto"},
+             {"--placement", "P", "auto, zero-copy, direct or staged", "auto"},
+             {"--budget", "BYTES", "staging budget", "64MiB"},
+             {"--slots", "N", "staging slots", "4"},
+             {"--memory", "M", "override the device's memory model: unified or discrete", ""},
+             {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""},
+             {"--direct-io", "", "read staged tensors with O_DIRECT (cold loads)", ""},
+             {"--io", "E", "auto, io_uring or pread", "auto"},
+             {"--only", "NAMES", "comma-separated tensor names to load", ""},
+             {"--verify", "", "read every tensor back from the device and compare it with the file", ""},
+             {"--verbose", "", "per-tensor placement, mechanism and offset; read engine details", ""},
+             {"--json", "", "print one JSON object", ""}});
+  if (!args.parse(argc, argv)) return exit_ok;
+  DeviceOverrides overrides;
+  if (const auto memory = args.get_optional("--memory")) {
+    if (*memory == "unified") overrides.memory = MemoryModel::unified;
+    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
+    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
+  }
+  if (args.get_optional("--max-alloc")) overrides.max_alloc = args.get_size("--max-alloc");
+  LoadOptions options;
+  options.plan.force = parse_placement(args.get("--placement"));
+  options.plan.staging_budget = args.get_size("--budget");
+  const std::uint64_t slots = args.get_uint("--slots");
+  if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
+  options.plan.staging_slots = static_cast<std::uint32_t>(slots);
+  options.plan.only = split_names(args.get("--only"));
+  options.io = parse_io_engine(args.get("--io"));
+  options.direct_io = args.flag("--direct-io");
+  const bool json = args.flag("--json"), verbose = args.flag("--verbose");
+  if (!json) options.on_progress = progress_printer();
+
+  const Manifest manifest = open_manifest(args.positional(0));
+  const auto device = open_device(args.get("--device"), overrides);
+  const Weights weights = load(manifest, *device, options);
+  const Plan& plan = weights.plan();
+  const LoadStats& stats = weights.stats();
+  const double throughput = stats.seconds > 0 ? static_cast<double>(plan.model_bytes) / stats.seconds : 0;
+
+  std::optional<VerifyReport> verified;
+  std::string not_verifiable;
+  if (args.flag("--verify")) {
+    try {
+      verified = verify(weights);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unsupported) throw;
+      not_verifiable = e.what();
+    }
+  }
+
+  if (json) {
+    boost::json::object out{{"device", weights.device().id()},
+                            {"tensors", weights.tensors().size()},
+                            {"model_bytes", plan.model_bytes},
+                            {"seconds", stats.seconds},
+                            {"allocate_seconds", stats.allocate_seconds},
+                            {"bytes_per_second", throughput},
+                            {"io_engine", io_engine_name(weights.io_engine())},
+                            {"io_note", weights.io_engine_note()},
+                            {"direct_io", stats.direct_io},
+                            {"bytes_read", stats.bytes_read},
+                            {"reads", stats.reads},
+                            {"uploads", stats.uploads}};
+    boost::json::object counts;
+    for (Placement p : {Placement::zero_copy, Placement::direct, Placement::staged, Placement::skipped})
+      counts[placement_name(p)] = plan.count(p);
+    out["placements"] = std::move(counts);
+    out["plan"] = boost::json::parse(plan_to_json(plan, weights.manifest()));
+    if (verified)
+      out["verify"] = boost::json::object{{"verified", true}, {"tensors", verified->tensors}, {"bytes", verified->bytes}};
+    else if (!not_verifiable.empty())
+      out["verify"] = boost::json::object{{"verified", false}, {"reason", not_verifiable}};
+    else
+      out["verify"] = nullptr;
+    std::cout << boost::json::serialize(out) << '\n';
+    return exit_ok;
+  }
+
+  if (verbose) {
+    for (const TensorHandle& h : weights.tensors()) {
+      const TensorPlan* tp = plan.find(h.index);
+      std::cout << "  " << h.info->name << ": " << placement_name(h.placement);
+      if (h.buffer) std::cout << " via " << h.mechanism << " (" << h.native.type << ") at offset " << h.offset;
+      std::cout << ", " << h.bytes << " bytes — " << (tp ? tp->reason : "") << '\n';
+    }
+  }
+  std::cout << "loaded " << plan.model_bytes << " bytes (" << format_bytes(plan.model_bytes) << ") in "
+            << weights.tensors().size() << " tensors onto " << weights.device().id() << " in " << std::fixed
+            << std::setprecision(3) << stats.seconds * 1000 << " ms (" << std::setprecision(2)
+            << throughput / (1 << 30) << " GiB/s)\n";
+  std::cout << "placements: zero_copy " << plan.count(Placement::zero_copy) << ", direct "
+            << plan.count(Placement::direct) << ", staged " << plan.count(Placement::staged) << ", skipped "
+            << plan.count(Placement::skipped) << '\n';
+  if (plan.count(Placement::direct) + plan.count(Placement::staged) > 0) {
+    std::cout << "io engine: " << io_engine_name(weights.io_engine()) << (stats.direct_io ? " (O_DIRECT)" : "");
+    if (verbose && !weights.io_engine_note().empty()) std::cout << " — " << weights.io_engine_note();
+    std::cout << '\n';
+  }
+  if (verbose)
+    std::cout << "reads " << stats.reads << " (" << stats.bytes_read << " bytes), uploads " << stats.uploads
+              << ", allocations and imports " << std::setprecision(3) << stats.allocate_seconds * 1000 << " ms\n";
+  if (verified)
+    std::cout << "verify: ok, " << verified->tensors << " tensors (" << format_bytes(verified->bytes)
+              << ") match the file\n";
+  else if (!not_verifiable.empty())
+    std::cout << "verify: " << not_verifiable << '\n';
+  return exit_ok;
+}
 
 }  // namespace lwload::cli

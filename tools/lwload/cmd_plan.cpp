@@ -1,9 +1,99 @@
-// lwload plan: placeholder until its issue lands.
+// lwload plan: where each tensor of a model would go on a device, and why; the imported regions;
+// the predicted host and device memory. Nothing is loaded.
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
 #include "cli.hpp"
+#include "lwload/backend.hpp"
 #include "lwload/error.hpp"
+#include "lwload/plan.hpp"
 
 namespace lwload::cli {
+namespace {
 
-int cmd_plan(int, char**) { fail(ErrorCode::unsupported, "lwload plan is not implemented yet"); }
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  std::istringstream in(list);
+  for (std::string name; std::getline(in, name, ',');)
+    if (!name.empty()) names.push_back(name);
+  return names;
+}
+
+void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& device) {
+  std::size_t width = 4;
+  for (const auto& tp : plan.tensors)
+    width = std::max(width, std::min<std::size_t>(manifest.tensors[tp.tensor].name.size(), 40));
+  std::cout << std::left << std::setw(static_cast<int>(width)) << "name" << "  " << std::right << std::setw(12)
+            << "bytes" << "  " << std::left << std::setw(10) << "placement" << "reason\n";
+  for (const auto& tp : plan.tensors) {
+    const TensorInfo& t = manifest.tensors[tp.tensor];
+    std::cout << std::left << std::setw(static_cast<int>(width)) << t.name << "  " << std::right << std::setw(12)
+              << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement) << tp.reason << '\n';
+  }
+  if (!plan.regions.empty()) {
+    std::cout << "\nimported regions (zero-copy):\n";
+    for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+      const auto& region = plan.regions[r];
+      std::cout << "  [" << r << "] file " << region.file << " offset " << region.offset << " length "
+                << region.length << " (" << format_bytes(region.length) << "), " << region.tensors.size()
+                << " tensor" << (region.tensors.size() == 1 ? "" : "s") << '\n';
+    }
+  }
+  std::cout << "\ndevice:              " << device.id() << " (" << device.name << ", "
+            << memory_model_name(device.memory) << " memory)\n";
+  std::cout << "tensors:             " << plan.tensors.size() << " (zero_copy " << plan.count(Placement::zero_copy)
+            << ", direct " << plan.count(Placement::direct) << ", staged " << plan.count(Placement::staged)
+            << ", skipped " << plan.count(Placement::skipped) << ")\n";
+  std::cout << "model bytes:         " << plan.model_bytes << " (" << format_bytes(plan.model_bytes)
+            << "), largest tensor " << format_bytes(plan.largest_tensor) << '\n';
+  std::cout << "mapped (zero-copy):  " << format_bytes(plan.mapped_bytes) << " in " << plan.regions.size()
+            << " region" << (plan.regions.size() == 1 ? "" : "s") << '\n';
+  std::cout << "device memory:       " << format_bytes(plan.device_bytes) << '\n';
+  if (plan.staging_budget)
+    std::cout << "staging:             " << format_bytes(plan.staging_budget) << " = " << plan.staging_slots
+              << " slots x " << format_bytes(plan.slot_bytes) << '\n';
+  if (plan.decode_bytes) std::cout << "decode scratch:      " << format_bytes(plan.decode_bytes) << '\n';
+  std::cout << "predicted host peak: " << format_bytes(plan.predicted_host_peak) << " over the baseline\n";
+}
+
+}  // namespace
+
+int cmd_plan(int argc, char** argv) {
+  Args args("plan", "Shows where each tensor would go on a device and why, without loading anything.", {"MODEL"},
+            {{"--device", "D", "BACKEND[:INDEX] or auto", "auto"},
+             {"--placement", "P", "auto, zero-copy, direct or staged", "auto"},
+             {"--budget", "BYTES", "staging budget", "64MiB"},
+             {"--slots", "N", "staging slots", "4"},
+             {"--memory", "M", "override the device's memory model: unified or discrete", ""},
+             {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""},
+             {"--only", "NAMES", "comma-separated tensor names to plan", ""},
+             {"--json", "", "print one JSON object", ""}});
+  if (!args.parse(argc, argv)) return exit_ok;
+  DeviceOverrides overrides;
+  if (const auto memory = args.get_optional("--memory")) {
+    if (*memory == "unified") overrides.memory = MemoryModel::unified;
+    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
+    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
+  }
+  if (args.get_optional("--max-alloc")) overrides.max_alloc = args.get_size("--max-alloc");
+  PlanOptions options;
+  options.force = parse_placement(args.get("--placement"));
+  options.staging_budget = args.get_size("--budget");
+  const std::uint64_t slots = args.get_uint("--slots");
+  if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
+  options.staging_slots = static_cast<std::uint32_t>(slots);
+  options.only = split_names(args.get("--only"));
+
+  const Manifest manifest = open_manifest(args.positional(0));
+  const auto device = open_device(args.get("--device"), overrides);
+  const Plan plan = make_plan(manifest, device->info(), options);
+  if (args.flag("--json"))
+    std::cout << plan_to_json(plan, manifest) << '\n';
+  else
+    print_plan(plan, manifest, device->info());
+  return exit_ok;
+}
 
 }  // namespace lwload::cli

@@ -1,0 +1,27 @@
+// Page-aligned anonymous memory for the host backend's allocations and staging slots: mmap'd, so
+// untouched pages cost nothing and freeing returns them to the OS at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace lwload::host {
+
+class AnonymousMemory {
+ public:
+  AnonymousMemory() = default;
+  // Throws Error(out_of_memory) naming the size when mmap refuses.
+  explicit AnonymousMemory(std::uint64_t bytes);
+  ~AnonymousMemory();
+  AnonymousMemory(AnonymousMemory&& other) noexcept;
+  AnonymousMemory& operator=(AnonymousMemory&& other) noexcept;
+
+  std::span<std::byte> bytes() const noexcept { return {data_, size_}; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace lwload::host
