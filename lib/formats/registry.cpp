@@ -39,9 +39,10 @@ Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& opt
     fail(ErrorCode::io, path.string(), ": no such file or folder");
   }
 
+  // Circle is TFLite's schema with extensions; one reader handles both.
+  const std::string_view forced = options.format == "circle" ? "tflite" : std::string_view(options.format);
   for (const auto* reader : kReaders) {
-    if (!options.format.empty() ? reader->name == options.format : reader->detect(source))
-      return reader->read(source);
+    if (!forced.empty() ? reader->name == forced : reader->detect(source)) return reader->read(source);
   }
   if (!options.format.empty())
     fail(ErrorCode::usage, "unknown format '", options.format, "'");
