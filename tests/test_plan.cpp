@@ -1,0 +1,295 @@
+// The planner: placement per tensor with its reason, import regions under a device's limits,
+// forced placements, subsets, and "does not fit" failures before anything is allocated.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include "lwload/backend.hpp"
+#include "lwload/error.hpp"
+#include "lwload/plan.hpp"
+#include "support/test_support.hpp"
+#include "synth/synth.hpp"
+
+using namespace lwload;
+using lwload::test::TempDir;
+
+namespace {
+
+Manifest synth_manifest(const TempDir& dir, const std::string& name, std::uint64_t alignment,
+                        std::uint32_t tensors = 8, std::uint64_t total = 1 << 20, const std::string& format = "safetensors") {
+  synth::SynthSpec spec;
+  spec.format = format;
+  spec.total_bytes = total;
+  spec.tensor_count = tensors;
+  spec.alignment = alignment;
+  write_model(dir / name, spec);
+  return open_manifest(dir / name);
+}
+
+DeviceInfo host_info(const DeviceOverrides& overrides = {}) { return open_device("host", overrides)->info(); }
+DeviceInfo null_info() { return open_device("null")->info(); }
+
+TensorInfo raw_tensor(std::string name, std::uint64_t offset, std::uint64_t bytes) {
+  TensorInfo t;
+  t.name = std::move(name);
+  t.dtype = DType::U8;
+  t.shape = {static_cast<std::int64_t>(bytes)};
+  t.bytes = bytes;
+  t.pieces = {Piece{0, offset, bytes}};
+  return t;
+}
+
+template <typename F>
+Error error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("expected lwload::Error");
+  return Error(ErrorCode::usage, "");
+}
+
+}  // namespace
+
+TEST_CASE("page-aligned tensors on the host are zero_copy, grouped into one region") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096);
+  const Plan plan = make_plan(m, host_info());
+  REQUIRE(plan.tensors.size() == 8);
+  CHECK(plan.count(Placement::zero_copy) == 8);
+  REQUIRE(plan.regions.size() == 1);
+  const ImportRegion& region = plan.regions[0];
+  CHECK(region.offset % 4096 == 0);
+  CHECK(region.tensors.size() == 8);
+  CHECK(region.used == m.tensors.back().pieces[0].offset + m.tensors.back().bytes - region.offset);
+  for (const TensorPlan& tp : plan.tensors) {
+    CHECK(tp.region == 0);
+    CHECK(tp.region_offset == m.tensors[tp.tensor].pieces[0].offset - region.offset);
+    CHECK(tp.reason.find("aligned to 4096 → zero_copy") != std::string::npos);
+  }
+  CHECK(plan.device_bytes == 0);
+  CHECK(plan.staging_budget == 0);
+  CHECK(plan.mapped_bytes == region.length);
+  CHECK(plan.predicted_host_peak == plan.mapped_bytes);
+  CHECK(plan.model_bytes == m.total_bytes());
+}
+
+TEST_CASE("misaligned tensors go direct on the host, and the reason says why") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "p.safetensors", 0);
+  const Plan plan = make_plan(m, host_info());
+  std::size_t misaligned = 0;
+  for (const TensorPlan& tp : plan.tensors) {
+    const std::uint64_t offset = m.tensors[tp.tensor].pieces[0].offset;
+    if (offset % 4096 == 0) continue;
+    ++misaligned;
+    CHECK(tp.placement == Placement::direct);
+    CHECK(tp.reason == str("offset ", offset, " not aligned to 4096 → direct"));
+  }
+  CHECK(misaligned >= 7);
+  CHECK(plan.device_bytes == plan.bytes(Placement::direct, m));
+  // Unified memory: direct allocations are this process's memory.
+  CHECK(plan.predicted_host_peak >= plan.device_bytes);
+}
+
+TEST_CASE("regions stay within a small forced max allocation") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 8, 1 << 20);  // 8 × 128 KiB
+  DeviceOverrides overrides;
+  overrides.max_alloc = 300 * 1024;  // two tensors per region
+  const Plan plan = make_plan(m, host_info(overrides));
+  CHECK(plan.count(Placement::zero_copy) == 8);
+  REQUIRE(plan.regions.size() == 4);
+  for (const ImportRegion& r : plan.regions) {
+    CHECK(r.length <= 300 * 1024);
+    CHECK(r.tensors.size() == 2);
+    CHECK(r.offset % 4096 == 0);
+  }
+  // Each tensor is inside its region at its recorded offset.
+  for (const TensorPlan& tp : plan.tensors) {
+    const ImportRegion& r = plan.regions.at(tp.region);
+    CHECK(r.offset + tp.region_offset == m.tensors[tp.tensor].pieces[0].offset);
+    CHECK(tp.region_offset + m.tensors[tp.tensor].bytes <= r.used);
+  }
+
+  // A tensor larger than max_alloc cannot be imported, nor allocated: does_not_fit, with numbers.
+  overrides.max_alloc = 64 * 1024;
+  const Error e = error_of([&] { make_plan(m, host_info(overrides)); });
+  CHECK(e.code() == ErrorCode::does_not_fit);
+  CHECK(std::string(e.what()).find("131072") != std::string::npos);
+  CHECK(std::string(e.what()).find("65536") != std::string::npos);
+}
+
+TEST_CASE("import sizes are rounded up to the device's size multiple") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.bin"};
+  m.tensors = {raw_tensor("a", 4096, 1000), raw_tensor("b", 8192, 5000), raw_tensor("c", 1 << 20, 100)};
+  DeviceInfo info = host_info();
+  info.caps.size_multiple = 16384;
+  const Plan plan = make_plan(m, info);
+  REQUIRE(plan.regions.size() == 2);  // c is more than 64 KiB past b: its own region
+  CHECK(plan.regions[0].used == 8192 + 5000 - 4096);
+  CHECK(plan.regions[0].length == 16384);
+  CHECK(plan.regions[1].length == 16384);
+  CHECK(plan.regions[0].tensors == std::vector<std::size_t>{0, 1});
+}
+
+TEST_CASE("discrete devices stage; the ring is the budget, shrunk for small models") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
+  PlanOptions options;
+  options.staging_budget = 64 << 20;
+  options.staging_slots = 4;
+  const Plan plan = make_plan(m, null_info(), options);
+  CHECK(plan.count(Placement::staged) == 4);
+  for (const TensorPlan& tp : plan.tensors) CHECK(tp.reason == "discrete memory → staged");
+  CHECK(plan.staging_slots == 4);
+  CHECK(plan.slot_bytes == 1 << 20);  // 4 MiB of model needs no more than 4 × 1 MiB
+  CHECK(plan.staging_budget == 4 << 20);
+  CHECK(plan.device_bytes == m.total_bytes());
+  CHECK(plan.predicted_host_peak == plan.staging_budget);  // device memory is not host memory
+
+  const Manifest big = synth_manifest(dir, "b.safetensors", 4096, 4, 16 << 20);
+  options.staging_budget = 8 << 20;
+  const Plan bounded = make_plan(big, null_info(), options);
+  CHECK(bounded.slot_bytes == 2 << 20);
+  CHECK(bounded.staging_budget == 8 << 20);
+  CHECK(bounded.predicted_host_peak == 8 << 20);  // independent of the model's 16 MiB
+
+  options.staging_budget = 1000;
+  const Error e = error_of([&] { make_plan(big, null_info(), options); });
+  CHECK(e.code() == ErrorCode::does_not_fit);
+  CHECK(std::string(e.what()).find("1000") != std::string::npos);
+}
+
+TEST_CASE("a model larger than the device's memory fails before allocation, with the numbers") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
+  DeviceInfo info = null_info();
+  info.caps.device_memory = 3 << 20;
+  const Error e = error_of([&] { make_plan(m, info); });
+  CHECK(e.code() == ErrorCode::does_not_fit);
+  const std::string message = e.what();
+  CHECK(message.find(std::to_string(m.total_bytes())) != std::string::npos);
+  CHECK(message.find(std::to_string(3 << 20)) != std::string::npos);
+  CHECK(message.find("nothing was allocated") != std::string::npos);
+  info.caps.device_memory = 8 << 20;
+  CHECK_NOTHROW(make_plan(m, info));
+}
+
+TEST_CASE("forced placements: staged always, direct and zero-copy only where the device can") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4);
+  PlanOptions options;
+  options.force = Placement::staged;
+  Plan plan = make_plan(m, host_info(), options);
+  CHECK(plan.count(Placement::staged) == 4);
+  CHECK(plan.tensors[0].reason == "forced → staged");
+  options.force = Placement::direct;
+  plan = make_plan(m, host_info(), options);
+  CHECK(plan.count(Placement::direct) == 4);
+  CHECK(error_of([&] { make_plan(m, null_info(), options); }).code() == ErrorCode::usage);
+  options.force = Placement::zero_copy;
+  CHECK(error_of([&] { make_plan(m, null_info(), options); }).code() == ErrorCode::usage);
+  DeviceOverrides discrete;
+  discrete.memory = MemoryModel::discrete;
+  CHECK(error_of([&] { make_plan(m, host_info(discrete), options); }).code() == ErrorCode::usage);
+  // A forced zero_copy falls back per tensor where a tensor cannot be imported.
+  const Manifest packed = synth_manifest(dir, "p.safetensors", 0, 4);
+  plan = make_plan(packed, host_info(), options);
+  CHECK(plan.count(Placement::direct) >= 3);
+  CHECK(parse_placement("zero-copy") == Placement::zero_copy);
+  CHECK_FALSE(parse_placement("auto"));
+  CHECK(error_of([] { parse_placement("fast"); }).code() == ErrorCode::usage);
+}
+
+TEST_CASE("a subset of tensors by name; unknown names are usage errors") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 6);
+  PlanOptions options;
+  options.only = {synth::tensor_name(4), synth::tensor_name(1), synth::tensor_name(4)};
+  const Plan plan = make_plan(m, host_info(), options);
+  REQUIRE(plan.tensors.size() == 2);
+  CHECK(plan.tensors[0].tensor == 1);  // manifest order whatever the order asked
+  CHECK(plan.tensors[1].tensor == 4);
+  CHECK(plan.model_bytes == m.tensors[1].bytes + m.tensors[4].bytes);
+  CHECK(plan.regions.size() == 2);  // not neighbours any more
+  CHECK(plan.find(4) == &plan.tensors[1]);
+  CHECK(plan.find(2) == nullptr);
+  options.only = {"nope"};
+  const Error e = error_of([&] { make_plan(m, host_info(), options); });
+  CHECK(e.code() == ErrorCode::usage);
+  CHECK(std::string(e.what()).find("'nope'") != std::string::npos);
+}
+
+TEST_CASE("strings and empty tensors are skipped; encoded and split tensors are never zero_copy") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.bin", "y.bin"};
+  TensorInfo s = raw_tensor("names", 4096, 64);
+  s.dtype = DType::STRING;
+  TensorInfo empty = raw_tensor("empty", 8192, 0);
+  TensorInfo encoded = raw_tensor("ids", 8192, 24);
+  encoded.dtype = DType::I64;
+  encoded.shape = {3};
+  encoded.encoding = Encoding::onnx_varint;
+  encoded.pieces = {Piece{0, 8192, 3}};
+  TensorInfo split = raw_tensor("split", 12288, 100);
+  split.pieces = {Piece{0, 12288, 60}, Piece{1, 0, 40}};
+  m.tensors = {s, empty, encoded, split};
+  const Plan plan = make_plan(m, host_info());
+  CHECK(plan.tensors[0].placement == Placement::skipped);
+  CHECK(plan.tensors[0].reason.find("STRING") != std::string::npos);
+  CHECK(plan.tensors[1].placement == Placement::skipped);
+  CHECK(plan.tensors[2].placement == Placement::direct);
+  CHECK(plan.tensors[2].reason == "onnx_varint encoding is decoded on the host → direct");
+  CHECK(plan.tensors[3].placement == Placement::direct);
+  CHECK(plan.tensors[3].reason == "split across 2 pieces → direct");
+  CHECK(plan.model_bytes == 124);
+  CHECK(plan.decode_bytes == 3);
+  const Plan staged = make_plan(m, null_info());
+  CHECK(staged.decode_bytes == 3 + 24);  // staged: encoded and decoded bytes on the host
+  CHECK(staged.count(Placement::skipped) == 2);
+}
+
+TEST_CASE("plan_to_json carries every decision") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "p.safetensors", 0, 3);
+  const Plan plan = make_plan(m, host_info());
+  const auto json = boost::json::parse(plan_to_json(plan, m)).as_object();
+  CHECK(json.at("device").as_string() == "host:0");
+  CHECK(json.at("memory").as_string() == "unified");
+  CHECK(json.at("model_bytes").to_number<std::uint64_t>() == m.total_bytes());
+  const auto& tensors = json.at("tensors").as_array();
+  REQUIRE(tensors.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(tensors[i].at("name").as_string() == m.tensors[i].name);
+    CHECK(tensors[i].at("placement").as_string() == placement_name(plan.tensors[i].placement));
+    CHECK(tensors[i].at("reason").as_string() == plan.tensors[i].reason);
+  }
+  CHECK(json.at("counts").at("direct").to_number<std::size_t>() == plan.count(Placement::direct));
+}
+
+TEST_CASE("lwload plan prints placements and reasons; exit codes follow DESIGN.md") {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) return;
+  TempDir dir;
+  synth_manifest(dir, "p.safetensors", 0, 3);
+  std::string out;
+  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() + " --device host", &out) == 0);
+  CHECK(out.find("not aligned to 4096 → direct") != std::string::npos);
+  CHECK(out.find("predicted host peak") != std::string::npos);
+  out.clear();
+  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() +
+                              " --device null --json --budget 8MiB", &out) == 0);
+  const auto json = boost::json::parse(out).as_object();
+  CHECK(json.at("counts").at("staged").to_number<int>() == 3);
+  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() +
+                          " --device null --budget 100 2>/dev/null") == 1);  // does_not_fit
+  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() +
+                          " --device nosuch 2>/dev/null") == 2);
+  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "missing.safetensors").string() +
+                          " --device host 2>/dev/null") == 3);
+}
