@@ -68,7 +68,7 @@ class MemorySampler {
   // taken (merged-away samples included). peak().hwm is VmHWM at stop().
   std::vector<MemorySample> samples() const;
   MemorySample peak() const noexcept { return peak_; }
-  std::uint64_t readings() const noexcept { return readings_; }
+  std::uint64_t readings() const noexcept { return taken_; }
 
  private:
   void run();
@@ -79,7 +79,8 @@ class MemorySampler {
   std::vector<MemorySample> buffer_;  // fixed size; [0, count_) used
   std::size_t count_ = 0;
   std::uint64_t stride_ = 1;    // keep one reading in `stride_`
-  std::uint64_t readings_ = 0;  // readings taken (the stride's clock)
+  std::uint64_t phase_ = 0;     // readings since the stride last changed (the stride's clock)
+  std::uint64_t taken_ = 0;     // readings taken in all
   MemorySample peak_{};
   int status_fd_ = -1;
   std::atomic<bool> stop_{false};
@@ -187,7 +188,8 @@ struct Report {
   std::uint64_t largest_tensor = 0;
   std::string largest_tensor_name;
   std::uint64_t staging_budget = 0;
-  double load_ms = 0;
+  double load_begin_ms = 0;  // when load() was called, on the samples' time axis
+  double load_ms = 0;        // load() until the weights were ready
   double period_ms = 0;
   MemoryFigures baseline, peak, growth;
   bool hwm_exact = false;  // peak.rss includes the kernel's VmHWM (reset before the load)

@@ -107,7 +107,8 @@ void MemorySampler::record(const MemorySample& s) noexcept {
   peak_.file = std::max(peak_.file, s.file);
   peak_.shmem = std::max(peak_.shmem, s.shmem);
   peak_.hwm = std::max(peak_.hwm, s.hwm);
-  if (readings_++ % stride_ != 0) {
+  ++taken_;
+  if (phase_++ % stride_ != 0) {
     // Between kept readings: fold a higher reading into the last kept one so peaks survive.
     if (count_ > 0 && s.rss > buffer_[count_ - 1].rss) {
       const double ms = buffer_[count_ - 1].ms;
@@ -127,7 +128,7 @@ void MemorySampler::record(const MemorySample& s) noexcept {
     }
     count_ /= 2;
     stride_ *= 2;
-    readings_ = 1;
+    phase_ = 1;
   }
   buffer_[count_++] = s;
 }

@@ -141,9 +141,8 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
   report.tensors = timeline.tensors(end);
   report.in_flight = timeline.in_flight_points();
   report.max_in_flight = timeline.max_in_flight();
-  MemorySample base = baseline;
-  base.ms = sampler.ms_since_origin(begin);
-  finish_report(report, base, sampler.peak(), hwm_exact);
+  report.load_begin_ms = sampler.ms_since_origin(begin);
+  finish_report(report, baseline, sampler.peak(), hwm_exact);
   return report;
 }
 

@@ -25,6 +25,7 @@ std::string report_to_json(const Report& r) {
   out["model_bytes"] = r.model_bytes;
   out["largest_tensor"] = {{"name", r.largest_tensor_name}, {"bytes", r.largest_tensor}};
   out["staging_budget"] = r.staging_budget;
+  out["load_begin_ms"] = r.load_begin_ms;
   out["load_ms"] = r.load_ms;
   out["sample_period_ms"] = r.period_ms;
   out["baseline"] = figures_json(r.baseline);

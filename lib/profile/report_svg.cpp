@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lwload/profile.hpp"
 
@@ -56,10 +58,18 @@ struct Scale {
 
 const char* phase_colour(std::string_view name) {
   if (name == "allocate") return "#f6c28b";
+  if (name == "import") return "#f3e08a";
   if (name == "read") return "#a8d5f2";
   if (name == "upload") return "#b8e0a8";
+  if (name == "finish") return "#cfe8c4";
   if (name == "verify") return "#d4b8ec";
   return "#dddddd";
+}
+
+// Long model paths and device names must not run off the picture.
+std::string clip(std::string text, std::size_t max) {
+  if (text.size() > max) text = text.substr(0, max - 3) + "...";
+  return text;
 }
 
 // A filled band between two stacked curves: `top(s)` above, `bottom(s)` below, in MiB.
@@ -121,14 +131,18 @@ std::string report_to_svg(const Report& r) {
   out += "<rect x=\"0\" y=\"0\" width=\"" + num(kWidth) + "\" height=\"" + num(kHeight) + "\" fill=\"white\"/>\n";
 
   // Title: what was loaded where, and the verdict.
-  out += "<text x=\"" + num(kLeft) + "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">" +
-         escape("lwload profile: " + r.model + " on " + r.device + " (" + r.placement + ")") + "</text>\n";
-  char subtitle[256];
-  std::snprintf(subtitle, sizeof subtitle,
-                "%s, %.1f MiB model, %s memory; peak %.1f MiB, bound %.1f MiB: %s; load %.1f ms",
-                r.format.c_str(), to_mib(r.model_bytes), r.memory.c_str(), to_mib(r.peak.rss), bound,
-                r.contract.held ? "HELD" : "VIOLATED", r.load_ms);
-  out += "<text x=\"" + num(kLeft) + "\" y=\"46\" font-size=\"12\" fill=\"" +
+  std::string device_id = r.device.substr(0, r.device.find(' '));
+  out += "<text x=\"" + num(kLeft) + "\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" +
+         escape(clip("lwload profile: " + r.model + " on " + device_id + ", " + r.placement, 95)) + "</text>\n";
+  char subtitle[512];
+  std::snprintf(subtitle, sizeof subtitle, "%s, %s, %.1f MiB model, largest tensor %.1f MiB; %s memory",
+                clip(r.device, 70).c_str(), r.format.c_str(), to_mib(r.model_bytes), to_mib(r.largest_tensor),
+                r.memory.c_str());
+  out += "<text x=\"" + num(kLeft) + "\" y=\"42\" font-size=\"12\" fill=\"#333\">" + escape(subtitle) + "</text>\n";
+  std::snprintf(subtitle, sizeof subtitle, "load %.1f ms; peak %.1f MiB (+%.1f MiB: anon +%.1f, file +%.1f); bound %.1f MiB: %s",
+                r.load_ms, to_mib(r.peak.rss), to_mib(r.growth.rss), to_mib(r.growth.anon), to_mib(r.growth.file),
+                bound, r.contract.held ? "HELD" : "VIOLATED");
+  out += "<text x=\"" + num(kLeft) + "\" y=\"58\" font-size=\"12\" font-weight=\"bold\" fill=\"" +
          (r.contract.held ? std::string("#226622") : std::string("#bb0000")) + "\">" + escape(subtitle) +
          "</text>\n";
 
@@ -139,7 +153,7 @@ std::string report_to_svg(const Report& r) {
     out += "<rect class=\"phase\" x=\"" + num(x0) + "\" y=\"" + num(kTop) + "\" width=\"" + num(x1 - x0) +
            "\" height=\"" + num(kPlotH) + "\" fill=\"" + phase_colour(p.name) +
            "\" fill-opacity=\"0.45\"><title>" + escape(p.name) + "</title></rect>\n";
-    if (x1 - x0 > 34)
+    if (x1 - x0 > 6.5 * static_cast<double>(p.name.size()) + 6)  // room for the label
       out += "<text x=\"" + num(x0 + 3) + "\" y=\"" + num(kTop + 12) + "\" font-size=\"10\" fill=\"#555\">" +
              escape(p.name) + "</text>\n";
   }
@@ -207,16 +221,36 @@ std::string report_to_svg(const Report& r) {
   hline(out, sc, bound, "#d62728", "", label);
   out += "</g>\n";
 
-  // Legend in the right margin.
+  // When the load began and when the weights were ready.
+  if (r.load_ms > 0) {
+    out += "<g class=\"markers\" font-size=\"10\" fill=\"#444\">\n";
+    const double begin = sc.x(r.load_begin_ms), ready = sc.x(r.load_begin_ms + r.load_ms);
+    for (const auto& [x, text] : {std::pair{begin, "load()"}, std::pair{ready, "ready"}}) {
+      out += "<line x1=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x) + "\" y2=\"" +
+             num(kTop + kPlotH) + "\" stroke=\"#444\" stroke-width=\"1\" stroke-dasharray=\"1,3\"/>\n";
+      const bool at_ready = std::string_view(text) == "ready";  // label inside the load span
+      out += "<text x=\"" + num(at_ready ? x - 2 : x + 2) + "\" y=\"" + num(kTop + kPlotH - 4) + "\"" +
+             (at_ready ? " text-anchor=\"end\"" : "") + ">" + text + "</text>\n";
+    }
+    out += "</g>\n";
+  }
+
+  // Legend in the right margin: the memory series, then the phases that occurred.
   out += "<g class=\"legend\" font-size=\"11\">\n";
-  struct Entry { const char* colour; const char* text; bool line; };
-  const Entry entries[] = {
-      {"#e4572e", "anonymous (RssAnon)", false}, {"#4c9be8", "file-backed (RssFile)", false},
-      {"#9b59b6", "shared (RssShmem)", false},   {"#222222", "total (VmRSS)", true},
-      {"#2a9d4b", "bytes in flight", true},      {"#f6c28b", "phase: allocate", false},
-      {"#a8d5f2", "phase: read", false},         {"#b8e0a8", "phase: upload", false},
-      {"#d4b8ec", "phase: verify", false},
+  struct Entry {
+    std::string colour, text;
+    bool line;
   };
+  std::vector<Entry> entries = {{"#e4572e", "anonymous (RssAnon)", false},
+                                {"#4c9be8", "file-backed (RssFile)", false},
+                                {"#9b59b6", "shared (RssShmem)", false},
+                                {"#222222", "total (VmRSS)", true}};
+  if (!r.in_flight.empty()) entries.push_back({"#2a9d4b", "bytes in flight (staging)", true});
+  for (const auto& p : r.phases) {
+    const std::string text = "phase: " + p.name;
+    if (std::none_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.text == text; }))
+      entries.push_back({phase_colour(p.name), text, false});
+  }
   double ly = kTop + 12;
   for (const auto& e : entries) {
     const double lx = kLeft + kPlotW + 10;
@@ -226,7 +260,7 @@ std::string report_to_svg(const Report& r) {
     else
       out += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 10) + "\" width=\"14\" height=\"10\" fill=\"" +
              e.colour + "\" fill-opacity=\"0.7\"/>\n";
-    out += "<text x=\"" + num(lx + 20) + "\" y=\"" + num(ly) + "\">" + e.text + "</text>\n";
+    out += "<text x=\"" + num(lx + 20) + "\" y=\"" + num(ly) + "\">" + escape(e.text) + "</text>\n";
     ly += 17;
   }
   out += "</g>\n";

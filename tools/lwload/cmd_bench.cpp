@@ -139,7 +139,6 @@ int cmd_bench(int argc, char** argv) {
                           po.load = load_options;
                           po.load.plan.force = p;
                           const profile::Report r = profile::profile_load(manifest, *device, po);
-                          bench::release_freed_memory();
                           return Run{r.load_ms / 1000.0, r.growth, r.contract.held, r.placement};
                         }, {}, {}});
   }
@@ -163,6 +162,7 @@ int cmd_bench(int argc, char** argv) {
         if (e.code() != ErrorCode::unsupported && e.code() != ErrorCode::does_not_fit) throw;
         v.error = e.what();  // this variant cannot run here; the others go on
       }
+      bench::release_freed_memory();  // the next variant's baseline holds no freed heap
       if (!args.flag("--json")) std::cerr << '.' << std::flush;
     }
   }
