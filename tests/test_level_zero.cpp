@@ -111,6 +111,7 @@ fs::path write_synth(const test::TempDir& dir, std::uint64_t bytes, std::uint32_
 std::string expected_mechanism(const std::string& mode) {
   const std::string import = env_or("LWLOAD_ZE_SIM_IMPORT", "");
   if (mode == "dgpu") return "allocated";
+  if (env_or("LWLOAD_ZE_SIM_REFUSE_IMPORT", "0") != "0") return "host_visible";  // declined → direct
   if (import == "zex") return "ze_import";
   if (import == "memmap") return "ze_memmap";
   if (import == "none") return "host_visible";
@@ -265,6 +266,16 @@ TEST_CASE("ze child: device api" * doctest::skip()) {
     REQUIRE(map != MAP_FAILED);
     {
       auto imported = device->import_host({static_cast<const std::byte*>(map), content.size()});
+      if (env_or("LWLOAD_ZE_SIM_REFUSE_IMPORT", "0") != "0") {
+        // A driver that refuses these pages declines the import; the loader then goes direct.
+        CHECK(imported == nullptr);
+        CHECK(sim_live_objects() > 0);  // the device's own context, lists and events only
+        munmap(map, content.size());
+        device.reset();
+        CHECK(sim_live_objects() == 0);
+        child_ok("ze child: device api");
+        return;
+      }
       REQUIRE(imported != nullptr);
       CHECK(imported->mechanism() == expected_mechanism(mode));
       CHECK(imported->native().handle == map);
@@ -394,6 +405,14 @@ TEST_CASE("level_zero: the other import path on each integrated device") {
     expect_child(mode, "ze child: load and verify", other);
   }
   expect_child("npu", "ze child: load and verify", "LWLOAD_ZE_SIM_IMPORT=none");
+}
+
+TEST_CASE("level_zero: an import the driver refuses falls back to direct placement") {
+  if (!have_sim()) return;
+  for (const std::string mode : {"igpu-import", "npu"}) {
+    expect_child(mode, "ze child: device api", "LWLOAD_ZE_SIM_REFUSE_IMPORT=1");
+    expect_child(mode, "ze child: load and verify", "LWLOAD_ZE_SIM_REFUSE_IMPORT=1");
+  }
 }
 
 TEST_CASE("level_zero: misuse and driver failures give clean errors and leak nothing") {

@@ -18,6 +18,15 @@ std::uint64_t page_bytes() { return static_cast<std::uint64_t>(sysconf(_SC_PAGES
 // Level Zero rejects zero-byte allocations; an empty tensor still gets a (1-byte) buffer.
 std::size_t alloc_size(std::uint64_t bytes) { return bytes == 0 ? 1 : static_cast<std::size_t>(bytes); }
 
+// A driver that will not take these particular pages (file-backed, read-only, a size it cannot
+// map) declines the import: the loader then places those tensors directly instead. Errors that
+// mean the device or memory is in trouble still throw.
+bool declined(ze_result_t result) {
+  return result == ZE_RESULT_ERROR_INVALID_ARGUMENT || result == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE ||
+         result == ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT || result == ZE_RESULT_ERROR_UNSUPPORTED_SIZE ||
+         result == ZE_RESULT_ERROR_INVALID_SIZE;
+}
+
 // Device pointers need not point at host objects, so offsets are applied as integers.
 void* offset_ptr(void* base, std::uint64_t offset) {
   return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) + offset);
@@ -53,7 +62,9 @@ std::unique_ptr<ZeBuffer> ZeBuffer::import(std::shared_ptr<Session> session, std
   void* ptr = const_cast<std::byte*>(range.data());
   const std::string what = str(range.size(), " bytes at 0x", std::hex, address);
   if (session->import_path() == ImportPath::zex) {
-    check(session->import_fn()(session->driver(), ptr, rounded), session->label(), kImportExternalPointerName, what);
+    const ze_result_t result = session->import_fn()(session->driver(), ptr, rounded);
+    if (declined(result)) return nullptr;
+    check(result, session->label(), kImportExternalPointerName, what);
     return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::zex_import, ptr, range.size(), true));
   }
   if (session->import_path() == ImportPath::memmap) {
@@ -63,8 +74,9 @@ std::unique_ptr<ZeBuffer> ZeBuffer::import(std::shared_ptr<Session> session, std
     // Mapped model files are read-only: without this flag the driver refuses the pages.
     const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &ext, kHostMemAllocFlagMemReadOnly};
     void* mapped = nullptr;
-    check(zeMemAllocHost(session->context(), &desc, rounded, page, &mapped), session->label(),
-          "zeMemAllocHost(external_memmap_sysmem)", what);
+    const ze_result_t result = zeMemAllocHost(session->context(), &desc, rounded, page, &mapped);
+    if (declined(result)) return nullptr;
+    check(result, session->label(), "zeMemAllocHost(external_memmap_sysmem)", what);
     if (mapped != ptr) {
       zeMemFree(session->context(), mapped);
       fail(ErrorCode::device, session->label(), ": external_memmap_sysmem mapped ", what, " at a different address");

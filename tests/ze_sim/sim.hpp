@@ -11,7 +11,9 @@
 // Knobs (all optional): LWLOAD_ZE_SIM_IMPORT=zex|memmap|none overrides the mode's import,
 // LWLOAD_ZE_SIM_MAX_ALLOC, LWLOAD_ZE_SIM_DEVICE_MEMORY (bytes), LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER=N
 // (allocation N+1 and later fail), LWLOAD_ZE_SIM_FAIL_COPY_AT=N (the Nth copy is refused at
-// append), LWLOAD_ZE_SIM_LOSE_DEVICE_AT=N (the Nth copy is accepted, then the device is lost).
+// append), LWLOAD_ZE_SIM_LOSE_DEVICE_AT=N (the Nth copy is accepted, then the device is lost),
+// LWLOAD_ZE_SIM_REFUSE_IMPORT=1 (imports fail with INVALID_ARGUMENT, as a driver refusing
+// file-backed pages would).
 //
 // Device pointers of the dgpu are opaque non-canonical addresses naming ranges of the memfd;
 // copies use pread/pwrite, so device bytes never count in the test process's RSS.
@@ -44,6 +46,7 @@ struct Config {
   std::int64_t fail_alloc_after = -1;
   std::int64_t fail_copy_at = -1;
   std::int64_t lose_device_at = -1;
+  bool refuse_import = false;
 };
 
 const Config& config();

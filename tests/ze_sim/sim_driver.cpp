@@ -45,6 +45,7 @@ Config read_config() {
   c.fail_alloc_after = env_int("LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER", -1);
   c.fail_copy_at = env_int("LWLOAD_ZE_SIM_FAIL_COPY_AT", -1);
   c.lose_device_at = env_int("LWLOAD_ZE_SIM_LOSE_DEVICE_AT", -1);
+  c.refuse_import = env_int("LWLOAD_ZE_SIM_REFUSE_IMPORT", 0) != 0;
   return c;
 }
 
