@@ -6,8 +6,8 @@
 //   opencl_matvec [MODEL] [--tensor NAME] [--device opencl:N] [--placement auto|zero-copy|direct|staged]
 //                 [--memory unified|discrete]
 //
-// Without MODEL it writes a small safetensors file of its own (finite floats, one tensor at an
-// offset that is not float-aligned inside its page, so the offset path is exercised) and uses it.
+// Without MODEL it writes a small safetensors file of its own (finite floats; the weight it uses
+// sits 64 KiB into a shared zero-copy region, so the offset path is exercised) and uses it.
 // Exit status: 0 when the device agrees with the CPU, 1 when it does not or loading failed, 2 on
 // bad usage.
 #define CL_HPP_TARGET_OPENCL_VERSION 300
@@ -66,16 +66,20 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-// A safetensors file: "bias" [3] F32 first, then "w" [rows, cols] F32 12 bytes later. The header
-// is padded so the data starts on a page: "w" then sits at page offset 12 (float-aligned but not
-// at the device's sub-buffer alignment), addressed through the kernel's offset argument.
+// A safetensors file with data starting on a page: "w0" [64, 256] F32 (64 KiB), then "w"
+// [rows, cols] F32, then "bias" [3] F32. "w" starts on a page too, so on a unified device that
+// imports host memory it shares w0's zero-copy region and is addressed as (region, 64 KiB) — the
+// kernel's offset argument at work; "bias" is not page-aligned and goes direct.
 void write_sample_model(const std::filesystem::path& path, std::uint32_t rows, std::uint32_t cols) {
-  const std::uint64_t w_bytes = std::uint64_t{rows} * cols * 4;
-  std::string header = "{\"bias\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},"
-                       "\"w\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(rows) + "," +
-                       std::to_string(cols) + "],\"data_offsets\":[12," + std::to_string(12 + w_bytes) + "]}}";
+  const std::uint64_t w0_bytes = 64 * 256 * 4;
+  const std::uint64_t w_end = w0_bytes + std::uint64_t{rows} * cols * 4;
+  std::string header = "{\"w0\":{\"dtype\":\"F32\",\"shape\":[64,256],\"data_offsets\":[0," +
+                       std::to_string(w0_bytes) + "]},\"w\":{\"dtype\":\"F32\",\"shape\":[" +
+                       std::to_string(rows) + "," + std::to_string(cols) + "],\"data_offsets\":[" +
+                       std::to_string(w0_bytes) + "," + std::to_string(w_end) + "]},\"bias\":{\"dtype\":\"F32\"," +
+                       "\"shape\":[3],\"data_offsets\":[" + std::to_string(w_end) + "," + std::to_string(w_end + 12) + "]}}";
   header.resize(4096 - 8, ' ');
-  std::vector<float> data(3 + std::size_t{rows} * cols);
+  std::vector<float> data(w_end / 4 + 3);
   for (std::size_t i = 0; i < data.size(); ++i)
     data[i] = static_cast<float>(static_cast<int>((i * 2654435761u) % 2001) - 1000) / 997.0f;
   std::ofstream out(path, std::ios::binary);

@@ -1,0 +1,211 @@
+// End to end on OpenCL (PoCL in CI): lwload::load with each placement on a real OpenCL runtime,
+// verify() reading every tensor back, and kernels reading the loaded weights through their
+// cl_mem + offset. Zero-copy must use the model file's own pages; a forced small max allocation
+// splits imported regions; misaligned tensors go direct; staged loads run on the device forced
+// discrete through a small ring of pinned slots.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "backends/opencl/cl_headers.hpp"
+#include "lwload/lwload.hpp"
+#include "support/test_support.hpp"
+#include "synth/synth.hpp"
+
+using namespace lwload;
+
+namespace {
+
+constexpr std::uint64_t kSeed = 42;
+
+bool have_opencl_device() {
+  const auto backend = BackendRegistry::instance().find("opencl");
+  return backend && !backend->devices().empty();
+}
+
+std::unique_ptr<Device> open_cl(const DeviceOverrides& overrides = {}) {
+  REQUIRE_MESSAGE(have_opencl_device(), "no OpenCL device: install pocl-opencl-icd");
+  return open_device("opencl:0", overrides);
+}
+
+std::filesystem::path synth_model(const test::TempDir& dir, std::uint64_t bytes, std::uint32_t tensors,
+                                  std::uint64_t alignment) {
+  const auto path = dir / "model.safetensors";
+  synth::SynthSpec spec;
+  spec.total_bytes = bytes;
+  spec.tensor_count = tensors;
+  spec.alignment = alignment;
+  spec.seed = kSeed;
+  synth::write_model(path, spec);
+  return path;
+}
+
+std::vector<std::byte> expected(std::uint32_t tensor, std::uint64_t offset, std::size_t bytes) {
+  std::vector<std::byte> out(bytes);
+  synth::expected_bytes(kSeed, tensor, offset, out);
+  return out;
+}
+
+// `dst[i] = src[offset + i]` on the device owning `src`, found through the handle alone.
+std::vector<std::byte> kernel_copy(const TensorHandle& tensor, std::uint64_t within, std::size_t bytes) {
+  REQUIRE(tensor.native.type == "cl_mem");
+  cl_mem src = static_cast<cl_mem>(tensor.native.handle);
+  cl_context raw_context = nullptr;
+  REQUIRE(clGetMemObjectInfo(src, CL_MEM_CONTEXT, sizeof raw_context, &raw_context, nullptr) == CL_SUCCESS);
+  const cl::Context context(raw_context, true);
+  const cl::Device device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
+  cl::CommandQueue queue(context, device);
+  cl::Program program(context, R"(
+    __kernel void copy_bytes(__global const uchar* src, ulong offset, __global uchar* dst) {
+      dst[get_global_id(0)] = src[offset + get_global_id(0)];
+    })");
+  REQUIRE(program.build({device}) == CL_SUCCESS);
+  cl::Kernel kernel(program, "copy_bytes");
+  cl::Buffer out(context, CL_MEM_WRITE_ONLY, bytes);
+  REQUIRE(kernel.setArg(0, sizeof(cl_mem), &src) == CL_SUCCESS);
+  REQUIRE(kernel.setArg(1, static_cast<cl_ulong>(tensor.offset + within)) == CL_SUCCESS);
+  REQUIRE(kernel.setArg(2, out) == CL_SUCCESS);
+  REQUIRE(queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(bytes)) == CL_SUCCESS);
+  std::vector<std::byte> result(bytes);
+  REQUIRE(queue.enqueueReadBuffer(out, CL_TRUE, 0, bytes, result.data()) == CL_SUCCESS);
+  return result;
+}
+
+// The path of the file mapped at `address` in this process (/proc/self/maps), or "".
+std::string mapped_file_at(const void* address) {
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream in(line);
+    in >> std::hex >> begin >> dash >> end;
+    if (a < begin || a >= end) continue;
+    const auto slash = line.find('/');
+    return slash == std::string::npos ? "" : line.substr(slash);
+  }
+  return "";
+}
+
+// Checks every loaded tensor's bytes through a kernel (a slice) and through verify() (all).
+void check_contents(const Weights& weights) {
+  for (const TensorHandle& t : weights.tensors()) {
+    REQUIRE(t.buffer);
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(t.bytes, 4096));
+    CHECK(kernel_copy(t, t.bytes - n, n) == expected(static_cast<std::uint32_t>(t.index), t.bytes - n, n));
+  }
+  const VerifyReport report = verify(weights);
+  CHECK(report.tensors == weights.tensors().size());
+  CHECK(report.bytes == weights.manifest().total_bytes());
+}
+
+}  // namespace
+
+TEST_CASE("load zero-copy on OpenCL: the device reads the model file's own pages") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 4 << 20, 8, 4096);
+  const Manifest manifest = open_manifest(path);
+  const auto device = open_cl();
+  const Weights weights = load(manifest, *device);
+
+  CHECK(weights.plan().count(Placement::zero_copy) == 8);
+  for (const TensorHandle& t : weights.tensors()) {
+    CHECK(t.placement == Placement::zero_copy);
+    CHECK(t.mechanism == "use_host_ptr");
+    REQUIRE(t.native.type == "cl_mem");
+    void* host_ptr = nullptr;
+    REQUIRE(clGetMemObjectInfo(static_cast<cl_mem>(t.native.handle), CL_MEM_HOST_PTR, sizeof host_ptr, &host_ptr,
+                               nullptr) == CL_SUCCESS);
+    const std::byte* bytes = static_cast<const std::byte*>(host_ptr) + t.offset;
+    // The buffer's memory is a mapping of the model file itself: no copy was made.
+    CHECK(mapped_file_at(bytes) == std::filesystem::canonical(path).string());
+    CHECK(std::memcmp(bytes, expected(static_cast<std::uint32_t>(t.index), 0, t.bytes).data(), t.bytes) == 0);
+  }
+  check_contents(weights);
+}
+
+TEST_CASE("load direct on OpenCL: host-visible buffers filled straight from the file") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 3 << 20, 6, 4096);
+  const Manifest manifest = open_manifest(path);
+  const auto device = open_cl();
+  LoadOptions options;
+  options.plan.force = Placement::direct;
+  const Weights weights = load(manifest, *device, options);
+  CHECK(weights.plan().count(Placement::direct) == 6);
+  for (const TensorHandle& t : weights.tensors()) CHECK(t.mechanism == "host_visible");
+  check_contents(weights);
+}
+
+TEST_CASE("load staged on OpenCL forced discrete: a small ring of pinned slots, reused") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 4 << 20, 5, 0);
+  const Manifest manifest = open_manifest(path);
+  const auto device = open_cl({.memory = MemoryModel::discrete, .max_alloc = {}, .import_host_ptr = {}});
+  LoadOptions options;
+  options.plan.staging_budget = 256 << 10;
+  options.plan.staging_slots = 4;
+  const Weights weights = load(manifest, *device, options);
+  CHECK(weights.plan().count(Placement::staged) == 5);
+  CHECK(weights.plan().staging_budget <= (256u << 10));
+  // 4 MiB through 64 KiB slots: many more uploads than slots, so slots were reused.
+  CHECK(weights.stats().uploads >= (4u << 20) / (64u << 10));
+  CHECK(weights.stats().bytes_uploaded == manifest.total_bytes());
+  for (const TensorHandle& t : weights.tensors()) CHECK(t.mechanism == "allocated");
+  check_contents(weights);
+}
+
+TEST_CASE("a small forced max allocation splits zero-copy regions") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 4 << 20, 16, 4096);  // 16 × 256 KiB
+  const Manifest manifest = open_manifest(path);
+  const std::uint64_t max_alloc = 1 << 20;
+  const auto device = open_cl({.memory = {}, .max_alloc = max_alloc, .import_host_ptr = {}});
+  const Weights weights = load(manifest, *device);
+  const Plan& plan = weights.plan();
+  CHECK(plan.count(Placement::zero_copy) == 16);
+  CHECK(plan.regions.size() >= 4);
+  std::set<const DeviceBuffer*> buffers;
+  for (const ImportRegion& region : plan.regions) CHECK(region.length <= max_alloc);
+  for (const TensorHandle& t : weights.tensors()) {
+    buffers.insert(t.buffer);
+    CHECK(t.buffer->size() <= max_alloc);
+  }
+  CHECK(buffers.size() == plan.regions.size());
+  check_contents(weights);
+}
+
+TEST_CASE("misaligned tensors go direct, with the reason") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 1 << 20, 7, 0);  // packed: offsets fall anywhere
+  const Manifest manifest = open_manifest(path);
+  const auto device = open_cl();
+  const Weights weights = load(manifest, *device);
+  std::size_t misaligned = 0;
+  for (const TensorPlan& tp : weights.plan().tensors) {
+    const auto& info = manifest.tensors[tp.tensor];
+    if (info.pieces.front().offset % device->info().caps.import_alignment == 0) continue;
+    ++misaligned;
+    CHECK(tp.placement == Placement::direct);
+    CHECK(tp.reason.find("not aligned") != std::string::npos);
+  }
+  CHECK(misaligned >= 6);
+  check_contents(weights);
+}
+
+TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 4 << 20, 2, 0);  // 2 MiB tensors
+  const Manifest manifest = open_manifest(path);
+  const auto device = open_cl({.memory = MemoryModel::discrete, .max_alloc = 1 << 20, .import_host_ptr = {}});
+  try {
+    (void)load(manifest, *device);
+    FAIL("loading a 2 MiB tensor with a 1 MiB max allocation succeeded");
+  } catch (const Error& error) {
+    CHECK(error.code() == ErrorCode::does_not_fit);
+    CHECK(std::string(error.what()).find("1048576") != std::string::npos);
+  }
+}
