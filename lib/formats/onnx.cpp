@@ -131,13 +131,13 @@ class OnnxScan {
  public:
   OnnxScan(FileSystem& fs, std::filesystem::path file)
       : fs_(fs), file_(std::move(file)), handle_(fs_.open(file_)),
-        reader_(std::make_unique<HeaderReader>(*handle_)) {
+        source_(std::make_unique<protobuf::WindowedReader>(*handle_)) {
     manifest_.format = "onnx";
     manifest_.files.push_back(file_);
   }
 
   Manifest run() {
-    MessageScanner model(*reader_, 0, reader_->end(), "ModelProto", onnx::model_field_name);
+    MessageScanner model(*source_, 0, source_->size(), "ModelProto", onnx::model_field_name);
     bool has_graph = false;
     while (model.next()) {
       const Field& f = model.field();
@@ -211,7 +211,7 @@ class OnnxScan {
   // `depth` counts graphs: the main graph is 1, an If body inside it 2, ...
   void scan_graph(MessageScanner graph, int depth) {
     if (depth > kMaxGraphDepth)
-      reader_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
+      source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
                        kMaxGraphDepth, " deep");
     std::uint64_t nodes = 0, initializers = 0;
     while (graph.next()) {
@@ -452,7 +452,10 @@ class OnnxScan {
   void place_external(const TensorFields& t, TensorInfo& info) {
     std::optional<std::string> location;
     std::optional<std::uint64_t> offset, length;
-    for (const auto& [key, value] : t.external) {
+    for (const auto& entry : t.external) {
+      // Named references, not a structured binding: clang (the fuzz build) cannot capture those.
+      const std::string& key = entry.first;
+      const std::string& value = entry.second;
       auto number = [&](std::optional<std::uint64_t>& out) {
         if (out) fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key '", key, "' appears twice");
         out = parse_decimal(value);
@@ -499,7 +502,7 @@ class OnnxScan {
   FileSystem& fs_;
   std::filesystem::path file_;
   std::unique_ptr<RandomAccessFile> handle_;
-  std::unique_ptr<HeaderReader> reader_;  // on the heap: it holds a 64 KiB buffer
+  std::unique_ptr<protobuf::WindowedReader> source_;  // on the heap: it holds a 64 KiB buffer
   Manifest manifest_;
   std::map<std::filesystem::path, std::uint64_t> sizes_;
   std::uint64_t sparse_initializers_ = 0;
