@@ -378,7 +378,10 @@ TEST_CASE("out of memory: a full device refuses the next allocation, and freeing
   const auto device = open_cl();
   const DeviceCaps caps = device->info().caps;
   REQUIRE(caps.device_memory > 0);
-  if (caps.device_memory > (8ull << 30)) {
+  // PoCL (a CPU device) allocates lazily in this process, so even many GiB cost only address
+  // space; a real GPU would fill its memory for real: keep that small.
+  const std::uint64_t fill_limit = device->info().kind == DeviceKind::cpu ? (64ull << 30) : (8ull << 30);
+  if (caps.device_memory > fill_limit) {
     MESSAGE("skipped: filling ", caps.device_memory, " bytes of device memory is too much for a test");
     return;
   }

@@ -5,6 +5,7 @@
 // discrete through a small ring of pinned slots.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -207,5 +208,28 @@ TEST_CASE("a tensor larger than the forced max allocation fails before anything 
   } catch (const Error& error) {
     CHECK(error.code() == ErrorCode::does_not_fit);
     CHECK(std::string(error.what()).find("1048576") != std::string::npos);
+  }
+}
+
+TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) {
+    MESSAGE("skipped: LWLOAD_EXE not set (tools not built)");
+    return;
+  }
+  REQUIRE(have_opencl_device());
+  std::string out;
+  CHECK(test::run_command(str(exe, " devices"), &out) == 0);
+  CHECK(out.find("opencl:0") != std::string::npos);
+  CHECK(out.find("base_addr_align") != std::string::npos);
+  CHECK(out.find("extensions") != std::string::npos);
+
+  test::TempDir dir;
+  const auto aligned = synth_model(dir, 2 << 20, 4, 4096);
+  for (const std::string extra : {"", " --placement direct", " --memory discrete --budget 256KiB"}) {
+    CAPTURE(extra);
+    out.clear();
+    CHECK(test::run_command(str(exe, " load ", aligned.string(), " --device opencl:0 --verify", extra, " 2>&1"), &out) == 0);
+    CHECK(out.find("verify: ok, 4 tensors") != std::string::npos);
   }
 }
