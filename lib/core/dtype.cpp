@@ -33,7 +33,11 @@ constexpr std::array kTable{
     DTypeRow{DType::C64, "C64", {1, 8, false}},
     DTypeRow{DType::C128, "C128", {1, 16, false}},
     DTypeRow{DType::STRING, "STRING", {0, 0, false}},
-    // ggml block layouts: sizeof(block_*) / QK_* from ggml-common.h.
+    // ggml block layouts: {QK_*, sizeof(block_*)} from ggml-common.h's static_asserts, each checked
+    // against gguf-py's GGML_QUANT_SIZES too. They agree except Q8_1, where gguf-py still says
+    // 4 + 4 + 32 = 40 (the old float d, s) while ggml's block_q8_1 is two halves + 32 = 36; ggml's
+    // ggml_type_size() is what llama.cpp uses, so 36. (Q8_1/Q8_K are ggml's dot-product scratch
+    // types and do not appear in real GGUF files.)
     DTypeRow{DType::Q4_0, "Q4_0", {32, 18, false}},
     DTypeRow{DType::Q4_1, "Q4_1", {32, 20, false}},
     DTypeRow{DType::Q5_0, "Q5_0", {32, 22, false}},
@@ -109,7 +113,9 @@ std::optional<std::uint64_t> element_count(std::span<const std::int64_t> shape) 
 }
 
 std::optional<DType> dtype_from_ggml(std::uint32_t ggml_type) noexcept {
-  // Index = ggml type id; ids 4, 5 (Q4_2, Q4_3), 31-33 and 36-38 (repacked layouts) were retired.
+  // Index = ggml type id (ggml.h `enum ggml_type`, GGML_TYPE_COUNT = 40 as of MXFP4); ids 4, 5
+  // (Q4_2, Q4_3), 31-33 (Q4_0_4_4/4_8/8_8) and 36-38 (IQ4_NL_4_4/4_8/8_8) were retired from GGUF.
+  // Newer ggml adds NVFP4 = 40 and Q1_0 = 41; they need DType entries before they can be mapped.
   constexpr std::array<std::optional<DType>, 40> kGgml{
       DType::F32,     DType::F16,    DType::Q4_0,    DType::Q4_1,   std::nullopt,  std::nullopt,
       DType::Q5_0,    DType::Q5_1,   DType::Q8_0,    DType::Q8_1,   DType::Q2_K,   DType::Q3_K,
