@@ -26,8 +26,10 @@ struct Piece {
 // How a tensor's bytes are stored when they are not its raw little-endian elements.
 enum class Encoding : std::uint8_t {
   raw,          // `pieces` concatenated are the tensor's bytes
-  onnx_varint,  // ONNX int32_data/int64_data/uint64_data: protobuf varints, one per element
-  onnx_fixed,   // ONNX float_data/double_data written unpacked: one tagged fixed32/fixed64 per element
+  onnx_varint,  // ONNX int32_data/int64_data/uint64_data: `pieces` are whole tagged protobuf
+                // fields (packed or not) holding one varint per element
+  onnx_fixed,   // ONNX float_data/double_data written unpacked: `pieces` are tagged fields of one
+                // fixed32/fixed64 element each
 };
 std::string_view encoding_name(Encoding encoding) noexcept;
 
