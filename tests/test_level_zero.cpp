@@ -381,7 +381,10 @@ TEST_CASE("ze child: too big for the device" * doctest::skip()) {
 TEST_CASE("level_zero: no driver means no devices, not an error") {
   // This process runs without ZE_ENABLE_ALT_DRIVERS: no Level Zero driver is installed here.
   auto backend = BackendRegistry::instance().find("level_zero");
-  REQUIRE(backend != nullptr);
+  if (backend == nullptr) {
+    MESSAGE("built without Level Zero (no libze-dev): skipping");
+    return;
+  }
   CHECK_NOTHROW((void)backend->devices());
   if (!have_sim()) return;
   expect_child("none", "ze child: discovery");
