@@ -3,6 +3,7 @@
 
 #include "backends/opencl/buffers.hpp"
 #include "backends/opencl/cl_error.hpp"
+#include "backends/opencl/cpu_memory.hpp"
 #include "backends/opencl/import.hpp"
 
 namespace lwload::opencl {
@@ -48,6 +49,7 @@ std::unique_ptr<DeviceBuffer> OpenClDevice::allocate(std::uint64_t bytes, Memory
     check(status, "clEnqueueMigrateMemObjects", " (making ", bytes, " device-local bytes resident on ",
           info.id(), ")");
   }
+  advise_huge_pages(*rt_, mem, cl_size);
   return std::make_unique<ClBuffer>(rt_, std::move(mem), bytes, host_visible ? "host_visible" : "allocated",
                                     std::move(reservation));
 }

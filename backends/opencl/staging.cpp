@@ -2,6 +2,7 @@
 #include "backends/opencl/staging.hpp"
 
 #include "backends/opencl/cl_error.hpp"
+#include "backends/opencl/cpu_memory.hpp"
 
 namespace lwload::opencl {
 
@@ -16,6 +17,7 @@ ClStaging::ClStaging(std::shared_ptr<const Runtime> rt, std::uint64_t bytes)
   if (status == CL_INVALID_BUFFER_SIZE) status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
   check(status, "clCreateBuffer", " (CL_MEM_ALLOC_HOST_PTR staging slot of ", bytes, " bytes on ",
         rt_->info.id(), ")");
+  advise_huge_pages(*rt_, mem_, bytes);
   void* mapped = rt_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes,
                                              nullptr, nullptr, &status);
   check(status, "clEnqueueMapBuffer", " (staging slot of ", bytes, " bytes on ", rt_->info.id(), ")");
