@@ -127,7 +127,7 @@ Manifest GgufParser::parse() {
   read_preamble();
   for (std::uint64_t i = 0; i < kv_count_; ++i) read_kv();
 
-  // Now that the KVs are consumed the bound is tight: every remaining tensor info needs its bytes.
+  // Tighter now that the KVs are consumed: every tensor info still to come needs its bytes.
   if (tensor_count_ > in_.remaining() / kMinTensorInfoBytes)
     in_.fail_at(in_.offset(), "tensor infos", tensor_count_, " tensors need at least ",
                 kMinTensorInfoBytes, " bytes each but only ", in_.remaining(), " bytes remain");
@@ -186,7 +186,7 @@ void GgufParser::read_kv() {
     in_.fail_at(key_offset, "metadata key", "length ", key_length, " exceeds GGUF's limit of ", kMaxKeyLength,
                 " bytes");
   std::string key = in_.string(key_length, "metadata key");
-  const std::string what = str("metadata key '", key, "'");
+  const std::string what = "metadata key '" + key + "'";
   if (!keys_.insert(key).second) in_.fail_at(key_offset, what, "the key appears twice");
 
   const std::uint64_t type_offset = in_.offset();
@@ -253,14 +253,15 @@ MetaValue GgufParser::read_array(const std::string& what, int depth) {
 
 void GgufParser::read_tensor_info(std::uint64_t index) {
   const std::uint64_t info_offset = in_.offset();
-  const std::string where = str("tensor info #", index);
+  // Plain concatenation, not str(): these labels are built for every tensor (10^4 of them).
+  const std::string where = "tensor info #" + std::to_string(index);
   const std::uint64_t name_length = in_.u64(where);
   if (name_length > kMaxTensorName)
     in_.fail_at(info_offset, where, "name length ", name_length, " exceeds GGUF's limit of ", kMaxTensorName,
                 " bytes");
   TensorInfo tensor;
   tensor.name = in_.string(name_length, where);
-  const std::string what = str("tensor '", tensor.name, "'");
+  const std::string what = "tensor '" + tensor.name + "'";
 
   const std::uint64_t dims_offset = in_.offset();
   const std::uint32_t n_dims = in_.u32(what);
@@ -308,8 +309,8 @@ void GgufParser::place_tensors() {
   for (std::size_t i = 0; i < manifest_.tensors.size(); ++i) {
     TensorInfo& tensor = manifest_.tensors[i];
     const RawTensor& raw = raw_[i];
-    const std::string what = str("tensor '", tensor.name, "'");
-    const std::string info = str("tensor '", tensor.name, "' info");  // errors located at the info
+    const std::string what = "tensor '" + tensor.name + "'";
+    const std::string info = what + " info";  // errors located at the tensor's info
 
     // ggml stores rows of whole blocks: ne0 (not just the element count) must divide evenly.
     const auto layout = dtype_layout(tensor.dtype);
