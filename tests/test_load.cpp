@@ -1,2 +1,381 @@
-// placeholder
+// The loader end to end on real files: every placement on the host device (zero_copy, direct,
+// staged) and the null device (staged), verified byte for byte; callbacks, progress, events,
+// cancellation, subsets, both read engines, O_DIRECT, the in-memory file system, encoded ONNX
+// tensors, TFJS tensors split across shards, and `lwload load`.
 #include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <cstring>
+#include <map>
+
+#include "lwload/backend.hpp"
+#include "lwload/error.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/memory_file_system.hpp"
+#include "support/test_support.hpp"
+#include "synth/synth.hpp"
+
+using namespace lwload;
+using lwload::test::TempDir;
+
+namespace {
+
+constexpr std::uint64_t kSeed = 7;
+
+synth::SynthSpec spec(std::string format, std::uint64_t total, std::uint32_t tensors, std::uint64_t alignment) {
+  synth::SynthSpec s;
+  s.format = std::move(format);
+  s.total_bytes = total;
+  s.tensor_count = tensors;
+  s.alignment = alignment;
+  s.seed = kSeed;
+  return s;
+}
+
+Manifest write_synth(const std::filesystem::path& path, const synth::SynthSpec& s) {
+  write_model(path, s);
+  return open_manifest(path);
+}
+
+// Checks a host-device tensor's bytes (through its native host pointer) against synth's contents.
+void check_host_contents(const Weights& weights) {
+  for (const TensorHandle& h : weights.tensors()) {
+    REQUIRE(h.buffer != nullptr);
+    CHECK(h.native.type == "host_ptr");
+    std::vector<std::byte> expected(h.bytes);
+    synth::expected_bytes(kSeed, static_cast<std::uint32_t>(h.index), 0, expected);
+    const auto* data = static_cast<const std::byte*>(h.native.handle) + h.offset;
+    CHECK_MESSAGE(std::memcmp(data, expected.data(), h.bytes) == 0, h.info->name);
+  }
+}
+
+std::string placement_list(const Weights& w) {
+  std::string out;
+  for (const auto& h : w.tensors()) out += str(placement_name(h.placement), ' ');
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("host: zero_copy, direct and staged loads hold the file's bytes and verify") {
+  TempDir dir;
+  for (const char* format : {"safetensors", "gguf"}) {
+    CAPTURE(format);
+    const Manifest m = write_synth(dir / str("m.", format), spec(format, 3 << 20, 6, 4096));
+    const auto device = open_device("host");
+
+    SUBCASE("zero_copy") {
+      const Weights w = load(m, *device);
+      CHECK(w.plan().count(Placement::zero_copy) == 6);
+      for (const auto& h : w.tensors()) {
+        CHECK(h.placement == Placement::zero_copy);
+        CHECK(h.mechanism == "mapped_file");
+        CHECK(h.buffer == w.tensors()[0].buffer);  // one region
+      }
+      check_host_contents(w);
+      CHECK(verify(w).tensors == 6);
+    }
+    SUBCASE("direct") {
+      LoadOptions options;
+      options.plan.force = Placement::direct;
+      const Weights w = load(m, *device, options);
+      CHECK(placement_list(w) == "direct direct direct direct direct direct ");
+      for (const auto& h : w.tensors()) CHECK(h.mechanism == "host_visible");
+      check_host_contents(w);
+      CHECK(verify(w).bytes == m.total_bytes());
+      CHECK(w.stats().bytes_read == m.total_bytes());
+    }
+    SUBCASE("staged, tensors larger than a slot streamed in chunks") {
+      LoadOptions options;
+      options.plan.force = Placement::staged;
+      options.plan.staging_budget = 4 * 128 * 1024;  // 128 KiB slots, 512 KiB tensors
+      const Weights w = load(m, *device, options);
+      CHECK(w.plan().count(Placement::staged) == 6);
+      CHECK(w.plan().slot_bytes == 128 * 1024);
+      CHECK(w.stats().uploads >= 6 * 4);
+      for (const auto& h : w.tensors()) CHECK(h.mechanism == "allocated");
+      check_host_contents(w);
+      CHECK(verify(w).tensors == 6);
+    }
+  }
+}
+
+TEST_CASE("host: misaligned tensors load direct, verify, and report why") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 1 << 20, 5, 0));
+  const auto device = open_device("host");
+  const Weights w = load(m, *device);
+  CHECK(w.plan().count(Placement::direct) >= 4);
+  for (const auto& tp : w.plan().tensors)
+    if (tp.placement == Placement::direct) CHECK(tp.reason.find("not aligned to 4096 → direct") != std::string::npos);
+  check_host_contents(w);
+  CHECK(verify(w).tensors == 5);
+}
+
+TEST_CASE("host forced discrete: staged through the ring, small tensors coalesced into one read") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 256 * 1024, 64, 0));  // 4 KiB tensors
+  DeviceOverrides overrides;
+  overrides.memory = MemoryModel::discrete;
+  const auto device = open_device("host", overrides);
+  const Weights w = load(m, *device);
+  CHECK(w.plan().count(Placement::staged) == 64);
+  CHECK(w.stats().reads < 8);      // neighbours share slot-sized reads
+  CHECK(w.stats().uploads == 64);  // one upload per tensor
+  check_host_contents(w);
+  CHECK(verify(w).tensors == 64);
+}
+
+TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "m.gguf", spec("gguf", 4 << 20, 8, 0));
+  const auto device = open_device("null");
+  LoadOptions options;
+  options.plan.staging_budget = 1 << 20;
+  const Weights w = load(m, *device, options);
+  CHECK(w.plan().count(Placement::staged) == 8);
+  CHECK(w.plan().staging_budget == 1 << 20);
+  CHECK(w.stats().bytes_uploaded == m.total_bytes());
+  for (const auto& h : w.tensors()) CHECK(h.native.type == "null");
+  try {
+    verify(w);
+    FAIL("null verified");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unsupported);
+    CHECK(std::string(e.what()).find("not verifiable") != std::string::npos);
+  }
+}
+
+TEST_CASE("callbacks: ready in load order once each, progress to the total, events paired") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "m.safetensors", spec("safetensors", 2 << 20, 16, 0));
+  for (const char* device_name : {"host", "null"}) {
+    CAPTURE(device_name);
+    const auto device = open_device(device_name);
+    LoadOptions options;
+    options.plan.staging_budget = 256 * 1024;
+    std::vector<std::size_t> ready;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
+    std::vector<std::string> phases;
+    std::map<std::size_t, int> starts, ends;
+    std::uint64_t read_bytes = 0, uploaded = 0;
+    options.on_tensor_ready = [&](const TensorHandle& h) {
+      CHECK(ends[h.index] == 1);  // its end event came first
+      ready.push_back(h.index);
+    };
+    options.on_progress = [&](std::uint64_t done, std::uint64_t total) { progress.emplace_back(done, total); };
+    options.on_event = [&](const LoadEvent& e) {
+      switch (e.kind) {
+        case LoadEvent::Kind::phase: phases.emplace_back(e.phase); break;
+        case LoadEvent::Kind::tensor_start: ++starts[e.tensor]; break;
+        case LoadEvent::Kind::tensor_end:
+          CHECK(starts[e.tensor] == 1);
+          ++ends[e.tensor];
+          break;
+        case LoadEvent::Kind::bytes_read: read_bytes += e.bytes; break;
+        case LoadEvent::Kind::bytes_uploaded: uploaded += e.bytes; break;
+      }
+    };
+    const Weights w = load(m, *device, options);
+    std::vector<std::size_t> order(16);
+    for (std::size_t i = 0; i < 16; ++i) order[i] = i;
+    CHECK(ready == order);
+    REQUIRE(!progress.empty());
+    for (std::size_t i = 1; i < progress.size(); ++i) CHECK(progress[i].first > progress[i - 1].first);
+    CHECK(progress.back() == std::make_pair(m.total_bytes(), m.total_bytes()));
+    CHECK(starts.size() == 16);
+    CHECK(ends.size() == 16);
+    CHECK(read_bytes == m.total_bytes());  // packed file: no gaps read
+    const bool staged = std::string(device_name) == "null";
+    CHECK(uploaded == (staged ? m.total_bytes() : 0));
+    REQUIRE(phases.size() >= 3);
+    CHECK(phases[phases.size() - 3] == "read");
+    CHECK(phases[phases.size() - 2] == "finish");
+    CHECK(phases.back() == "done");
+    CHECK(std::find(phases.begin(), phases.end(), "allocate") < std::find(phases.begin(), phases.end(), "read"));
+  }
+}
+
+TEST_CASE("cancellation mid-load throws cancelled and hands out nothing") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "m.safetensors", spec("safetensors", 4 << 20, 8, 4096));
+  for (Placement placement : {Placement::direct, Placement::staged}) {
+    CAPTURE(placement_name(placement));
+    const auto device = open_device("host");
+    LoadOptions options;
+    options.plan.force = placement;
+    options.plan.staging_budget = 4 * 64 * 1024;
+    options.cancel = std::make_shared<CancelToken>();
+    std::size_t ready = 0;
+    std::uint64_t last_progress = 0;
+    options.on_tensor_ready = [&](const TensorHandle&) { ++ready; };
+    options.on_progress = [&](std::uint64_t done, std::uint64_t) {
+      last_progress = done;
+      if (done >= m.tensors[0].bytes) options.cancel->cancel();  // after the first tensor
+    };
+    try {
+      load(m, *device, options);
+      FAIL("a cancelled load returned");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::cancelled);
+      CHECK(std::string(e.what()).find("cancelled") != std::string::npos);
+    }
+    CHECK(ready >= 1);
+    CHECK(ready < 8);
+    CHECK(last_progress < m.total_bytes());
+  }
+  // Cancelled before it starts: nothing is read.
+  const auto device = open_device("null");
+  LoadOptions options;
+  options.cancel = std::make_shared<CancelToken>();
+  options.cancel->cancel();
+  CHECK_THROWS_AS(load(m, *device, options), Error);
+}
+
+TEST_CASE("a subset of tensors by name") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "m.safetensors", spec("safetensors", 1 << 20, 6, 4096));
+  const auto device = open_device("host");
+  for (Placement placement : {Placement::zero_copy, Placement::direct, Placement::staged}) {
+    LoadOptions options;
+    options.plan.force = placement;
+    options.plan.only = {synth::tensor_name(3), synth::tensor_name(1)};
+    const Weights w = load(m, *device, options);
+    REQUIRE(w.tensors().size() == 2);
+    CHECK(w.find(synth::tensor_name(0)) == nullptr);
+    REQUIRE(w.find(synth::tensor_name(3)) != nullptr);
+    CHECK(w.find(synth::tensor_name(3))->index == 3);
+    CHECK(w.find(synth::tensor_name(3))->placement == placement);
+    CHECK(w.plan().model_bytes == m.tensors[1].bytes + m.tensors[3].bytes);
+    check_host_contents(w);
+    CHECK(verify(w).tensors == 2);
+  }
+}
+
+TEST_CASE("both read engines and O_DIRECT load the same bytes") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 3 << 20, 7, 0));
+  DeviceOverrides overrides;
+  overrides.memory = MemoryModel::discrete;
+  const auto device = open_device("host", overrides);
+  for (IoEngine engine : {IoEngine::pread, IoEngine::io_uring}) {
+    for (bool direct_io : {false, true}) {
+      CAPTURE(io_engine_name(engine));
+      CAPTURE(direct_io);
+      LoadOptions options;
+      options.io = engine;
+      options.direct_io = direct_io;
+      options.plan.staging_budget = 4 * 256 * 1024;
+      const Weights w = load(m, *device, options);
+      if (engine == IoEngine::pread) CHECK(w.io_engine() == IoEngine::pread);
+      if (w.io_engine() != engine) CHECK(w.io_engine_note().find("io_uring not used") != std::string::npos);
+      if (direct_io && !w.stats().direct_io) CHECK(w.io_engine_note().find("O_DIRECT") != std::string::npos);
+      if (w.stats().direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
+      check_host_contents(w);
+      CHECK(verify(w).tensors == 7);
+    }
+  }
+}
+
+TEST_CASE("in-memory file system: no descriptors, so zero_copy falls back to direct and reads use pread") {
+  TempDir dir;
+  write_model(dir / "a.safetensors", spec("safetensors", 1 << 20, 4, 4096));
+  auto fs = std::make_shared<MemoryFileSystem>();
+  fs->add_file("mem/a.safetensors", test::read_file(dir / "a.safetensors"));
+  OpenOptions open;
+  open.file_system = fs;
+  const Manifest m = open_manifest("mem/a.safetensors", open);
+  const auto device = open_device("host");
+  LoadOptions options;
+  options.file_system = fs;
+  const Weights w = load(m, *device, options);
+  CHECK(w.plan().count(Placement::direct) == 4);
+  CHECK(w.plan().regions.empty());
+  CHECK(w.plan().tensors[0].reason.find("no descriptor") != std::string::npos);
+  CHECK(w.io_engine() == IoEngine::pread);
+  check_host_contents(w);
+  CHECK(verify(w).tensors == 4);
+}
+
+TEST_CASE("reference files: GGUF from llama.cpp's writer and TFJS shards with tensors across files") {
+  const auto host = open_device("host");
+  DeviceOverrides overrides;
+  overrides.memory = MemoryModel::discrete;
+  const auto discrete = open_device("host", overrides);
+  const Manifest gguf = open_manifest(test::testdata() / "gguf" / "tiny-llama-f32-f16-q8.gguf");
+  const Manifest tfjs = open_manifest(test::testdata() / "tfjs" / "sharded_quantized");
+  for (const Manifest* m : {&gguf, &tfjs}) {
+    CAPTURE(m->format);
+    for (Device* device : {host.get(), discrete.get()}) {
+      LoadOptions options;
+      options.plan.staging_budget = 4 * 16 * 1024;  // smaller than a 64 KiB shard
+      const Weights w = load(*m, *device, options);
+      CHECK(verify(w).bytes == w.plan().model_bytes);
+      CHECK(w.plan().model_bytes > 0);
+    }
+  }
+}
+
+TEST_CASE("ONNX typed-field tensors are decoded on the host, direct and staged") {
+  TempDir dir;
+  const std::string script = str(
+      "import onnx\nfrom onnx import helper, TensorProto as TP\n"
+      "x = helper.make_tensor_value_info('x', TP.INT64, [None])\n"
+      "y = helper.make_tensor_value_info('y', TP.INT64, [None])\n"
+      "ids = helper.make_tensor('ids', TP.INT64, [5], [1, -2, 300, 40000, -5000000000])\n"
+      "w = helper.make_tensor('w', TP.FLOAT, [3], [1.5, -2.0, 0.25])\n"
+      "g = helper.make_graph([helper.make_node('Add', ['x', 'ids'], ['y'])], 'g', [x], [y], initializer=[ids, w])\n"
+      "onnx.save_model(helper.make_model(g), '", (dir / "typed.onnx").string(), "')\n");
+  test::write_file(dir / "make.py", script);
+  REQUIRE(test::run_command(str(test::kPython, " ", (dir / "make.py").string())) == 0);
+  const Manifest m = open_manifest(dir / "typed.onnx");
+  REQUIRE(m.tensors.size() == 2);
+  const auto host = open_device("host");
+  for (Placement placement : {Placement::direct, Placement::staged}) {
+    LoadOptions options;
+    options.plan.force = placement;
+    const Weights w = load(m, *host, options);
+    const TensorHandle* ids = w.find("ids");
+    REQUIRE(ids != nullptr);
+    CHECK(ids->bytes == 40);
+    std::int64_t values[5];
+    std::memcpy(values, static_cast<const std::byte*>(ids->native.handle) + ids->offset, sizeof values);
+    CHECK(values[0] == 1);
+    CHECK(values[1] == -2);
+    CHECK(values[3] == 40000);
+    CHECK(values[4] == -5000000000);
+    const TensorHandle* wt = w.find("w");
+    REQUIRE(wt != nullptr);
+    float floats[3];
+    std::memcpy(floats, static_cast<const std::byte*>(wt->native.handle) + wt->offset, sizeof floats);
+    CHECK(floats[2] == 0.25f);
+    CHECK(verify(w).tensors == 2);
+  }
+}
+
+TEST_CASE("lwload load: --verify, --json, placements, exit codes") {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) return;
+  TempDir dir;
+  write_model(dir / "a.safetensors", spec("safetensors", 1 << 20, 4, 4096));
+  const std::string model = (dir / "a.safetensors").string();
+  std::string out;
+  CHECK(test::run_command(str(exe, " load ", model, " --device host --verify"), &out) == 0);
+  CHECK(out.find("zero_copy 4") != std::string::npos);
+  CHECK(out.find("verify: ok, 4 tensors") != std::string::npos);
+  out.clear();
+  CHECK(test::run_command(str(exe, " load ", model, " --device host --placement staged --slots 2 --budget 128KiB "
+                                                    "--io pread --verify --json"), &out) == 0);
+  const auto json = boost::json::parse(out).as_object();
+  CHECK(json.at("placements").at("staged").to_number<int>() == 4);
+  CHECK(json.at("io_engine").as_string() == "pread");
+  CHECK(json.at("verify").at("verified").as_bool());
+  out.clear();
+  CHECK(test::run_command(str(exe, " load ", model, " --device null --verify --verbose"), &out) == 0);
+  CHECK(out.find("not verifiable") != std::string::npos);
+  CHECK(out.find("io engine:") != std::string::npos);
+  CHECK(test::run_command(str(exe, " load ", model, " --device host --only nope 2>/dev/null")) == 2);
+  CHECK(test::run_command(str(exe, " load ", model, " --device null --budget 1KiB 2>/dev/null")) == 1);
+  test::write_file(dir / "bad.safetensors", std::string_view("\x08\0\0\0\0\0\0\0{\"a\":1}", 15));
+  CHECK(test::run_command(str(exe, " load ", (dir / "bad.safetensors").string(), " --device host 2>/dev/null")) == 3);
+}

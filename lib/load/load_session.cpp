@@ -375,6 +375,7 @@ void LoadSession::load_encoded() {
       std::memcpy(ring_.bytes(slot).data(), decoded.data() + off, n);
       bool done = false;
       std::exception_ptr error;
+      context_.restart();
       auto guard = boost::asio::make_work_guard(context_);
       ++uploads_in_flight_;
       try {
@@ -558,6 +559,7 @@ void LoadSession::on_upload_done(std::size_t slot, const Segment& segment, std::
 }
 
 void LoadSession::wait_until_idle() {
+  context_.restart();  // a context that ran out of work before is stopped until restarted
   auto guard = boost::asio::make_work_guard(context_);
   while (!idle()) context_.run_one();
 }
