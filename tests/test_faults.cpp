@@ -1,2 +1,307 @@
-// placeholder
+// Faults during a load: read errors, files truncated or replaced before and during the load,
+// allocation failures half-way, failed uploads, a throwing callback, cancellation. Each must end in
+// a clear lwload::Error with everything released: a wrapper device counts live buffers.
 #include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "lwload/backend.hpp"
+#include "lwload/error.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/memory_file_system.hpp"
+#include "support/test_support.hpp"
+#include "synth/synth.hpp"
+
+using namespace lwload;
+using lwload::test::TempDir;
+
+namespace {
+
+struct Counters {
+  std::atomic<int> live_buffers{0};
+  std::atomic<int> live_staging{0};
+  int allocations = 0;
+  int uploads = 0;
+};
+
+class CountedBuffer final : public DeviceBuffer {
+ public:
+  CountedBuffer(std::unique_ptr<DeviceBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
+    ++counters_.live_buffers;
+  }
+  ~CountedBuffer() override { --counters_.live_buffers; }
+  std::uint64_t size() const noexcept override { return inner_->size(); }
+  NativeHandle native() const noexcept override { return inner_->native(); }
+  std::string_view mechanism() const noexcept override { return inner_->mechanism(); }
+  std::span<std::byte> begin_host_write() override { return inner_->begin_host_write(); }
+  void end_host_write() override { inner_->end_host_write(); }
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
+  DeviceBuffer& inner() { return *inner_; }
+
+ private:
+  std::unique_ptr<DeviceBuffer> inner_;
+  Counters& counters_;
+};
+
+class CountedStaging final : public StagingBuffer {
+ public:
+  CountedStaging(std::unique_ptr<StagingBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
+    ++counters_.live_staging;
+  }
+  ~CountedStaging() override { --counters_.live_staging; }
+  std::span<std::byte> bytes() noexcept override { return inner_->bytes(); }
+  StagingBuffer& inner() { return *inner_; }
+
+ private:
+  std::unique_ptr<StagingBuffer> inner_;
+  Counters& counters_;
+};
+
+// Wraps a real device; fails the Nth allocation or upload, or the staging allocation, on request.
+class FaultyDevice final : public Device {
+ public:
+  explicit FaultyDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)), info_(inner_->info()) {}
+  const DeviceInfo& info() const noexcept override { return info_; }
+  DeviceInfo& mutable_info() { return info_; }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+    if (++counters.allocations == fail_allocation)
+      fail(ErrorCode::out_of_memory, "test device: allocation ", counters.allocations, " of ", bytes, " bytes refused");
+    return std::make_unique<CountedBuffer>(inner_->allocate(bytes, place), counters);
+  }
+  std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> range) override {
+    if (decline_import) return nullptr;
+    auto buffer = inner_->import_host(range);
+    return buffer ? std::make_unique<CountedBuffer>(std::move(buffer), counters) : nullptr;
+  }
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    if (fail_staging) fail(ErrorCode::out_of_memory, "test device: no staging memory");
+    return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), counters);
+  }
+  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+              std::uint64_t bytes, TransferDone done) override {
+    if (++counters.uploads == fail_upload) {
+      done(std::make_exception_ptr(Error(ErrorCode::device, "test device: transfer failed")));
+      return;
+    }
+    inner_->upload(static_cast<CountedStaging&>(staging).inner(), src_offset, static_cast<CountedBuffer&>(dst).inner(),
+                   dst_offset, bytes, std::move(done));
+  }
+  void finish() override { inner_->finish(); }
+
+  Counters counters;
+  int fail_allocation = -1;
+  int fail_upload = -1;
+  bool fail_staging = false;
+  bool decline_import = false;
+
+ private:
+  std::unique_ptr<Device> inner_;
+  DeviceInfo info_;
+};
+
+std::unique_ptr<FaultyDevice> faulty(std::string_view spec, std::optional<MemoryModel> memory = std::nullopt) {
+  DeviceOverrides overrides;
+  overrides.memory = memory;
+  return std::make_unique<FaultyDevice>(open_device(spec, overrides));
+}
+
+synth::SynthSpec spec(std::uint64_t total, std::uint32_t tensors, std::uint64_t alignment) {
+  synth::SynthSpec s;
+  s.total_bytes = total;
+  s.tensor_count = tensors;
+  s.alignment = alignment;
+  return s;
+}
+
+// Runs the load expecting an Error with `code` whose message contains every one of `parts`.
+void expect_failure(const Manifest& m, FaultyDevice& device, const LoadOptions& options, ErrorCode code,
+                    std::initializer_list<std::string> parts) {
+  try {
+    load(m, device, options);
+    FAIL("the load succeeded");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(e.code() == code, e.what());
+    for (const auto& part : parts) CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what(), " lacks ", part);
+  }
+  CHECK(device.counters.live_buffers == 0);
+  CHECK(device.counters.live_staging == 0);
+}
+
+LoadOptions forced(std::optional<Placement> placement, std::uint64_t budget = 4 * 64 * 1024) {
+  LoadOptions options;
+  options.plan.force = placement;
+  options.plan.staging_budget = budget;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a read error mid-load (failing disk) releases everything") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(2 << 20, 8, 4096));
+  auto fs = std::make_shared<MemoryFileSystem>();
+  fs->add_file("m.safetensors", test::read_file(dir / "m.safetensors"));
+  OpenOptions open;
+  open.file_system = fs;
+  const Manifest m = open_manifest("m.safetensors", open);
+  fs->fail_reads_from("m.safetensors", m.tensors[5].pieces[0].offset + 100);
+  for (auto [spec_name, placement] : {std::pair{"host", Placement::direct}, std::pair{"host", Placement::staged},
+                                      std::pair{"null", Placement::staged}}) {
+    CAPTURE(spec_name);
+    CAPTURE(placement_name(placement));
+    auto device = faulty(spec_name);
+    LoadOptions options = forced(placement);
+    options.file_system = fs;
+    expect_failure(m, *device, options, ErrorCode::io, {"m.safetensors"});
+  }
+}
+
+TEST_CASE("a file truncated after its headers were read fails before any data moves, naming file and tensor") {
+  TempDir dir;
+  const auto path = dir / "m.safetensors";
+  write_model(path, spec(1 << 20, 4, 4096));
+  const Manifest m = open_manifest(path);
+  std::filesystem::resize_file(path, m.tensors[2].pieces[0].offset + 10);
+  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                             std::optional{Placement::staged}}) {
+    auto device = faulty("host");
+    expect_failure(m, *device, forced(placement), ErrorCode::bad_input,
+                   {path.string(), "tensor '" + m.tensors[2].name + "'", "truncated"});
+    CHECK(device->counters.allocations == 0);
+  }
+}
+
+TEST_CASE("a file replaced by a smaller one is caught the same way") {
+  TempDir dir;
+  const auto path = dir / "m.gguf";
+  synth::SynthSpec big = spec(1 << 20, 4, 0);
+  big.format = "gguf";
+  write_model(path, big);
+  const Manifest m = open_manifest(path);
+  synth::SynthSpec small = big;
+  small.total_bytes = 64 * 1024;
+  write_model(dir / "small.gguf", small);
+  std::filesystem::rename(dir / "small.gguf", path);
+  auto device = faulty("null");
+  expect_failure(m, *device, forced(std::nullopt), ErrorCode::bad_input, {path.string(), "truncated or replaced"});
+}
+
+TEST_CASE("a file truncated during the load: the short read names the file and the tensor") {
+  TempDir dir;
+  const auto path = dir / "m.safetensors";
+  write_model(path, spec(4 << 20, 16, 4096));
+  const Manifest m = open_manifest(path);
+  for (Placement placement : {Placement::direct, Placement::staged}) {
+    CAPTURE(placement_name(placement));
+    write_model(path, spec(4 << 20, 16, 4096));
+    auto device = faulty("host");
+    LoadOptions options = forced(placement);
+    options.io = IoEngine::pread;
+    bool truncated = false;
+    options.on_progress = [&](std::uint64_t, std::uint64_t) {
+      if (truncated) return;
+      truncated = true;
+      std::filesystem::resize_file(path, m.tensors[1].pieces[0].offset);  // tensors 1.. are gone
+    };
+    expect_failure(m, *device, options, ErrorCode::bad_input, {path.string(), "tensor 't000", "truncated during the load"});
+  }
+}
+
+TEST_CASE("an allocation failure half-way releases the allocations made so far") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(1 << 20, 8, 0));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  for (const char* spec_name : {"host", "null"}) {
+    CAPTURE(spec_name);
+    auto device = faulty(spec_name);
+    device->fail_allocation = 4;
+    expect_failure(m, *device, forced(std::nullopt), ErrorCode::out_of_memory, {"allocation 4"});
+    CHECK(device->counters.uploads == 0);  // no data moved before every allocation succeeded
+  }
+  auto device = faulty("null");
+  device->fail_staging = true;
+  expect_failure(m, *device, forced(std::nullopt), ErrorCode::out_of_memory, {"staging"});
+}
+
+TEST_CASE("a failed transfer drains the uploads in flight and releases everything") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(2 << 20, 8, 0));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  for (const char* spec_name : {"host", "null"}) {
+    auto device = faulty(spec_name, MemoryModel::discrete);
+    device->fail_upload = 5;
+    expect_failure(m, *device, forced(Placement::staged), ErrorCode::device, {"transfer failed"});
+    CHECK(device->counters.uploads >= 5);
+  }
+}
+
+TEST_CASE("a throwing ready callback fails the load; nothing leaks") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(1 << 20, 8, 0));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  for (Placement placement : {Placement::direct, Placement::staged}) {
+    auto device = faulty("host");
+    LoadOptions options = forced(placement);
+    int ready = 0;
+    options.on_tensor_ready = [&](const TensorHandle&) {
+      if (++ready == 3) fail(ErrorCode::usage, "engine refused tensor 3");
+    };
+    expect_failure(m, *device, options, ErrorCode::usage, {"engine refused"});
+  }
+}
+
+TEST_CASE("cancellation releases everything, on every placement") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(2 << 20, 8, 4096));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  for (Placement placement : {Placement::direct, Placement::staged}) {
+    auto device = faulty("host");
+    LoadOptions options = forced(placement);
+    options.cancel = std::make_shared<CancelToken>();
+    options.on_progress = [&](std::uint64_t done, std::uint64_t) {
+      if (done > 0) options.cancel->cancel();
+    };
+    expect_failure(m, *device, options, ErrorCode::cancelled, {"cancelled"});
+  }
+}
+
+TEST_CASE("a device that declines an import gets the region's tensors direct, with the reason") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(1 << 20, 4, 4096));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  auto device = faulty("host");
+  device->decline_import = true;
+  const Plan plan = make_plan(m, device->info());
+  CHECK(plan.count(Placement::zero_copy) == 4);
+  {
+    const Weights w = load(m, *device, plan);
+    CHECK(w.plan().count(Placement::direct) == 4);
+    CHECK(w.plan().regions.empty());
+    CHECK(w.plan().tensors[0].reason.find("the device declined the import → direct") != std::string::npos);
+    CHECK(verify(w).tensors == 4);
+    CHECK(device->counters.live_buffers == 4);
+  }
+  CHECK(device->counters.live_buffers == 0);  // Weights released them
+}
+
+TEST_CASE("plans that do not fit or do not match fail before the first allocation") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(1 << 20, 4, 4096));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  auto device = faulty("null");
+  device->mutable_info().caps.device_memory = 512 * 1024;
+  expect_failure(m, *device, forced(std::nullopt), ErrorCode::does_not_fit, {"524288", std::to_string(m.total_bytes())});
+  CHECK(device->counters.allocations == 0);
+
+  auto host = faulty("host");
+  const Plan for_null = make_plan(m, open_device("null")->info());
+  try {
+    load(m, *host, for_null);
+    FAIL("a plan for another device was accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::usage);
+  }
+  CHECK(host->counters.allocations == 0);
+}
