@@ -51,7 +51,8 @@ class CancelToken {
 // What the profiler's timeline records (lwload profile).
 struct LoadEvent {
   enum class Kind : std::uint8_t {
-    phase,           // `phase` begins: "allocate", "import", "read", "finish", "done"
+    phase,           // `phase` begins, in this order: "import" (only with zero_copy regions),
+                     // "allocate", "read" (all data movement), "finish" (waiting for the device), "done"
     tensor_start,    // the first byte of `tensor` is requested (or its region imported)
     tensor_end,      // `tensor` is complete on the device (its ready callback follows)
     bytes_read,      // `bytes` arrived from the file (into a staging slot or a direct buffer)
@@ -81,11 +82,12 @@ struct LoadOptions {
   PlanOptions plan;                          // used when load() makes the plan itself
   std::shared_ptr<FileSystem> file_system;   // nullptr = the POSIX file system
   IoEngine io = IoEngine::auto_;
-  bool direct_io = false;                    // O_DIRECT reads (cold loads); falls back if refused
-  std::uint32_t io_threads = 0;              // pread engine threads; 0 = min(slots, 4)
+  bool direct_io = false;  // O_DIRECT for staged reads (cold loads); buffered, with a note, if refused
+  std::uint32_t io_threads = 0;              // pread engine threads; 0 = slots clamped to 2..4
   std::shared_ptr<CancelToken> cancel;
 
-  // Each tensor once, in load order (Plan::tensors order), when its bytes are on the device.
+  // Each loaded tensor once, in load order (Plan::tensors order; skipped tensors get none), when its
+  // bytes are on the device. A tensor that completes early waits for those before it.
   std::function<void(const TensorHandle&)> on_tensor_ready;
   // Bytes of tensor data on the device so far, of `total` (Plan::model_bytes).
   std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
