@@ -6,12 +6,13 @@
 #   BUILD_DIR    build folder (default: build)
 #   PROFILE_SVG  where the SVG goes (default: $BUILD_DIR/lwload-profile.svg)
 #   DEMO_SIZE    synthetic model size (default: 256MiB)
+#   NINJA_JOBS   parallel build jobs (default: ninja's own choice)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 build=${BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build" --werror
-ninja -C "$build"
+ninja -C "$build" ${NINJA_JOBS:+-j "$NINJA_JOBS"}
 lwload="$build/tools/lwload/lwload"
 
 sample=../shared/testdata/gguf/tiny-llama-f32-f16-q8.gguf

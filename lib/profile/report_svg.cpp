@@ -214,7 +214,8 @@ std::string report_to_svg(const Report& r) {
   out += "<g class=\"levels\">\n";
   char label[96];
   std::snprintf(label, sizeof label, "baseline %.0f MiB", baseline);
-  hline(out, sc, baseline, "#777777", "4,3", label, true);
+  // Below its line unless that would collide with the axis-level markers.
+  hline(out, sc, baseline, "#777777", "4,3", label, sc.y(baseline) + 13 < kTop + kPlotH - 16);
   std::snprintf(label, sizeof label, "baseline + model %.0f MiB", model_line);
   hline(out, sc, model_line, "#1f5fbf", "8,4", label);
   std::snprintf(label, sizeof label, "bound %.0f MiB", bound);
@@ -225,12 +226,15 @@ std::string report_to_svg(const Report& r) {
   if (r.load_ms > 0) {
     out += "<g class=\"markers\" font-size=\"10\" fill=\"#444\">\n";
     const double begin = sc.x(r.load_begin_ms), ready = sc.x(r.load_begin_ms + r.load_ms);
-    for (const auto& [x, text] : {std::pair{begin, "load()"}, std::pair{ready, "ready"}}) {
+    for (const double x : {begin, ready})
       out += "<line x1=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x) + "\" y2=\"" +
              num(kTop + kPlotH) + "\" stroke=\"#444\" stroke-width=\"1\" stroke-dasharray=\"1,3\"/>\n";
-      const bool at_ready = std::string_view(text) == "ready";  // label inside the load span
-      out += "<text x=\"" + num(at_ready ? x - 2 : x + 2) + "\" y=\"" + num(kTop + kPlotH - 4) + "\"" +
-             (at_ready ? " text-anchor=\"end\"" : "") + ">" + text + "</text>\n";
+    const double label_y = kTop + kPlotH - 4;
+    if (ready - begin < 60) {  // too close for two labels
+      out += "<text x=\"" + num(ready + 2) + "\" y=\"" + num(label_y) + "\">load() .. ready</text>\n";
+    } else {
+      out += "<text x=\"" + num(begin + 2) + "\" y=\"" + num(label_y) + "\">load()</text>\n";
+      out += "<text x=\"" + num(ready - 2) + "\" y=\"" + num(label_y) + "\" text-anchor=\"end\">ready</text>\n";
     }
     out += "</g>\n";
   }
