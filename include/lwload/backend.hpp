@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -78,6 +79,9 @@ class Device {
   virtual std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> /*range*/) {
     return nullptr;
   }
+  // Why the last import_host() returned nullptr ("USE_HOST_PTR buffer maps to a copy", ...), for
+  // the plan's fall-back reason; empty when the backend does not say.
+  virtual std::string import_declined_reason() const { return {}; }
 
   virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
 

@@ -195,7 +195,8 @@ void LoadSession::import_regions() {
     }
     auto buffer = device_.import_host(std::span<const std::byte>(mapping->bytes().data(), region.length));
     if (!buffer) {
-      fall_back_from_zero_copy(r, "the device declined the import");
+      const std::string why = device_.import_declined_reason();
+      fall_back_from_zero_copy(r, why.empty() ? "the device declined the import" : "the device declined the import: " + why);
       continue;
     }
     state_->mappings.push_back(std::move(mapping));
