@@ -128,12 +128,14 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     in.staged_bytes = done.bytes(Placement::staged, manifest);
     report.placement = placement_label(done);
     report.io_engine = std::string(io_engine_name(weights.io_engine()));
+    // Stop sampling before verify and before the weights go: the contract is about the load, and
+    // verify's read-back buffers and file reads are not part of it.
+    sampler.stop();
     if (options.verify) {
       timeline.phase_begin("verify", Clock::now());
       verify(weights);
       timeline.phase_end("verify", Clock::now());
     }
-    sampler.stop();  // before the weights go: the peak is while they are held
   }
   const auto end = Clock::now();
   report.samples = sampler.samples();
