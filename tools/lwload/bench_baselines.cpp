@@ -2,6 +2,7 @@
 #include "bench_baselines.hpp"
 
 #include <malloc.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -90,6 +91,33 @@ std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_
   for (const auto& path : manifest.files)
     total += read_sequentially(*fs.open(path), {buffer.get(), buffer_bytes});
   return total;
+}
+
+std::uint64_t pread_into_new_memory(const Manifest& manifest, FileSystem& fs, std::uint64_t chunk_bytes) {
+  std::vector<std::unique_ptr<RandomAccessFile>> files;
+  std::uint64_t total = 0;
+  for (const auto& path : manifest.files) {
+    files.push_back(fs.open(path));
+    total += files.back()->size();
+  }
+  if (total == 0) return 0;
+  void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fail(ErrorCode::out_of_memory, "bench: cannot map ", total, " bytes of new memory");
+  auto* dst = static_cast<std::byte*>(p);
+  std::uint64_t at = 0;
+  for (const auto& file : files) {
+    const std::uint64_t size = file->size();
+    for (std::uint64_t done = 0; done < size;) {
+      const std::uint64_t n = std::min(chunk_bytes, size - done);
+      const std::size_t got = file->read_at(done, {dst + at + done, static_cast<std::size_t>(n)});
+      if (got == 0) break;
+      done += got;
+    }
+    at += size;
+  }
+  g_sink = std::to_integer<std::uint8_t>(dst[total - 1]);
+  ::munmap(p, total);
+  return at;
 }
 
 std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes) {

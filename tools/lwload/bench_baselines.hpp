@@ -19,6 +19,11 @@ std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs);
 // Returns the bytes read.
 std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes);
 
+// Sequential pread of every model file into one new, never-touched allocation of the files' size:
+// the floor for any loader that must own a copy (the direct placement), because the kernel must
+// map and zero every destination page, which pread into a reused buffer never pays.
+std::uint64_t pread_into_new_memory(const Manifest& manifest, FileSystem& fs, std::uint64_t chunk_bytes);
+
 // The same with O_DIRECT and a page-aligned buffer: reads bypass (and do not fill) the page
 // cache. Throws Error(unsupported) when the file system refuses O_DIRECT (tmpfs, some overlays).
 std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes);
