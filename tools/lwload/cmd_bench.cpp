@@ -16,6 +16,7 @@
 #include "bench_baselines.hpp"
 #include "bench_cache.hpp"
 #include "cli.hpp"
+#include "load_options.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
@@ -83,15 +84,12 @@ int cmd_bench(int argc, char** argv) {
             "posix_fadvise DONTNEED; works on files this process can open, and is checked with\n"
             "mincore) and then runs lwload's reads with O_DIRECT unless --buffered.",
             {"MODEL"},
-            {{"--device", "D", "BACKEND[:INDEX] or auto", "auto"},
+            {device_option(),
              {"--placements", "LIST", "comma-separated placements, or auto (every one the device can do)", "auto"},
              {"--reps", "N", "repetitions of each variant", "5"},
              {"--cold", "", "evict the page cache before every repetition", ""},
              {"--buffered", "", "with --cold: lwload reads through the page cache (no O_DIRECT)", ""},
-             {"--budget", "BYTES", "staging budget", "64MiB"},
-             {"--slots", "N", "staging slots", "4"},
-             {"--io", "E", "auto, io_uring or pread", "auto"},
-             {"--memory", "M", "override the device's memory model: unified or discrete", ""},
+             budget_option(), slots_option(), io_option(), memory_option(), max_alloc_option(),
              {"--buffer", "BYTES", "read buffer of the pread and O_DIRECT variants", "16MiB"},
              {"--no-naive", "", "skip the naive loader (it needs twice the model in memory)", ""},
              {"--json", "", "print the results as one JSON object", ""}});
@@ -102,19 +100,11 @@ int cmd_bench(int argc, char** argv) {
   const bool cold = args.flag("--cold");
   const std::uint64_t buffer = args.get_size("--buffer");
   if (buffer < 4096 || buffer > (1ull << 30)) fail(ErrorCode::usage, "--buffer: ", buffer, " is not 4KiB..1GiB");
-  DeviceOverrides overrides;
-  if (const auto memory = args.get_optional("--memory")) {
-    if (*memory == "unified") overrides.memory = MemoryModel::unified;
-    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
-    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
-  }
+  const DeviceOverrides overrides = device_overrides(args);
   LoadOptions load_options;
-  load_options.plan.staging_budget = args.get_size("--budget");
-  const std::uint64_t slots = args.get_uint("--slots");
-  if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
-  load_options.plan.staging_slots = static_cast<std::uint32_t>(slots);
-  load_options.io = parse_io_engine(args.get("--io"));
+  load_options.plan = plan_options(args);
   load_options.direct_io = cold && !args.flag("--buffered");
+  apply_io_options(args, load_options);
 
   const Manifest manifest = open_manifest(args.positional(0));
   const auto fs = posix_file_system();

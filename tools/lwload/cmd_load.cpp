@@ -8,20 +8,13 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "load_options.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 
 namespace lwload::cli {
 namespace {
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  std::istringstream in(list);
-  for (std::string name; std::getline(in, name, ',');)
-    if (!name.empty()) names.push_back(name);
-  return names;
-}
 
 // "\r  loading  42% ..." on stderr, only when it is a terminal, at most once per percent.
 std::function<void(std::uint64_t, std::uint64_t)> progress_printer() {
@@ -40,35 +33,16 @@ std::function<void(std::uint64_t, std::uint64_t)> progress_printer() {
 int cmd_load(int argc, char** argv) {
   Args args("load", "Loads a model onto a device; --verify compares every tensor on the device with the file.",
             {"MODEL"},
-            {{"--device", "D", "BACKEND[:INDEX] or auto", "auto"},
-             {"--placement", "P", "auto, zero-copy, direct or staged", "auto"},
-             {"--budget", "BYTES", "staging budget", "64MiB"},
-             {"--slots", "N", "staging slots", "4"},
-             {"--memory", "M", "override the device's memory model: unified or discrete", ""},
-             {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""},
-             {"--direct-io", "", "read staged tensors with O_DIRECT (cold loads)", ""},
-             {"--io", "E", "auto, io_uring or pread", "auto"},
-             {"--only", "NAMES", "comma-separated tensor names to load", ""},
+            {device_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+             max_alloc_option(), direct_io_option(), io_option(), only_option("load"),
              {"--verify", "", "read every tensor back from the device and compare it with the file", ""},
              {"--verbose", "", "per-tensor placement, mechanism and offset; read engine details", ""},
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
-  DeviceOverrides overrides;
-  if (const auto memory = args.get_optional("--memory")) {
-    if (*memory == "unified") overrides.memory = MemoryModel::unified;
-    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
-    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
-  }
-  if (args.get_optional("--max-alloc")) overrides.max_alloc = args.get_size("--max-alloc");
+  const DeviceOverrides overrides = device_overrides(args);
   LoadOptions options;
-  options.plan.force = parse_placement(args.get("--placement"));
-  options.plan.staging_budget = args.get_size("--budget");
-  const std::uint64_t slots = args.get_uint("--slots");
-  if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
-  options.plan.staging_slots = static_cast<std::uint32_t>(slots);
-  options.plan.only = split_names(args.get("--only"));
-  options.io = parse_io_engine(args.get("--io"));
-  options.direct_io = args.flag("--direct-io");
+  options.plan = plan_options(args);
+  apply_io_options(args, options);
   const bool json = args.flag("--json"), verbose = args.flag("--verbose");
   if (!json) options.on_progress = progress_printer();
 

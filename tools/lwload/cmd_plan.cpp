@@ -6,20 +6,13 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "load_options.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
 
 namespace lwload::cli {
 namespace {
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  std::istringstream in(list);
-  for (std::string name; std::getline(in, name, ',');)
-    if (!name.empty()) names.push_back(name);
-  return names;
-}
 
 void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& device) {
   std::size_t width = 4;
@@ -62,29 +55,12 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
 
 int cmd_plan(int argc, char** argv) {
   Args args("plan", "Shows where each tensor would go on a device and why, without loading anything.", {"MODEL"},
-            {{"--device", "D", "BACKEND[:INDEX] or auto", "auto"},
-             {"--placement", "P", "auto, zero-copy, direct or staged", "auto"},
-             {"--budget", "BYTES", "staging budget", "64MiB"},
-             {"--slots", "N", "staging slots", "4"},
-             {"--memory", "M", "override the device's memory model: unified or discrete", ""},
-             {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""},
-             {"--only", "NAMES", "comma-separated tensor names to plan", ""},
+            {device_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+             max_alloc_option(), only_option("plan"),
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
-  DeviceOverrides overrides;
-  if (const auto memory = args.get_optional("--memory")) {
-    if (*memory == "unified") overrides.memory = MemoryModel::unified;
-    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
-    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
-  }
-  if (args.get_optional("--max-alloc")) overrides.max_alloc = args.get_size("--max-alloc");
-  PlanOptions options;
-  options.force = parse_placement(args.get("--placement"));
-  options.staging_budget = args.get_size("--budget");
-  const std::uint64_t slots = args.get_uint("--slots");
-  if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
-  options.staging_slots = static_cast<std::uint32_t>(slots);
-  options.only = split_names(args.get("--only"));
+  const DeviceOverrides overrides = device_overrides(args);
+  const PlanOptions options = plan_options(args);
 
   const Manifest manifest = open_manifest(args.positional(0));
   const auto device = open_device(args.get("--device"), overrides);

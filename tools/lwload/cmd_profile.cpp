@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "load_options.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
@@ -33,13 +34,8 @@ int cmd_profile(int argc, char** argv) {
             "(zero-copy: anonymous growth <= 16 MiB); discrete peak <= baseline + budget + 16 MiB.\n"
             "Exit status 1 when the contract is violated.",
             {"MODEL"},
-            {{"--device", "D", "BACKEND[:INDEX] or auto", "auto"},
-             {"--placement", "P", "auto, zero-copy, direct or staged", "auto"},
-             {"--budget", "BYTES", "staging budget", "64MiB"},
-             {"--slots", "N", "staging slots", "4"},
-             {"--memory", "M", "override the device's memory model: unified or discrete", ""},
-             {"--io", "E", "auto, io_uring or pread", "auto"},
-             {"--direct-io", "", "read with O_DIRECT (cold loads)", ""},
+            {device_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+             max_alloc_option(), io_option(), direct_io_option(),
              {"--verify", "", "read every tensor back and compare (a verify phase)", ""},
              {"--period", "MS", "sampling period in milliseconds", "2"},
              {"--json", "FILE", "write the report and timeline as JSON ('-' = stdout)", ""},
@@ -47,20 +43,10 @@ int cmd_profile(int argc, char** argv) {
              {"--svg", "FILE", "write the timeline as SVG", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
 
-  DeviceOverrides overrides;
-  if (const auto memory = args.get_optional("--memory")) {
-    if (*memory == "unified") overrides.memory = MemoryModel::unified;
-    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
-    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
-  }
+  const DeviceOverrides overrides = device_overrides(args);
   profile::ProfileOptions options;
-  options.load.plan.force = parse_placement(args.get("--placement"));
-  options.load.plan.staging_budget = args.get_size("--budget");
-  const std::uint64_t slots = args.get_uint("--slots");
-  if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
-  options.load.plan.staging_slots = static_cast<std::uint32_t>(slots);
-  options.load.io = parse_io_engine(args.get("--io"));
-  options.load.direct_io = args.flag("--direct-io");
+  options.load.plan = plan_options(args);
+  apply_io_options(args, options.load);
   options.verify = args.flag("--verify");
   const std::uint64_t period_ms = args.get_uint("--period");
   if (period_ms == 0 || period_ms > 1000) fail(ErrorCode::usage, "--period: ", period_ms, " is not 1..1000 ms");

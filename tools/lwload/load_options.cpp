@@ -1,0 +1,58 @@
+#include "load_options.hpp"
+
+#include <sstream>
+
+#include "lwload/error.hpp"
+
+namespace lwload::cli {
+
+OptionSpec device_option() { return {"--device", "D", "BACKEND[:INDEX] or auto", "auto"}; }
+OptionSpec memory_option() { return {"--memory", "M", "override the device's memory model: unified or discrete", ""}; }
+OptionSpec max_alloc_option() { return {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""}; }
+OptionSpec placement_option() { return {"--placement", "P", "auto, zero-copy, direct or staged", "auto"}; }
+OptionSpec budget_option() { return {"--budget", "BYTES", "staging budget", "64MiB"}; }
+OptionSpec slots_option() { return {"--slots", "N", "staging slots", "4"}; }
+OptionSpec only_option(std::string_view verb) {
+  return {"--only", "NAMES", str("comma-separated tensor names to ", verb), ""};
+}
+OptionSpec io_option() { return {"--io", "E", "auto, io_uring or pread", "auto"}; }
+OptionSpec direct_io_option() { return {"--direct-io", "", "read staged tensors with O_DIRECT (cold loads)", ""}; }
+
+DeviceOverrides device_overrides(const Args& args) {
+  DeviceOverrides overrides;
+  if (const auto memory = args.get_optional("--memory")) {
+    if (*memory == "unified") overrides.memory = MemoryModel::unified;
+    else if (*memory == "discrete") overrides.memory = MemoryModel::discrete;
+    else fail(ErrorCode::usage, "--memory: '", *memory, "' is not unified or discrete");
+  }
+  if (args.get_optional("--max-alloc")) overrides.max_alloc = args.get_size("--max-alloc");
+  return overrides;
+}
+
+PlanOptions plan_options(const Args& args) {
+  PlanOptions options;
+  if (const auto placement = args.get_optional("--placement")) options.force = parse_placement(*placement);
+  if (args.get_optional("--budget")) options.staging_budget = args.get_size("--budget");
+  if (args.get_optional("--slots")) {
+    const std::uint64_t slots = args.get_uint("--slots");
+    if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
+    options.staging_slots = static_cast<std::uint32_t>(slots);
+  }
+  if (const auto only = args.get_optional("--only")) options.only = split_names(*only);
+  return options;
+}
+
+void apply_io_options(const Args& args, LoadOptions& options) {
+  if (const auto io = args.get_optional("--io")) options.io = parse_io_engine(*io);
+  options.direct_io = options.direct_io || args.flag("--direct-io");
+}
+
+std::vector<std::string> split_names(const std::string& comma_separated) {
+  std::vector<std::string> names;
+  std::istringstream in(comma_separated);
+  for (std::string name; std::getline(in, name, ',');)
+    if (!name.empty()) names.push_back(name);
+  return names;
+}
+
+}  // namespace lwload::cli

@@ -1,0 +1,33 @@
+// The options every command that plans or loads shares (--device, --memory, --max-alloc,
+// --placement, --budget, --slots, --only, --io, --direct-io): their help text and their parsing,
+// in one place so plan, load, profile and bench stay consistent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "lwload/device.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/plan.hpp"
+
+namespace lwload::cli {
+
+OptionSpec device_option();
+OptionSpec memory_option();
+OptionSpec max_alloc_option();
+OptionSpec placement_option();
+OptionSpec budget_option();
+OptionSpec slots_option();
+OptionSpec only_option(std::string_view verb);  // "load", "plan"
+OptionSpec io_option();
+OptionSpec direct_io_option();
+
+// Each reads only the options the command declared.
+DeviceOverrides device_overrides(const Args& args);
+PlanOptions plan_options(const Args& args);
+void apply_io_options(const Args& args, LoadOptions& options);
+
+std::vector<std::string> split_names(const std::string& comma_separated);
+
+}  // namespace lwload::cli
