@@ -10,17 +10,7 @@
 // sits 64 KiB into a shared zero-copy region, so the offset path is exercised) and uses it.
 // Exit status: 0 when the device agrees with the CPU, 1 when it does not or loading failed, 2 on
 // bad usage.
-#define CL_HPP_TARGET_OPENCL_VERSION 300
-#define CL_HPP_MIN_REQUIRED_OPENCL_VERSION 120
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#pragma GCC diagnostic ignored "-Wignored-attributes"
-#endif
-#include <CL/opencl.hpp>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+#include "opencl_headers.hpp"
 
 #include <stdlib.h>
 

@@ -11,17 +11,7 @@
 // device was opened): anonymous, file-backed and total. For lwload it also prints
 // "peak - device buffers": the total growth minus the bytes of device buffers that live in this
 // process (PoCL keeps "device" memory in host RAM), i.e. the loader's own host overhead.
-#define CL_HPP_TARGET_OPENCL_VERSION 300
-#define CL_HPP_MIN_REQUIRED_OPENCL_VERSION 120
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#pragma GCC diagnostic ignored "-Wignored-attributes"
-#endif
-#include <CL/opencl.hpp>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+#include "opencl_headers.hpp"
 
 #include <algorithm>
 #include <charconv>
