@@ -148,8 +148,9 @@ void read_single(FileSystem& file_system, const fs::path& path, Manifest& manife
       for (const auto& [meta_key, meta_value] : as_object(value, path, "__metadata__")) {
         const std::string where = str("__metadata__ field '", std::string_view(meta_key), "'");
         std::string text(as_string(meta_value, path, where));
+        const std::string_view name = meta_key;  // clang 14 cannot capture structured bindings
         const bool present = std::any_of(manifest.metadata.begin(), manifest.metadata.end(),
-                                         [&](const MetaEntry& e) { return e.key == meta_key; });
+                                         [name](const MetaEntry& e) { return e.key == name; });
         if (!present) manifest.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
       }
       continue;
