@@ -258,7 +258,7 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
   DeviceOverrides overrides;
   overrides.memory = MemoryModel::discrete;
   const auto device = open_device("host", overrides);
-  for (IoEngine engine : {IoEngine::pread, IoEngine::io_uring}) {
+  for (IoEngine engine : {IoEngine::auto_, IoEngine::pread, IoEngine::io_uring}) {
     for (bool direct_io : {false, true}) {
       CAPTURE(io_engine_name(engine));
       CAPTURE(direct_io);
@@ -267,8 +267,9 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
       options.direct_io = direct_io;
       options.plan.staging_budget = 4 * 256 * 1024;
       const Weights w = load(m, *device, options);
-      if (engine == IoEngine::pread) CHECK(w.io_engine() == IoEngine::pread);
-      if (w.io_engine() != engine) CHECK(w.io_engine_note().find("io_uring not used") != std::string::npos);
+      if (engine != IoEngine::io_uring) CHECK(w.io_engine() == IoEngine::pread);  // auto: the pread pool
+      if (engine == IoEngine::auto_) CHECK(w.io_engine_note().find("auto") != std::string::npos);
+      if (engine == IoEngine::io_uring && w.io_engine() != engine) CHECK(w.io_engine_note().find("io_uring not used") != std::string::npos);
       if (direct_io && !w.stats().direct_io) CHECK(w.io_engine_note().find("O_DIRECT") != std::string::npos);
       if (w.stats().direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
       check_host_contents(w);
