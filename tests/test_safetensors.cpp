@@ -101,13 +101,6 @@ double element(DType dtype, const std::vector<std::byte>& data, std::size_t i) {
   }
 }
 
-// Runs `lwload ARGS`, returning the exit status; stdout into *out.
-int run_lwload(const std::string& args, std::string* out) {
-  const char* exe = std::getenv("LWLOAD_EXE");
-  REQUIRE_MESSAGE(exe, "LWLOAD_EXE is not set (run through meson test)");
-  return run_command(std::string("'") + exe + "' " + args + " 2>/dev/null", out);
-}
-
 }  // namespace
 
 TEST_CASE("every reference sample: name, dtype, shape, offset and the stored values") {

@@ -108,12 +108,6 @@ std::string bad_input_message(const fs::path& path) {
   return {};
 }
 
-int run_lwload(const std::string& args, std::string* out) {
-  const char* exe = std::getenv("LWLOAD_EXE");
-  REQUIRE_MESSAGE(exe, "LWLOAD_EXE is not set (run through meson test)");
-  return run_command(std::string("'") + exe + "' " + args + " 2>/dev/null", out);
-}
-
 }  // namespace
 
 TEST_CASE("graph and layers models (model.json): tensors and bytes match the manifest") {

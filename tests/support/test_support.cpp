@@ -67,6 +67,12 @@ int run_command(const std::string& command, std::string* out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int run_lwload(const std::string& args, std::string* out) {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) throw std::runtime_error("LWLOAD_EXE is not set (run the suite through meson test)");
+  return run_command(std::string("'") + exe + "' " + args + " 2>/dev/null", out);
+}
+
 void put_u8(std::vector<std::byte>& out, std::uint8_t v) { out.push_back(static_cast<std::byte>(v)); }
 void put_u16(std::vector<std::byte>& out, std::uint16_t v) {
   for (int i = 0; i < 2; ++i) put_u8(out, static_cast<std::uint8_t>(v >> (8 * i)));

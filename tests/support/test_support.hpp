@@ -37,6 +37,10 @@ std::vector<std::byte> read_range(const std::filesystem::path& path, std::uint64
 // Runs a shell command, returns its exit status; stdout is captured into *out when given.
 int run_command(const std::string& command, std::string* out = nullptr);
 
+// Runs the lwload tool (LWLOAD_EXE, set by meson) with `args`; returns its exit status, stdout into
+// *out, stderr discarded. Throws when LWLOAD_EXE is not set (the suite was not run by meson test).
+int run_lwload(const std::string& args, std::string* out = nullptr);
+
 // /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
 inline constexpr const char* kPython = "/usr/bin/python3";
 
