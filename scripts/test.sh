@@ -8,4 +8,11 @@ if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" --werror
 fi
 ninja -C "$build"
-meson test -C "$build" --print-errorlogs "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+meson test -C "$build" --print-errorlogs "$@" | tee "$log" || status=$?
+ok=$(awk '/^Ok:/ {print $2}' "$log")
+failed=$(awk '/^Fail:/ {n += $2} /^Timeout:/ {n += $2} END {print n + 0}' "$log")
+echo "${ok:-0} passed, ${failed} failed"
+exit "$status"
