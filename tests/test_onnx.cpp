@@ -316,35 +316,7 @@ void expect_error(const fs::path& dir, const Proto& model, ErrorCode code,
   }
 }
 
-// Counts the bytes the readers fetch, to prove headers-only reading.
-class CountingFileSystem final : public FileSystem {
- public:
-  std::uint64_t bytes_read = 0;
-  std::unique_ptr<RandomAccessFile> open(const fs::path& path, FileOpenFlags flags) override {
-    return std::make_unique<File>(inner_->open(path, flags), bytes_read);
-  }
-  bool is_directory(const fs::path& path) override { return inner_->is_directory(path); }
-  bool exists(const fs::path& path) override { return inner_->exists(path); }
-
- private:
-  class File final : public RandomAccessFile {
-   public:
-    File(std::unique_ptr<RandomAccessFile> inner, std::uint64_t& counter) : inner_(std::move(inner)), counter_(counter) {}
-    const fs::path& path() const noexcept override { return inner_->path(); }
-    std::uint64_t size() const override { return inner_->size(); }
-    std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
-      const std::size_t n = inner_->read_at(offset, dst);
-      counter_ += n;
-      return n;
-    }
-    int native_handle() const noexcept override { return inner_->native_handle(); }
-
-   private:
-    std::unique_ptr<RandomAccessFile> inner_;
-    std::uint64_t& counter_;
-  };
-  std::shared_ptr<FileSystem> inner_ = posix_file_system();
-};
+using test::CountingFileSystem;
 
 }  // namespace
 

@@ -67,6 +67,30 @@ int run_command(const std::string& command, std::string* out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+namespace {
+class CountingFile final : public RandomAccessFile {
+ public:
+  CountingFile(std::unique_ptr<RandomAccessFile> inner, std::uint64_t& counter)
+      : inner_(std::move(inner)), counter_(counter) {}
+  const std::filesystem::path& path() const noexcept override { return inner_->path(); }
+  std::uint64_t size() const override { return inner_->size(); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+    const std::size_t n = inner_->read_at(offset, dst);
+    counter_ += n;
+    return n;
+  }
+  int native_handle() const noexcept override { return inner_->native_handle(); }
+
+ private:
+  std::unique_ptr<RandomAccessFile> inner_;
+  std::uint64_t& counter_;
+};
+}  // namespace
+
+std::unique_ptr<RandomAccessFile> CountingFileSystem::open(const std::filesystem::path& path, FileOpenFlags flags) {
+  return std::make_unique<CountingFile>(inner_->open(path, flags), bytes_read);
+}
+
 int run_lwload(const std::string& args, std::string* out) {
   const char* exe = std::getenv("LWLOAD_EXE");
   if (!exe) throw std::runtime_error("LWLOAD_EXE is not set (run the suite through meson test)");

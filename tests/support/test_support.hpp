@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lwload/file_system.hpp"
+
 namespace lwload::test {
 
 // ../shared/testdata (LWLOAD_TESTDATA from meson).
@@ -36,6 +38,18 @@ std::vector<std::byte> read_range(const std::filesystem::path& path, std::uint64
 
 // Runs a shell command, returns its exit status; stdout is captured into *out when given.
 int run_command(const std::string& command, std::string* out = nullptr);
+
+// The POSIX file system, counting the bytes read through the seam: the "headers only" measurement.
+class CountingFileSystem final : public FileSystem {
+ public:
+  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override;
+  bool is_directory(const std::filesystem::path& path) override { return inner_->is_directory(path); }
+  bool exists(const std::filesystem::path& path) override { return inner_->exists(path); }
+  std::uint64_t bytes_read = 0;
+
+ private:
+  std::shared_ptr<FileSystem> inner_ = posix_file_system();
+};
 
 // Runs the lwload tool (LWLOAD_EXE, set by meson) with `args`; returns its exit status, stdout into
 // *out, stderr discarded. Throws when LWLOAD_EXE is not set (the suite was not run by meson test).
