@@ -39,12 +39,6 @@ std::vector<std::byte> safetensors_bytes(std::string_view header, const std::vec
   return out;
 }
 
-std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0) {
-  std::vector<std::byte> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<std::uint8_t>(start + i));
-  return out;
-}
-
 // Concatenated bytes of a tensor's pieces, read straight from the files.
 std::vector<std::byte> tensor_data(const Manifest& m, const TensorInfo& t) {
   std::vector<std::byte> out;

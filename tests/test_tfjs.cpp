@@ -33,12 +33,6 @@ std::vector<std::byte> tensor_data(const Manifest& m, const TensorInfo& t) {
   return out;
 }
 
-std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0) {
-  std::vector<std::byte> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<std::uint8_t>(start + i));
-  return out;
-}
-
 std::vector<std::byte> slice(const std::vector<std::byte>& v, std::uint64_t begin, std::uint64_t length) {
   return {v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(begin + length)};
 }

@@ -97,6 +97,12 @@ int run_lwload(const std::string& args, std::string* out) {
   return run_command(std::string("'") + exe + "' " + args + " 2>/dev/null", out);
 }
 
+std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start) {
+  std::vector<std::byte> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<std::uint8_t>(start + i));
+  return out;
+}
+
 void put_u8(std::vector<std::byte>& out, std::uint8_t v) { out.push_back(static_cast<std::byte>(v)); }
 void put_u16(std::vector<std::byte>& out, std::uint16_t v) {
   for (int i = 0; i < 2; ++i) put_u8(out, static_cast<std::uint8_t>(v >> (8 * i)));

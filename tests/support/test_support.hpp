@@ -58,6 +58,9 @@ int run_lwload(const std::string& args, std::string* out = nullptr);
 // /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
 inline constexpr const char* kPython = "/usr/bin/python3";
 
+// n bytes counting up from `start` (wrapping at 256): data whose every offset is recognisable.
+std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0);
+
 // Little-endian append helpers for building binary headers by hand.
 void put_u8(std::vector<std::byte>& out, std::uint8_t v);
 void put_u16(std::vector<std::byte>& out, std::uint16_t v);
