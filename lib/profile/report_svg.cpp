@@ -214,8 +214,8 @@ std::string report_to_svg(const Report& r) {
   out += "<g class=\"levels\">\n";
   char label[96];
   std::snprintf(label, sizeof label, "baseline %.0f MiB", baseline);
-  // Below its line unless that would collide with the axis-level markers.
-  hline(out, sc, baseline, "#777777", "4,3", label, sc.y(baseline) + 13 < kTop + kPlotH - 16);
+  // Below its line unless that would run into the time axis.
+  hline(out, sc, baseline, "#777777", "4,3", label, sc.y(baseline) + 13 < kTop + kPlotH - 2);
   std::snprintf(label, sizeof label, "baseline + model %.0f MiB", model_line);
   hline(out, sc, model_line, "#1f5fbf", "8,4", label);
   std::snprintf(label, sizeof label, "bound %.0f MiB", bound);
@@ -229,7 +229,7 @@ std::string report_to_svg(const Report& r) {
     for (const double x : {begin, ready})
       out += "<line x1=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x) + "\" y2=\"" +
              num(kTop + kPlotH) + "\" stroke=\"#444\" stroke-width=\"1\" stroke-dasharray=\"1,3\"/>\n";
-    const double label_y = kTop + kPlotH - 4;
+    const double label_y = kTop + kPlotH + 27;  // under the tick labels: the plot keeps its own labels
     if (ready - begin < 60) {  // too close for two labels
       out += "<text x=\"" + num(ready + 2) + "\" y=\"" + num(label_y) + "\">load() .. ready</text>\n";
     } else {
