@@ -26,7 +26,6 @@ class OpenClDevice final : public Device {
   void finish() override;
 
   // Why the last import_host() returned nullptr ("" after a successful import).
-  const std::string& last_import_declined() const noexcept { return last_declined_; }
   std::string import_declined_reason() const override { return last_declined_; }
   // The context and queue, for applications that run kernels on what lwload loaded.
   const cl::Context& context() const noexcept { return rt_->context; }

@@ -135,6 +135,9 @@ class Timeline {
 struct MemoryFigures {
   std::uint64_t rss = 0, anon = 0, file = 0, shmem = 0;
 };
+// "12.3 MiB": how every profile report and bench table prints a memory figure.
+std::string mib(std::uint64_t bytes);
+
 MemoryFigures figures_of(const MemorySample& s) noexcept;
 // a - b per field, clamped at 0 (memory can shrink below the baseline).
 MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) noexcept;

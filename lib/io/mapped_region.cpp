@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <algorithm>
 #include <cstring>
 
 #include "lwload/error.hpp"
@@ -47,17 +46,6 @@ std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, st
 
 MappedRegion::~MappedRegion() {
   if (base_) ::munmap(base_, map_length_);
-}
-
-void MappedRegion::release_pages(std::uint64_t offset, std::uint64_t length) const noexcept {
-  if (!base_ || offset >= length_) return;
-  length = std::min(length, length_ - offset);
-  const auto page = static_cast<std::uintptr_t>(page_size());
-  auto begin = reinterpret_cast<std::uintptr_t>(data_ + offset);
-  auto end = begin + length;
-  begin = (begin + page - 1) / page * page;  // only whole pages inside the range
-  end = end / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace lwload

@@ -27,9 +27,6 @@ class MappedRegion {
 
   std::span<const std::byte> bytes() const noexcept { return {data_, length_}; }
   std::uint64_t file_offset() const noexcept { return offset_; }
-  // Drops the pages of [offset, offset+length) (relative to bytes()) from this process's resident
-  // set; they stay in the page cache. Used after a range has been consumed.
-  void release_pages(std::uint64_t offset, std::uint64_t length) const noexcept;
 
  private:
   MappedRegion(void* base, std::size_t map_length, const std::byte* data, std::uint64_t offset,

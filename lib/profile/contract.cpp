@@ -7,15 +7,11 @@
 #include "lwload/profile.hpp"
 
 namespace lwload::profile {
-namespace {
-
 std::string mib(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return text;
 }
-
-}  // namespace
 
 MemoryFigures figures_of(const MemorySample& s) noexcept { return {s.rss, s.anon, s.file, s.shmem}; }
 

@@ -14,11 +14,6 @@ std::string mib_column(std::uint64_t bytes) {
   return text;
 }
 
-std::string mib(std::uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
 
 void row(std::ostream& out, const char* label, const MemoryFigures& f) {
   char head[24];

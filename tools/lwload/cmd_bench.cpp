@@ -69,11 +69,6 @@ std::vector<Placement> applicable_placements(const DeviceInfo& info, const std::
   return out;
 }
 
-std::string mib(std::uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
 
 }  // namespace
 
@@ -261,7 +256,7 @@ int cmd_bench(int argc, char** argv) {
     std::snprintf(vs_direct, sizeof vs_direct, "%.0f%%", ratio(odirect, t) * 100);
     std::snprintf(vs_fresh, sizeof vs_fresh, "%.0f%%", ratio(fresh, t) * 100);
     std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s %9s %8s %7s %10s  %s\n", v.name.c_str(), ms, gibs,
-                  mib(grown).c_str(), mib(anon).c_str(), naive ? vs_naive : "-", pread ? vs_pread : "-",
+                  profile::mib(grown).c_str(), profile::mib(anon).c_str(), naive ? vs_naive : "-", pread ? vs_pread : "-",
                   fresh ? vs_fresh : "-", odirect ? vs_direct : "-", contract.c_str());
     std::cout << line;
   }
