@@ -1,5 +1,7 @@
 #include "formats/header_reader.hpp"
 
+#include "formats/varint.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -72,15 +74,17 @@ float HeaderReader::f32(std::string_view what) { return std::bit_cast<float>(u32
 double HeaderReader::f64(std::string_view what) { return std::bit_cast<double>(u64(what)); }
 
 std::uint64_t HeaderReader::varint(std::string_view what) {
-  const std::uint64_t start = pos_;
-  std::uint64_t value = 0;
-  for (int shift = 0; shift < 70; shift += 7) {
-    const std::uint8_t byte = u8(what);
-    if (shift == 63 && byte > 1) fail_at(start, what, "varint overflows 64 bits");
-    value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return value;
+  const auto available = static_cast<std::size_t>(std::min<std::uint64_t>(10, remaining()));
+  const Varint v = decode_varint({fetch(std::max<std::size_t>(available, 1), what), available});
+  switch (v.status) {
+    case Varint::Status::ok: break;
+    case Varint::Status::truncated: need(available + 1, what);  // throws "needs .. bytes .. remain"
+      break;
+    case Varint::Status::overflow: fail_at(pos_, what, "varint overflows 64 bits");
+    case Varint::Status::too_long: fail_at(pos_, what, "varint longer than 10 bytes");
   }
-  fail_at(start, what, "varint longer than 10 bytes");
+  pos_ += v.length;
+  return v.value;
 }
 
 std::string HeaderReader::string(std::uint64_t n, std::string_view what) {

@@ -23,6 +23,7 @@
 #include "formats/header_reader.hpp"
 #include "formats/protobuf_onnx.hpp"
 #include "formats/protobuf_wire.hpp"
+#include "formats/varint.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -515,13 +516,11 @@ class OnnxScan {
 bool looks_like_model_proto(std::span<const std::byte> head, bool onnx_extension) {
   std::size_t pos = 0;
   auto varint = [&](std::uint64_t& out) {
-    out = 0;
-    for (int shift = 0; shift < 64 && pos < head.size(); shift += 7) {
-      const auto byte = static_cast<std::uint8_t>(head[pos++]);
-      out |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;  // ran off the head (or too long): stop judging here
+    const Varint v = decode_varint(head.subspan(pos));
+    if (v.status != Varint::Status::ok) return false;  // ran off the head (or bad): stop judging here
+    out = v.value;
+    pos += v.length;
+    return true;
   };
   int fields = 0;
   bool ir_version_first = false;

@@ -14,6 +14,7 @@
 
 #include "formats/encoded.hpp"
 #include "formats/protobuf_onnx.hpp"
+#include "formats/varint.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -82,16 +83,15 @@ class FieldDecoder {
   }
 
   std::uint64_t varint(std::string_view what) {
-    const std::size_t start = pos_;
-    std::uint64_t value = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      if (pos_ >= in_.size()) fail_at(start, "truncated varint (", what, ")");
-      const auto byte = static_cast<std::uint8_t>(in_[pos_++]);
-      if (shift == 63 && byte > 1) fail_at(start, "varint overflows 64 bits (", what, ")");
-      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return value;
+    const Varint v = decode_varint(in_.subspan(pos_));
+    switch (v.status) {
+      case Varint::Status::ok: break;
+      case Varint::Status::truncated: fail_at(pos_, "truncated varint (", what, ")");
+      case Varint::Status::overflow: fail_at(pos_, "varint overflows 64 bits (", what, ")");
+      case Varint::Status::too_long: fail_at(pos_, "varint longer than 10 bytes (", what, ")");
     }
-    fail_at(start, "varint longer than 10 bytes (", what, ")");
+    pos_ += v.length;
+    return v.value;
   }
 
   void store(std::uint64_t value) {
