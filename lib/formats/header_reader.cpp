@@ -39,16 +39,6 @@ const std::byte* HeaderReader::fetch(std::size_t n, std::string_view what) {
   return buffer_.data() + (pos_ - buffer_start_);
 }
 
-namespace {
-static_assert(std::endian::native == std::endian::little,
-              "lwload targets little-endian hosts; every format it reads is little-endian");
-template <typename T>
-T load_le(const std::byte* p) {
-  T value;
-  std::memcpy(&value, p, sizeof value);
-  return value;
-}
-}  // namespace
 
 std::uint8_t HeaderReader::u8(std::string_view what) {
   const auto v = static_cast<std::uint8_t>(*fetch(1, what));

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -15,6 +17,17 @@
 #include "lwload/file_system.hpp"
 
 namespace lwload::formats {
+
+static_assert(std::endian::native == std::endian::little,
+              "lwload targets little-endian hosts; every format it reads is little-endian");
+
+// The little-endian T at p (the bytes must be there: callers bounds-check first).
+template <typename T>
+T load_le(const std::byte* p) noexcept {
+  T value;
+  std::memcpy(&value, p, sizeof value);
+  return value;
+}
 
 class HeaderReader {
  public:

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "formats/format.hpp"
+#include "formats/header_reader.hpp"
 #include "formats/json_file.hpp"
 #include "lwload/error.hpp"
 
@@ -53,11 +54,7 @@ bool ends_with(const fs::path& path, std::string_view suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::uint64_t le64(std::span<const std::byte> bytes) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8; ++i) v |= std::uint64_t(std::to_integer<std::uint8_t>(bytes[i])) << (8 * i);
-  return v;
-}
+std::uint64_t le64(std::span<const std::byte> bytes) { return load_le<std::uint64_t>(bytes.data()); }
 
 // A single safetensors file by content: a header length that fits the file, then '{'.
 bool looks_like_single_file(std::span<const std::byte> head, std::uint64_t file_size) {

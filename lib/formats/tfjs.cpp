@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "formats/format.hpp"
+#include "formats/header_reader.hpp"
 #include "formats/json_file.hpp"
 #include "lwload/error.hpp"
 
@@ -80,9 +81,7 @@ class GroupStream {
   std::uint32_t u32(std::uint64_t pos) {
     if (pos < window_begin_ || pos + 4 > window_begin_ + window_len_) fill(pos);
     const std::size_t at = static_cast<std::size_t>(pos - window_begin_);
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < 4; ++i) v |= std::uint32_t(std::to_integer<std::uint8_t>(window_[at + i])) << (8 * i);
-    return v;
+    return load_le<std::uint32_t>(window_.data() + at);
   }
 
  private:
