@@ -1,3 +1,4 @@
+// The backends compiled into this build, and the registry that starts with them.
 #include "backends/builtin.hpp"
 
 namespace lwload {
@@ -11,6 +12,11 @@ std::vector<std::shared_ptr<Backend>> builtin_backends() {
   list.push_back(make_level_zero_backend());
 #endif
   return list;
+}
+
+BackendRegistry& BackendRegistry::instance() {
+  static BackendRegistry registry(builtin_backends());
+  return registry;
 }
 
 }  // namespace lwload

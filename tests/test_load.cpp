@@ -3,6 +3,12 @@
 // cancellation, subsets, both read engines, O_DIRECT, the in-memory file system, encoded ONNX
 // tensors, TFJS tensors split across shards, and `lwload load`.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <boost/json.hpp>
 #include <cstring>
@@ -100,16 +106,122 @@ TEST_CASE("host: zero_copy, direct and staged loads hold the file's bytes and ve
   }
 }
 
-TEST_CASE("host: misaligned tensors load direct, verify, and report why") {
+TEST_CASE("host: packed tensors load zero_copy at any offset, straight from the file's pages") {
   TempDir dir;
   const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 1 << 20, 5, 0));
   const auto device = open_device("host");
   const Weights w = load(m, *device);
-  CHECK(w.plan().count(Placement::direct) >= 4);
-  for (const auto& tp : w.plan().tensors)
-    if (tp.placement == Placement::direct) CHECK(tp.reason.find("not aligned to 4096 → direct") != std::string::npos);
+  CHECK(placement_list(w) == "zero_copy zero_copy zero_copy zero_copy zero_copy ");
+  for (const auto& h : w.tensors()) CHECK(h.mechanism == "mapped_file");
+  CHECK(w.stats().zero_copy_bytes == m.total_bytes());
+  CHECK(w.stats().resident_bytes >= m.total_bytes());
   check_host_contents(w);
   CHECK(verify(w).tensors == 5);
+}
+
+// Evicts a file from the page cache (after writing it back), so residency shows in mincore.
+bool evict(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  ::fdatasync(fd);
+  const bool ok = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// Fraction of a tensor's pages resident in memory now.
+double resident_fraction(const TensorHandle& h) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(h.native.handle) + h.offset;
+  const std::uintptr_t first = begin / page * page, end = (begin + h.bytes + page - 1) / page * page;
+  std::vector<unsigned char> in_core((end - first) / page);
+  if (::mincore(reinterpret_cast<void*>(first), end - first, in_core.data()) != 0) return -1;
+  return static_cast<double>(std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return c & 1; })) /
+         static_cast<double>(in_core.size());
+}
+
+TEST_CASE("ready means resident: a zero_copy tensor's pages are in memory before its callback, unless lazy") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 8 << 20, 8, 0));
+  const auto device = open_device("host");
+  for (const bool lazy : {false, true}) {
+    CAPTURE(lazy);
+    REQUIRE(evict(dir / "p.safetensors"));
+    LoadOptions options;
+    options.lazy = lazy;
+    std::vector<double> at_ready;
+    std::vector<std::string> phases;
+    options.on_tensor_ready = [&](const TensorHandle& h) { at_ready.push_back(resident_fraction(h)); };
+    options.on_event = [&](const LoadEvent& e) {
+      if (e.kind == LoadEvent::Kind::phase) phases.emplace_back(e.phase);
+    };
+    const Weights w = load(m, *device, options);
+    REQUIRE(at_ready.size() == 8);
+    CHECK(w.plan().count(Placement::zero_copy) == 8);
+    const bool populated = std::find(phases.begin(), phases.end(), "populate") != phases.end();
+    if (!lazy) {
+      CHECK(populated);
+      for (double f : at_ready) CHECK(f == 1.0);
+      CHECK(w.stats().resident_bytes >= w.stats().zero_copy_bytes * 9 / 10);
+    } else {
+      CHECK_FALSE(populated);
+      CHECK(w.stats().populate_seconds == 0);
+      // Nothing read the evicted pages: the first tensor is (mostly) not resident when ready.
+      CHECK(at_ready.front() < 0.5);
+    }
+    check_host_contents(w);
+  }
+}
+
+TEST_CASE("a file truncated during a zero_copy load is a clean Error(io) naming the file and tensor") {
+  TempDir dir;
+  // 96 MiB in 12 tensors: populated in 32 MiB chunks, so the first tensors are ready before the rest.
+  const Manifest m = write_synth(dir / "t.safetensors", spec("safetensors", 96 << 20, 12, 0));
+  const auto device = open_device("host");
+  LoadOptions options;
+  bool truncated = false;
+  options.on_tensor_ready = [&](const TensorHandle&) {
+    if (truncated) return;
+    truncated = true;
+    std::filesystem::resize_file(dir / "t.safetensors", 40 << 20);  // another process truncates it
+  };
+  try {
+    (void)load(m, *device, options);
+    FAIL("the load succeeded on a truncated file");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(e.code() == ErrorCode::io);
+    CHECK(what.find("t.safetensors") != std::string::npos);
+    CHECK(what.find("tensor '") != std::string::npos);
+    CHECK(what.find("truncated") != std::string::npos);
+  }
+  CHECK(truncated);
+}
+
+TEST_CASE("a file truncated after a zero_copy load: verify and read-back report it, no signal") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "v.safetensors", spec("safetensors", 4 << 20, 4, 0));
+  const auto device = open_device("host");
+  const Weights w = load(m, *device);
+  REQUIRE(w.plan().count(Placement::zero_copy) == 4);
+  std::filesystem::resize_file(dir / "v.safetensors", 4096);
+  try {
+    (void)verify(w);
+    FAIL("verify passed on a truncated file");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::io);
+    CHECK(std::string(e.what()).find("changed since it was loaded") != std::string::npos);
+  }
+  // Reading the lost pages through the import is caught too (SIGBUS turned into an error).
+  const TensorHandle& last = w.tensors().back();
+  std::vector<std::byte> buffer(last.bytes);
+  try {
+    w.read_back(last, 0, buffer);
+    FAIL("read-back of a truncated mapping succeeded");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::io);
+    CHECK(std::string(e.what()).find("SIGBUS") != std::string::npos);
+  }
 }
 
 TEST_CASE("host forced discrete: staged through the ring, small tensors coalesced into one read") {
@@ -185,8 +297,8 @@ TEST_CASE("callbacks: ready in load order once each, progress to the total, even
     CHECK(progress.back() == std::make_pair(m.total_bytes(), m.total_bytes()));
     CHECK(starts.size() == 16);
     CHECK(ends.size() == 16);
-    CHECK(read_bytes == m.total_bytes());  // packed file: no gaps read
     const bool staged = std::string(device_name) == "null";
+    CHECK(read_bytes == (staged ? m.total_bytes() : 0));  // packed file: no gaps read; host: zero_copy
     CHECK(uploaded == (staged ? m.total_bytes() : 0));
     REQUIRE(phases.size() >= 3);
     CHECK(phases[phases.size() - 3] == "read");
@@ -269,18 +381,18 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
       options.direct_io = direct_io;
       options.plan.staging_budget = 4 * 256 * 1024;
       const Weights w = load(m, *device, options);
-      if (engine != IoEngine::io_uring) CHECK(w.io_engine() == IoEngine::pread);  // auto: the pread pool
-      if (engine == IoEngine::auto_) CHECK(w.io_engine_note().find("auto") != std::string::npos);
-      if (engine == IoEngine::io_uring && w.io_engine() != engine) CHECK(w.io_engine_note().find("io_uring not used") != std::string::npos);
-      if (direct_io && !w.stats().direct_io) CHECK(w.io_engine_note().find("O_DIRECT") != std::string::npos);
-      if (w.stats().direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
+      if (engine != IoEngine::io_uring) CHECK(w.io().engine == IoEngine::pread);  // auto: the pread pool
+      if (engine == IoEngine::auto_) CHECK(w.io().engine_note.find("auto") != std::string::npos);
+      if (engine == IoEngine::io_uring && w.io().engine != engine) CHECK(w.io().engine_note.find("io_uring not used") != std::string::npos);
+      if (direct_io && !w.io().direct_io) CHECK(w.io().direct_io_note.find("O_DIRECT") != std::string::npos);
+      if (w.io().direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
       check_host_contents(w);
       CHECK(verify(w).tensors == 7);
     }
   }
 }
 
-TEST_CASE("in-memory file system: no descriptors, so zero_copy falls back to direct and reads use pread") {
+TEST_CASE("in-memory file system: its files map by borrowing their bytes; reads use pread") {
   TempDir dir;
   write_model(dir / "a.safetensors", spec("safetensors", 1 << 20, 4, 4096));
   auto fs = std::make_shared<MemoryFileSystem>();
@@ -292,12 +404,14 @@ TEST_CASE("in-memory file system: no descriptors, so zero_copy falls back to dir
   LoadOptions options;
   options.file_system = fs;
   const Weights w = load(m, *device, options);
-  CHECK(w.plan().count(Placement::direct) == 4);
-  CHECK(w.plan().regions.empty());
-  CHECK(w.plan().tensors[0].reason.find("no descriptor") != std::string::npos);
-  CHECK(w.io_engine() == IoEngine::pread);
+  CHECK(w.plan().count(Placement::zero_copy) == 4);
   check_host_contents(w);
   CHECK(verify(w).tensors == 4);
+  options.plan.force = Placement::direct;
+  const Weights direct = load(m, *device, options);
+  CHECK(direct.plan().count(Placement::direct) == 4);
+  CHECK(direct.io().engine == IoEngine::pread);
+  check_host_contents(direct);
 }
 
 TEST_CASE("reference files: GGUF from llama.cpp's writer and TFJS shards with tensors across files") {

@@ -182,13 +182,13 @@ TEST_CASE("overrides: forced discrete disables imports and host-visible memory; 
   CHECK(discrete->info().caps.max_alloc == 1u << 20);
 
   MappedTestFile file(8192);
-  CHECK(discrete->import_host(file.region->bytes()) == nullptr);
+  CHECK(discrete->import_host(file.region->bytes()).buffer == nullptr);
   CHECK(error_code_of([&] { discrete->allocate(4096, MemoryPlace::host_visible); }) == ErrorCode::usage);
 
   const auto no_import = open_cl({.memory = {}, .max_alloc = {}, .import_host_ptr = false});
   CHECK(no_import->info().memory == MemoryModel::unified);
   CHECK_FALSE(no_import->info().caps.import_host_ptr);
-  CHECK(no_import->import_host(file.region->bytes()) == nullptr);
+  CHECK(no_import->import_host(file.region->bytes()).buffer == nullptr);
 }
 
 TEST_CASE("zero-copy: USE_HOST_PTR import uses the mapped file pages themselves") {
@@ -199,7 +199,7 @@ TEST_CASE("zero-copy: USE_HOST_PTR import uses the mapped file pages themselves"
   const auto range = file.region->bytes();
   REQUIRE(reinterpret_cast<std::uintptr_t>(range.data()) % 4096 == 0);
 
-  auto buffer = device->import_host(range);
+  auto buffer = device->import_host(range).buffer;
   REQUIRE(buffer);
   CHECK(buffer->mechanism() == "use_host_ptr");
   CHECK(buffer->size() == size);
@@ -230,7 +230,7 @@ TEST_CASE("zero-copy: USE_HOST_PTR import uses the mapped file pages themselves"
 TEST_CASE("zero-copy: views are sub-buffers at the base-address alignment, nullptr elsewhere") {
   const auto device = open_cl();
   MappedTestFile file(4 * 4096);
-  auto buffer = device->import_host(file.region->bytes());
+  auto buffer = device->import_host(file.region->bytes()).buffer;
   REQUIRE(buffer);
   const std::uint64_t align = device->info().caps.sub_buffer_alignment;
   REQUIRE(align > 1);
@@ -258,11 +258,11 @@ TEST_CASE("zero-copy: misaligned or oversized ranges are declined or refused cle
   const auto device = open_cl();
   MappedTestFile file(4 * 4096);
   const auto range = file.region->bytes();
-  CHECK(device->import_host(range.subspan(100, 4096)) == nullptr);   // not page-aligned: direct
-  CHECK(device->import_host(range.subspan(4096, 4096)) != nullptr);  // a later page is fine
+  CHECK(device->import_host(range.subspan(100, 4096)).buffer == nullptr);   // not page-aligned: direct
+  CHECK(device->import_host(range.subspan(4096, 4096)).buffer != nullptr);  // a later page is fine
 
   const auto small = open_cl({.memory = {}, .max_alloc = 8192, .import_host_ptr = {}});
-  CHECK(small->import_host(range.subspan(0, 8192)) != nullptr);
+  CHECK(small->import_host(range.subspan(0, 8192)).buffer != nullptr);
   CHECK(error_code_of([&] { small->import_host(range); }) == ErrorCode::out_of_memory);
 }
 

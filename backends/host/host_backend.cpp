@@ -7,7 +7,7 @@
 
 #include "backends/builtin.hpp"
 #include "backends/host/host_memory.hpp"
-#include "io/mapped_region.hpp"
+#include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -35,13 +35,19 @@ class HostBuffer final : public DeviceBuffer {
   }
   void read_back(std::uint64_t offset, std::span<std::byte> dst) override {
     check(offset, dst.size(), "read-back");
-    if (!dst.empty()) std::memcpy(dst.data(), data_ + offset, dst.size());
+    if (writable_) {
+      if (!dst.empty()) std::memcpy(dst.data(), data_ + offset, dst.size());
+      return;
+    }
+    // Imported file pages: a file truncated since it was mapped must not kill the process.
+    if (!io::copy_guarded(dst.data(), data_ + offset, dst.size()))
+      fail(ErrorCode::io, "host: reading ", dst.size(), " bytes at offset ", offset,
+           " of an imported file mapping faulted (SIGBUS): the file is shorter than when it was mapped");
   }
   std::unique_ptr<DeviceBuffer> view(std::uint64_t, std::uint64_t) override { return nullptr; }
 
   void write(std::uint64_t offset, std::span<const std::byte> src) {
     if (!writable_) fail(ErrorCode::device, "host: upload into a read-only imported buffer");
-    check(offset, src.size(), "upload");
     if (!src.empty()) std::memcpy(data_ + offset, src.data(), src.size());
   }
 
@@ -86,7 +92,7 @@ DeviceInfo host_info() {
   info.kind = DeviceKind::cpu;
   info.memory = MemoryModel::unified;
   info.caps.import_host_ptr = true;
-  info.caps.import_alignment = page_size();
+  info.caps.import_alignment = 1;  // the "import" is the mapping itself: any byte will do
   info.caps.size_multiple = 1;
   info.caps.host_visible_alloc = true;
   info.caps.pinned_staging = false;
@@ -108,28 +114,25 @@ class HostDevice final : public Device {
                                         place == MemoryPlace::host_visible ? "host_visible" : "allocated");
   }
 
-  std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> range) override {
-    if (!info_.caps.import_host_ptr) return nullptr;  // an override turned import off
-    return std::make_unique<HostBuffer>(range);
+  ImportResult import_host(std::span<const std::byte> range) override {
+    if (!info_.caps.import_host_ptr) return ImportResult::decline("host import turned off by an override");
+    return {std::make_unique<HostBuffer>(range), {}};
   }
 
   std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
     return std::make_unique<HostStaging>(bytes);
   }
 
-  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-              std::uint64_t bytes, TransferDone done) override {
+  void finish() override {}
+
+ protected:
+  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                    std::uint64_t bytes, TransferDone done) override {
     auto* target = dynamic_cast<HostBuffer*>(&dst);
-    if (!target) fail(ErrorCode::device, "host: upload into a buffer of another device");
-    const auto src = staging.bytes();
-    if (src_offset > src.size() || bytes > src.size() - src_offset)
-      fail(ErrorCode::device, "host: upload of [", src_offset, ", +", bytes, ") outside a ", src.size(),
-           "-byte staging buffer");
-    target->write(dst_offset, src.subspan(src_offset, bytes));
+    if (!target) fail(ErrorCode::usage, "host: upload into a buffer of another device");
+    target->write(dst_offset, staging.bytes().subspan(src_offset, bytes));
     done(nullptr);
   }
-
-  void finish() override {}
 
  private:
   DeviceInfo info_;

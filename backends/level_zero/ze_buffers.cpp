@@ -50,7 +50,7 @@ std::unique_ptr<ZeBuffer> ZeBuffer::allocate_host(std::shared_ptr<Session> sessi
   return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::host_visible, ptr, bytes, true));
 }
 
-std::unique_ptr<ZeBuffer> ZeBuffer::import(std::shared_ptr<Session> session, std::span<const std::byte> range) {
+ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const std::byte> range) {
   const auto address = reinterpret_cast<std::uintptr_t>(range.data());
   const std::uint64_t page = page_bytes();
   if (range.empty()) fail(ErrorCode::usage, session->label(), ": cannot import an empty host range");
@@ -63,9 +63,9 @@ std::unique_ptr<ZeBuffer> ZeBuffer::import(std::shared_ptr<Session> session, std
   const std::string what = str(range.size(), " bytes at 0x", std::hex, address);
   if (session->import_path() == ImportPath::zex) {
     const ze_result_t result = session->import_fn()(session->driver(), ptr, rounded);
-    if (declined(result)) return nullptr;
+    if (declined(result)) return ImportResult::decline(str(kImportExternalPointerName, " refused ", what, ": ", result_name(result)));
     check(result, session->label(), kImportExternalPointerName, what);
-    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::zex_import, ptr, range.size(), true));
+    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::zex_import, ptr, range.size(), true)), {}};
   }
   if (session->import_path() == ImportPath::memmap) {
     ExternalMemmapSysmemExtDesc ext;
@@ -75,24 +75,25 @@ std::unique_ptr<ZeBuffer> ZeBuffer::import(std::shared_ptr<Session> session, std
     const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &ext, kHostMemAllocFlagMemReadOnly};
     void* mapped = nullptr;
     const ze_result_t result = zeMemAllocHost(session->context(), &desc, rounded, page, &mapped);
-    if (declined(result)) return nullptr;
+    if (declined(result))
+      return ImportResult::decline(str("zeMemAllocHost(external_memmap_sysmem) refused ", what, ": ", result_name(result)));
     check(result, session->label(), "zeMemAllocHost(external_memmap_sysmem)", what);
     if (mapped != ptr) {
       zeMemFree(session->context(), mapped);
       fail(ErrorCode::device, session->label(), ": external_memmap_sysmem mapped ", what, " at a different address");
     }
-    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::memmap_import, ptr, range.size(), true));
+    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::memmap_import, ptr, range.size(), true)), {}};
   }
-  return nullptr;
+  return ImportResult::decline("the driver has no host-pointer import");
 }
 
 ZeBuffer::~ZeBuffer() {
+  if (!owner_) return;
   switch (kind_) {
     case Kind::device_local:
     case Kind::host_visible:
     case Kind::memmap_import: zeMemFree(session_->context(), ptr_); break;
     case Kind::zex_import: session_->release_fn()(session_->driver(), ptr_); break;
-    case Kind::view: break;
   }
 }
 
@@ -102,7 +103,6 @@ std::string_view ZeBuffer::mechanism() const noexcept {
     case Kind::host_visible: return "host_visible";
     case Kind::zex_import: return "ze_import";
     case Kind::memmap_import: return "ze_memmap";
-    case Kind::view: return "view";
   }
   return "unknown";
 }
@@ -127,7 +127,7 @@ void ZeBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
 std::unique_ptr<DeviceBuffer> ZeBuffer::view(std::uint64_t offset, std::uint64_t size) {
   if (offset > size_ || size > size_ - offset) return nullptr;
   return std::unique_ptr<DeviceBuffer>(
-      new ZeBuffer(session_, Kind::view, offset_ptr(ptr_, offset), size, host_accessible_));
+      new ZeBuffer(session_, kind_, offset_ptr(ptr_, offset), size, host_accessible_, false));
 }
 
 ZeStaging::ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes)

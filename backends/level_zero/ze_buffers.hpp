@@ -19,13 +19,12 @@ class ZeBuffer final : public DeviceBuffer {
     host_visible,   // zeMemAllocHost; the loader reads the file straight into it
     zex_import,     // file pages registered by zexDriverImportExternalPointer
     memmap_import,  // file pages mapped by zeMemAllocHost + ze_external_memmap_sysmem_ext_desc_t
-    view,           // a range of another buffer; owns nothing
   };
 
   static std::unique_ptr<ZeBuffer> allocate_device(std::shared_ptr<Session> session, std::uint64_t bytes);
   static std::unique_ptr<ZeBuffer> allocate_host(std::shared_ptr<Session> session, std::uint64_t bytes);
   // `range` must start on a page; the import covers it rounded up to whole pages.
-  static std::unique_ptr<ZeBuffer> import(std::shared_ptr<Session> session, std::span<const std::byte> range);
+  static ImportResult import(std::shared_ptr<Session> session, std::span<const std::byte> range);
 
   ~ZeBuffer() override;
   ZeBuffer(const ZeBuffer&) = delete;
@@ -39,14 +38,17 @@ class ZeBuffer final : public DeviceBuffer {
   std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
-  ZeBuffer(std::shared_ptr<Session> session, Kind kind, void* ptr, std::uint64_t size, bool host_accessible)
-      : session_(std::move(session)), kind_(kind), ptr_(ptr), size_(size), host_accessible_(host_accessible) {}
+  ZeBuffer(std::shared_ptr<Session> session, Kind kind, void* ptr, std::uint64_t size, bool host_accessible,
+           bool owner = true)
+      : session_(std::move(session)), kind_(kind), ptr_(ptr), size_(size), host_accessible_(host_accessible),
+        owner_(owner) {}
 
   std::shared_ptr<Session> session_;
   Kind kind_;
   void* ptr_;
   std::uint64_t size_;
   bool host_accessible_;  // the CPU may dereference ptr_ (everything but device-local memory)
+  bool owner_;            // false for a view: a range of another buffer (pointer + offset), owns nothing
 };
 
 class ZeStaging final : public StagingBuffer {

@@ -32,8 +32,9 @@ class ZeDevice final : public Device {
     return ZeBuffer::allocate_device(session_, bytes);
   }
 
-  std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> range) override {
-    if (!info_.caps.import_host_ptr || info_.memory != MemoryModel::unified) return nullptr;
+  ImportResult import_host(std::span<const std::byte> range) override {
+    if (!info_.caps.import_host_ptr || info_.memory != MemoryModel::unified)
+      return ImportResult::decline(str(session_->label(), " cannot import host memory"));
     if (range.size() > info_.caps.max_alloc)
       fail(ErrorCode::out_of_memory, session_->label(), ": import of ", range.size(),
            " bytes exceeds the device's maximum allocation of ", info_.caps.max_alloc, " bytes");
@@ -44,18 +45,15 @@ class ZeDevice final : public Device {
     return std::make_unique<ZeStaging>(session_, bytes);
   }
 
-  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-              std::uint64_t bytes, TransferDone done) override {
+  void finish() override { queue_.wait_idle(); }
+
+ protected:
+  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                    std::uint64_t bytes, TransferDone done) override {
     const auto src = staging.bytes();
     const NativeHandle target = dst.native();
     if (target.type != "ze_ptr")
       fail(ErrorCode::usage, session_->label(), ": upload target is a '", target.type, "' buffer, not a Level Zero one");
-    if (src_offset > src.size() || bytes > src.size() - src_offset)
-      fail(ErrorCode::usage, session_->label(), ": upload of ", bytes, " bytes at staging offset ", src_offset,
-           " exceeds the ", src.size(), "-byte staging buffer");
-    if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
-      fail(ErrorCode::usage, session_->label(), ": upload of ", bytes, " bytes at offset ", dst_offset,
-           " exceeds the ", dst.size(), "-byte destination buffer");
     if (bytes == 0) {
       done(nullptr);
       return;
@@ -63,8 +61,6 @@ class ZeDevice final : public Device {
     queue_.submit(offset_ptr(target.handle, dst_offset), src.data() + src_offset, static_cast<std::size_t>(bytes),
                   std::move(done));
   }
-
-  void finish() override { queue_.wait_idle(); }
 
  private:
   DeviceInfo info_;

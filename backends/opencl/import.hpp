@@ -12,11 +12,6 @@
 
 namespace lwload::opencl {
 
-struct ImportResult {
-  std::unique_ptr<DeviceBuffer> buffer;  // nullptr: declined
-  std::string declined;                  // why, when declined (the loader falls back to direct)
-};
-
 // Throws Error(out_of_memory) when the range exceeds the device's max allocation and
 // Error(device) when a call fails for another reason than "this memory cannot be imported".
 ImportResult import_range(const std::shared_ptr<const Runtime>& rt, std::span<const std::byte> range);

@@ -54,18 +54,14 @@ std::unique_ptr<DeviceBuffer> OpenClDevice::allocate(std::uint64_t bytes, Memory
                                     std::move(reservation));
 }
 
-std::unique_ptr<DeviceBuffer> OpenClDevice::import_host(std::span<const std::byte> range) {
-  ImportResult result = import_range(rt_, range);
-  last_declined_ = std::move(result.declined);
-  return std::move(result.buffer);
-}
+ImportResult OpenClDevice::import_host(std::span<const std::byte> range) { return import_range(rt_, range); }
 
 std::unique_ptr<StagingBuffer> OpenClDevice::allocate_staging(std::uint64_t bytes) {
   return std::make_unique<ClStaging>(rt_, bytes);
 }
 
-void OpenClDevice::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
-                          std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) {
+void OpenClDevice::start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
+                                std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) {
   auto* target = dynamic_cast<ClBuffer*>(&dst);
   if (!target)
     fail(ErrorCode::usage, "upload on ", rt_->info.id(), ": destination buffer (", dst.mechanism(),
@@ -73,8 +69,6 @@ void OpenClDevice::upload(StagingBuffer& staging, std::uint64_t src_offset, Devi
   if (!dynamic_cast<ClStaging*>(&staging))
     fail(ErrorCode::usage, "upload on ", rt_->info.id(), ": staging buffer was not made by this OpenCL device");
   const std::span<std::byte> source = staging.bytes();
-  check_range("upload source", src_offset, bytes, source.size());
-  check_range("upload destination", dst_offset, bytes, dst.size());
   enqueue_upload(rt_, in_flight_, source.data() + src_offset, target->mem(), dst_offset, bytes, std::move(done));
 }
 

@@ -19,23 +19,21 @@ class OpenClDevice final : public Device {
 
   const DeviceInfo& info() const noexcept override { return rt_->info; }
   std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override;
-  std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> range) override;
+  ImportResult import_host(std::span<const std::byte> range) override;
   std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override;
-  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-              std::uint64_t bytes, TransferDone done) override;
   void finish() override;
 
-  // Why the last import_host() returned nullptr ("" after a successful import).
-  std::string import_declined_reason() const override { return last_declined_; }
   // The context and queue, for applications that run kernels on what lwload loaded.
   const cl::Context& context() const noexcept { return rt_->context; }
   const cl::CommandQueue& queue() const noexcept { return rt_->queue; }
   const cl::Device& cl_device() const noexcept { return rt_->device; }
 
  private:
+  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                    std::uint64_t bytes, TransferDone done) override;
+
   std::shared_ptr<const Runtime> rt_;
   std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
-  std::string last_declined_;
 };
 
 }  // namespace lwload::opencl

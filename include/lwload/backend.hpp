@@ -65,6 +65,15 @@ class StagingBuffer {
 // Called once when an upload has finished reading its staging bytes; non-null on failure.
 using TransferDone = std::function<void(std::exception_ptr error)>;
 
+// What import_host() made of a range: the buffer, or the device's reason for declining it (the
+// planner re-plans a declined region with that reason; nothing is thrown for a refusal).
+struct ImportResult {
+  std::unique_ptr<DeviceBuffer> buffer;  // nullptr: declined
+  std::string declined;                  // why, when declined ("USE_HOST_PTR maps to a copy", ...)
+
+  static ImportResult decline(std::string why) { return {nullptr, std::move(why)}; }
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -73,25 +82,29 @@ class Device {
   // Throws Error(out_of_memory) naming the size when the device refuses, Error(device) otherwise.
   virtual std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) = 0;
 
-  // Zero-copy: lets the device use `range` (read-only mapped file pages, aligned as the caps ask;
-  // the caller keeps them mapped for the buffer's whole life) in place. Returns nullptr when the
-  // device declines or could only copy (the planner then falls back to direct); throws on errors.
-  virtual std::unique_ptr<DeviceBuffer> import_host(std::span<const std::byte> /*range*/) {
-    return nullptr;
+  // Zero-copy: lets the device use `range` (read-only mapped file pages starting at an
+  // import_alignment boundary, sized as the caps ask; the caller keeps them mapped for the
+  // buffer's whole life) in place. A device that declines or could only copy says why in the
+  // result; errors other than "this memory cannot be imported" throw.
+  virtual ImportResult import_host(std::span<const std::byte> /*range*/) {
+    return ImportResult::decline("the device cannot import host memory");
   }
-  // Why the last import_host() returned nullptr ("USE_HOST_PTR buffer maps to a copy", ...), for
-  // the plan's fall-back reason; empty when the backend does not say.
-  virtual std::string import_declined_reason() const { return {}; }
 
   virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
 
   // Starts copying staging.bytes()[src_offset, +bytes) to dst at dst_offset. `done` runs when the
-  // staging bytes may be reused. Several uploads may be in flight.
-  virtual void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
-                      std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
+  // staging bytes may be reused. Several uploads may be in flight. The ranges are checked here,
+  // once for every backend: one outside either buffer throws Error(usage) before the backend runs.
+  void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+              std::uint64_t bytes, TransferDone done);
 
   // Blocks until every upload started so far has completed.
   virtual void finish() = 0;
+
+ protected:
+  // upload() after its range checks: both ranges lie inside their buffers.
+  virtual void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
+                            std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
 };
 
 class Backend {
@@ -107,13 +120,15 @@ class Backend {
 // registered on first use; applications add their own.
 class BackendRegistry {
  public:
+  // Defined beside the built-in backends (backends/builtin.cpp), which it starts with, so the core
+  // library never includes a backend.
   static BackendRegistry& instance();
   void add(std::shared_ptr<Backend> backend);  // replaces a backend of the same name
   std::shared_ptr<Backend> find(std::string_view name) const;
   std::vector<std::shared_ptr<Backend>> backends() const;
 
  private:
-  BackendRegistry();
+  explicit BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin);
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<Backend>> backends_;
 };

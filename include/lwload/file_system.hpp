@@ -11,6 +11,31 @@
 
 namespace lwload {
 
+// A read-only view of a byte range of a file, valid while this object lives: what zero-copy
+// placements hand to devices. Made by RandomAccessFile::map().
+class FileMapping {
+ public:
+  virtual ~FileMapping() = default;
+  virtual std::span<const std::byte> bytes() const noexcept = 0;
+  // Asks the kernel to start reading bytes()[offset, +length) in the background (cold files).
+  virtual void will_need(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {}
+  // Makes bytes()[offset, +length) resident (read from the file, mapped into the process) before
+  // returning. Throws Error(io) naming the file when the pages cannot be read — a file truncated
+  // after it was mapped — instead of faulting.
+  virtual void make_resident(std::uint64_t offset, std::uint64_t length) const = 0;
+  // How many bytes of bytes() are resident now.
+  virtual std::uint64_t resident_bytes() const = 0;
+};
+
+// What makes a file the same file later: a replaced or rewritten file differs in one of these.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
 struct FileOpenFlags {
   bool direct_io = false;  // O_DIRECT (cold loads); reads must then be aligned by the caller
 };
@@ -23,9 +48,17 @@ class RandomAccessFile {
   // Reads up to dst.size() bytes at `offset`; returns the count, short only at end of file.
   // Throws Error(io) on an OS error.
   virtual std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const = 0;
-  // The POSIX descriptor for mmap, io_uring and fadvise, or -1 when the file has none (a test
-  // double); callers then fall back to read_at.
+  // The POSIX descriptor for io_uring and fadvise, or -1 when the file has none (a test double);
+  // callers then fall back to read_at.
   virtual int native_handle() const noexcept = 0;
+  // A read-only view of [offset, offset + length), or nullptr when this file cannot be mapped
+  // (the caller then reads instead). Throws Error(bad_input) for a range past the end of the file,
+  // Error(io) when mapping fails.
+  virtual std::shared_ptr<const FileMapping> map(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {
+    return nullptr;
+  }
+  // Device, inode, size and modification time (test doubles: the size alone).
+  virtual FileIdentity identity() const { return FileIdentity{0, 0, size(), 0}; }
 
   // Reads exactly dst.size() bytes or throws Error(bad_input) naming the file, offset and what
   // was being read (`what`), e.g. "tensor 'w' data".
@@ -42,7 +75,23 @@ class FileSystem {
   virtual bool exists(const std::filesystem::path& path) = 0;
 };
 
-// The real file system (pread, fstat). Stateless; each call returns a new instance.
+// Forwards every call to another file system (LevelDB's EnvWrapper): derive from it to change one
+// behaviour — count opens, fail a read — of a real file system in a test.
+class FileSystemWrapper : public FileSystem {
+ public:
+  explicit FileSystemWrapper(std::shared_ptr<FileSystem> target) : target_(std::move(target)) {}
+  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override {
+    return target_->open(path, flags);
+  }
+  bool is_directory(const std::filesystem::path& path) override { return target_->is_directory(path); }
+  bool exists(const std::filesystem::path& path) override { return target_->exists(path); }
+  FileSystem& target() const noexcept { return *target_; }
+
+ private:
+  std::shared_ptr<FileSystem> target_;
+};
+
+// The real file system (pread, fstat, mmap). Stateless; each call returns a new instance.
 std::shared_ptr<FileSystem> posix_file_system();
 
 }  // namespace lwload

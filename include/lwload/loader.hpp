@@ -52,8 +52,9 @@ class CancelToken {
 struct LoadEvent {
   enum class Kind : std::uint8_t {
     phase,           // `phase` begins, in this order: "import" (only with zero_copy regions),
-                     // "allocate", "read" (all data movement), "finish" (waiting for the device), "done"
-    tensor_start,    // the first byte of `tensor` is requested (or its region imported)
+                     // "allocate", "populate" (zero_copy pages made resident; not when lazy),
+                     // "read" (reads and uploads), "finish" (waiting for the device), "done"
+    tensor_start,    // the first byte of `tensor` is requested (or its pages populated)
     tensor_end,      // `tensor` is complete on the device (its ready callback follows)
     bytes_read,      // `bytes` arrived from the file (into a staging slot or a direct buffer)
     bytes_uploaded,  // `bytes` left a staging slot for the device (the slot part is free again)
@@ -71,9 +72,13 @@ struct TensorHandle {
   std::size_t index = 0;            // into Manifest::tensors
   const TensorInfo* info = nullptr; // points into Weights::manifest()
   Placement placement = Placement::staged;
-  DeviceBuffer* buffer = nullptr;   // its allocation or imported region; nullptr when skipped
+  DeviceBuffer* buffer = nullptr;   // its allocation, imported region or a view; nullptr when skipped
   NativeHandle native;              // buffer->native()
   std::uint64_t offset = 0;         // the tensor's first byte inside `buffer`
+  // zero_copy: true when `buffer` is a view of the region that starts at the tensor (an OpenCL
+  // sub-buffer where the offset meets CL_DEVICE_MEM_BASE_ADDR_ALIGN; offset is then 0); false
+  // when the tensor is addressed as (region buffer, offset).
+  bool view = false;
   std::uint64_t bytes = 0;
   std::string_view mechanism;       // buffer->mechanism(): "mapped_file", "host_visible", ...
 };
@@ -83,6 +88,10 @@ struct LoadOptions {
   std::shared_ptr<FileSystem> file_system;   // nullptr = the POSIX file system
   IoEngine io = IoEngine::auto_;
   bool direct_io = false;  // O_DIRECT for staged reads (cold loads); buffered, with a note, if refused
+  // zero_copy tensors are reported ready once their pages are resident (read from the file and
+  // mapped), so first use does not fault; lazy = ready as soon as the import exists, pages fault
+  // in on first use.
+  bool lazy = false;
   std::uint32_t io_threads = 0;              // pread engine threads; 0 = slots clamped to 2..4
   std::shared_ptr<CancelToken> cancel;
 
@@ -97,15 +106,27 @@ struct LoadOptions {
 struct LoadStats {
   double seconds = 0;                // load() from start to return
   double allocate_seconds = 0;       // allocations + imports
+  double populate_seconds = 0;       // making zero_copy pages resident (0 when lazy)
+  std::uint64_t zero_copy_bytes = 0; // bytes of zero_copy tensors
+  std::uint64_t resident_bytes = 0;  // of the imported regions, resident in memory when load() returned
   std::uint64_t bytes_read = 0;      // file bytes read (direct + staged, incl. alignment slack)
   std::uint64_t bytes_uploaded = 0;  // bytes passed to Device::upload
   std::size_t reads = 0;             // read calls issued
   std::size_t uploads = 0;
-  bool direct_io = false;            // O_DIRECT was actually used
+};
+
+// How file bytes were read, and why where it differs from what was asked.
+struct IoReport {
+  IoEngine engine = IoEngine::pread;  // io_uring or pread, as used
+  std::string engine_note;            // which engine and why ("auto: the pread pool ...")
+  bool direct_io = false;             // O_DIRECT was actually used
+  std::string direct_io_note;         // why O_DIRECT was not used, when it was asked for
 };
 
 // The loaded model. Owns the device buffers, the imported regions and the file mappings behind
-// them (mappings outlive the buffers made from them). The Device must outlive its Weights.
+// them (mappings outlive the buffers made from them). Backends' buffers keep alive what they need
+// of their runtime, so Weights may outlive the Device they were loaded onto. It also remembers
+// each file's identity, so verify() can tell a file that changed since.
 class Weights {
  public:
   struct State;
@@ -120,9 +141,10 @@ class Weights {
   // The plan as executed: a zero_copy region the device declined became direct, with the reason.
   const Plan& plan() const noexcept;
   const DeviceInfo& device() const noexcept;
-  IoEngine io_engine() const noexcept;        // io_uring or pread, as used
-  const std::string& io_engine_note() const noexcept;  // why io_uring was not used, if it wasn't
+  const IoReport& io() const noexcept;
   const LoadStats& stats() const noexcept;
+  // Per manifest file, its identity when the load opened it ({} for files the load did not use).
+  const std::vector<FileIdentity>& file_identities() const noexcept;
   const std::shared_ptr<FileSystem>& file_system() const noexcept;
 
   // Copies bytes [offset, offset + dst.size()) of a tensor back from the device.
@@ -144,8 +166,9 @@ struct VerifyReport {
 
 // Reads every loaded tensor back from the device and compares it with the file (encoded tensors
 // with their decoded bytes), in bounded chunks. Throws Error(device) naming the tensor and the
-// first differing byte on a mismatch, Error(unsupported) "... not verifiable" when the device
-// cannot read back (the null device). `file_system` nullptr = the one the load used.
+// first differing byte on a mismatch, Error(io) naming the file when it changed since the load
+// (identity) or its mapped pages can no longer be read, Error(unsupported) "... not verifiable"
+// when the device cannot read back (the null device). `file_system` nullptr = the one the load used.
 VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system = nullptr);
 
 }  // namespace lwload

@@ -40,15 +40,29 @@ struct PlanOptions {
   std::vector<std::string> only;               // tensor names to load; empty = all
 };
 
-// A page-aligned range of one file imported into the device as one buffer; the zero_copy tensors
-// inside it are addressed as (region buffer, offset).
+// A range of one file imported into the device as one buffer. It *covers* its tensors: it starts
+// at the import alignment at or below its first tensor and ends at the size multiple at or above
+// its last, so tensors at any offset (GGUF's 32 bytes, packed safetensors) are zero_copy, each
+// addressed as (region buffer, offset inside it). Neighbouring regions may share a page.
 struct ImportRegion {
   std::uint32_t file = 0;      // index into Manifest::files
-  std::uint64_t offset = 0;    // file offset, import_alignment-aligned
+  std::uint64_t offset = 0;    // file offset, a multiple of import_alignment
   std::uint64_t length = 0;    // bytes imported: `used` rounded up to size_multiple, ≤ max_alloc
   std::uint64_t used = 0;      // bytes from `offset` to the end of the last tensor
   std::vector<std::size_t> tensors;  // manifest indices, in file order
 };
+
+// The staging ring: `slots` buffers of `slot_bytes` each (whole pages), `budget` = their sum.
+struct StagingShape {
+  std::uint64_t budget = 0;
+  std::uint32_t slots = 0;
+  std::uint64_t slot_bytes = 0;
+};
+
+// The ring for `staged_bytes` of staged tensors within `budget` bytes in `slots` slots: a model
+// smaller than the budget gets no more than it needs. Throws Error(does_not_fit) when a slot
+// would be smaller than a page; {} when nothing is staged.
+StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std::uint32_t slots);
 
 struct TensorPlan {
   std::size_t tensor = 0;       // index into Manifest::tensors
@@ -70,6 +84,9 @@ struct Plan {
   std::uint64_t staging_budget = 0;    // 0 when nothing is staged
   std::uint32_t staging_slots = 0;
   std::uint64_t slot_bytes = 0;        // one slot (page multiple)
+  // What the caller allowed for staging (PlanOptions), kept so a re-plan can size a ring later.
+  std::uint64_t staging_budget_limit = 0;
+  std::uint32_t staging_slots_limit = 0;
   std::uint64_t decode_bytes = 0;      // host scratch for the largest encoded tensor (ONNX typed)
   // Predicted growth of the process's memory over its baseline during the load (DESIGN.md,
   // "Memory contracts"): mapped + in-process allocations (unified) + staging + decode scratch.
@@ -84,6 +101,20 @@ struct Plan {
 // (caps.device_memory, caps.max_alloc) or the staging budget is too small for its slots, and
 // Error(usage) for an unknown `only` name or a placement the device cannot do at all.
 Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options = {});
+
+// A region the device declined at load time, and the device's reason.
+struct DeclinedRegion {
+  std::size_t region = 0;  // index into Plan::regions
+  std::string why;
+};
+
+// Re-plans after the device declined some imports: each declined region's tensors become direct
+// (staged where the device has no host-visible memory) with the reason appended, the regions
+// are removed, and every total — device bytes, staging ring, predicted peak — is recomputed, so
+// the executed plan stays self-consistent. Returns, per old region index, its new index or
+// no_region. Throws Error(does_not_fit) when the re-planned load no longer fits.
+std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
+                                         const std::vector<DeclinedRegion>& declined);
 
 // {"device", "memory", "model_bytes", "largest_tensor", "mapped_bytes", "device_bytes",
 //  "staging": {"budget", "slots", "slot_bytes"}, "decode_bytes", "predicted_host_peak",

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "backends/builtin.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 
@@ -23,12 +22,7 @@ std::string_view memory_model_name(MemoryModel memory) noexcept {
   return memory == MemoryModel::unified ? "unified" : "discrete";
 }
 
-BackendRegistry::BackendRegistry() { backends_ = builtin_backends(); }
-
-BackendRegistry& BackendRegistry::instance() {
-  static BackendRegistry registry;
-  return registry;
-}
+BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {}
 
 void BackendRegistry::add(std::shared_ptr<Backend> backend) {
   const std::lock_guard lock(mutex_);
@@ -55,6 +49,18 @@ std::vector<DeviceInfo> list_devices() {
     all.insert(all.end(), devices.begin(), devices.end());
   }
   return all;
+}
+
+void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                    std::uint64_t bytes, TransferDone done) {
+  const std::uint64_t source = staging.bytes().size();
+  if (src_offset > source || bytes > source - src_offset)
+    fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at staging offset ", src_offset,
+         " exceeds the ", source, "-byte staging buffer");
+  if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
+    fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
+         dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
+  start_upload(staging, src_offset, dst, dst_offset, bytes, std::move(done));
 }
 
 DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {

@@ -3,11 +3,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
+#include "core/align.hpp"
+#include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
-#include "lwload/file_system.hpp"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14 uapi; older headers lack the name, the kernel decides
+#endif
 
 namespace lwload {
 
@@ -24,28 +31,69 @@ std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, st
   if (offset > size || length > size - offset)
     fail(ErrorCode::bad_input, file.path().string(), ": mapping [", offset, ", +", length,
          ") extends past the end of the file (", size, " bytes)");
-  const std::uint64_t page = page_size();
-  const std::uint64_t start = offset / page * page;
+  const std::uint64_t start = align_down(offset, page_size());
   const std::size_t map_length = static_cast<std::size_t>(offset - start + length);
-  if (map_length == 0) return std::shared_ptr<MappedRegion>(new MappedRegion(nullptr, 0, nullptr, offset, 0));
+  if (map_length == 0)
+    return std::shared_ptr<MappedRegion>(new MappedRegion(file.path(), nullptr, 0, nullptr, offset, 0));
   void* base = ::mmap(nullptr, map_length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
   if (base == MAP_FAILED)
     fail(ErrorCode::io, file.path().string(), ": mmap of ", map_length, " bytes at ", start, ": ",
          std::strerror(errno));
-  int madv = MADV_NORMAL;
-  switch (advice) {
-    case MapAdvice::normal: break;
-    case MapAdvice::sequential: madv = MADV_SEQUENTIAL; break;
-    case MapAdvice::will_need: madv = MADV_WILLNEED; break;
-    case MapAdvice::random: madv = MADV_RANDOM; break;
-  }
-  if (madv != MADV_NORMAL) ::madvise(base, map_length, madv);
+  if (advice == MapAdvice::random) ::madvise(base, map_length, MADV_RANDOM);
   const auto* data = static_cast<const std::byte*>(base) + (offset - start);
-  return std::shared_ptr<MappedRegion>(new MappedRegion(base, map_length, data, offset, length));
+  return std::shared_ptr<MappedRegion>(new MappedRegion(file.path(), base, map_length, data, offset, length));
 }
 
 MappedRegion::~MappedRegion() {
   if (base_) ::munmap(base_, map_length_);
+}
+
+std::span<std::byte> MappedRegion::pages_of(std::uint64_t offset, std::uint64_t length) const noexcept {
+  auto* const base = static_cast<std::byte*>(base_);
+  const std::uint64_t head = static_cast<std::uint64_t>(data_ - base);
+  const std::uint64_t first = align_down(head + offset, page_size());
+  const std::uint64_t end = std::min<std::uint64_t>(align_up(head + offset + length, page_size()), map_length_);
+  return {base + first, static_cast<std::size_t>(end - first)};
+}
+
+void MappedRegion::will_need(std::uint64_t offset, std::uint64_t length) const {
+  if (offset >= length_ || length == 0) return;
+  const std::span<std::byte> pages = pages_of(offset, std::min(length, length_ - offset));
+  ::madvise(pages.data(), pages.size(), MADV_WILLNEED);
+}
+
+void MappedRegion::make_resident(std::uint64_t offset, std::uint64_t length) const {
+  if (offset > length_ || length > length_ - offset)
+    fail(ErrorCode::usage, path_.string(), ": make_resident [", offset, ", +", length, ") outside a ", length_,
+         "-byte mapping");
+  if (length == 0) return;
+  const std::span<std::byte> pages = pages_of(offset, length);
+  const auto lost = [&] {
+    fail(ErrorCode::io, path_.string(), ": bytes [", offset_ + offset, ", ", offset_ + offset + length,
+         ") of the mapped file could not be read: the file is shorter than when it was mapped (truncated "
+         "during the load?)");
+  };
+  for (;;) {
+    if (::madvise(pages.data(), pages.size(), MADV_POPULATE_READ) == 0) return;
+    if (errno == EINTR || errno == EAGAIN) continue;
+    if (errno == EFAULT) lost();
+    if (errno != EINVAL)
+      fail(ErrorCode::io, path_.string(), ": populating ", pages.size(), " mapped bytes: ", std::strerror(errno));
+    break;  // EINVAL: a kernel before 5.14
+  }
+  ::madvise(pages.data(), pages.size(), MADV_WILLNEED);
+  if (!io::touch_guarded(pages.data(), pages.size(), page_size())) lost();
+}
+
+std::uint64_t MappedRegion::resident_bytes() const {
+  if (!base_) return 0;
+  const std::size_t page = page_size();
+  std::vector<unsigned char> in_core((map_length_ + page - 1) / page);
+  if (::mincore(base_, map_length_, in_core.data()) != 0) return 0;
+  std::uint64_t resident = 0;
+  for (std::size_t i = 0; i < in_core.size(); ++i)
+    if (in_core[i] & 1) resident += std::min<std::uint64_t>(page, map_length_ - i * page);
+  return std::min<std::uint64_t>(resident, length_);
 }
 
 }  // namespace lwload

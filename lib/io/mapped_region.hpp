@@ -1,42 +1,50 @@
-// A read-only memory mapping of a byte range of a file. The mapping itself starts on a page
-// boundary (mmap requires it); bytes() is exactly the requested range. Zero-copy placements import
-// these pages into devices, so a region must outlive every device buffer made from it: hold it by
-// shared_ptr from whatever owns those buffers.
+// A read-only memory mapping of a byte range of a file: the FileMapping the POSIX file system
+// hands out. The mapping itself starts on a page boundary (mmap requires it); bytes() is exactly
+// the requested range. Zero-copy placements import these pages into devices, so a region must
+// outlive every device buffer made from it: hold it by shared_ptr from whatever owns those buffers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 
+#include "lwload/file_system.hpp"
+
 namespace lwload {
 
-class RandomAccessFile;
+enum class MapAdvice { normal, random };
 
-enum class MapAdvice { normal, sequential, will_need, random };
-
-class MappedRegion {
+class MappedRegion final : public FileMapping {
  public:
   // Throws Error(io) when the file has no descriptor or mmap fails, Error(bad_input) when the
   // range lies past the end of the file.
   static std::shared_ptr<MappedRegion> map(const RandomAccessFile& file, std::uint64_t offset,
                                            std::uint64_t length, MapAdvice advice = MapAdvice::normal);
-  ~MappedRegion();
+  ~MappedRegion() override;
   MappedRegion(const MappedRegion&) = delete;
   MappedRegion& operator=(const MappedRegion&) = delete;
 
-  std::span<const std::byte> bytes() const noexcept { return {data_, length_}; }
-  std::uint64_t file_offset() const noexcept { return offset_; }
+  std::span<const std::byte> bytes() const noexcept override { return {data_, length_}; }
+  void will_need(std::uint64_t offset, std::uint64_t length) const override;
+  // MADV_POPULATE_READ (Linux ≥ 5.14), which reports a lost page as EFAULT instead of SIGBUS;
+  // older kernels: MADV_WILLNEED and a guarded touch of every page.
+  void make_resident(std::uint64_t offset, std::uint64_t length) const override;
+  std::uint64_t resident_bytes() const override;  // mincore
 
  private:
-  MappedRegion(void* base, std::size_t map_length, const std::byte* data, std::uint64_t offset,
-               std::uint64_t length)
-      : base_(base), map_length_(map_length), data_(data), offset_(offset), length_(length) {}
+  MappedRegion(std::filesystem::path path, void* base, std::size_t map_length, const std::byte* data,
+               std::uint64_t offset, std::uint64_t length)
+      : path_(std::move(path)), base_(base), map_length_(map_length), data_(data), offset_(offset), length_(length) {}
+  // The whole pages of the mapping that hold bytes()[offset, +length).
+  std::span<std::byte> pages_of(std::uint64_t offset, std::uint64_t length) const noexcept;
 
+  std::filesystem::path path_;
   void* base_;
   std::size_t map_length_;
   const std::byte* data_;
-  std::uint64_t offset_;
+  std::uint64_t offset_;  // file offset of bytes()[0], for error messages
   std::uint64_t length_;
 };
 

@@ -8,6 +8,20 @@
 namespace lwload {
 namespace {
 
+// In-memory bytes need no mapping: a "mapping" borrows them (and keeps them alive).
+class MemoryMapping final : public FileMapping {
+ public:
+  MemoryMapping(std::shared_ptr<const std::vector<std::byte>> owner, std::span<const std::byte> bytes)
+      : owner_(std::move(owner)), bytes_(bytes) {}
+  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
+  void make_resident(std::uint64_t, std::uint64_t) const override {}
+  std::uint64_t resident_bytes() const override { return bytes_.size(); }
+
+ private:
+  std::shared_ptr<const std::vector<std::byte>> owner_;
+  std::span<const std::byte> bytes_;
+};
+
 class MemoryFile final : public RandomAccessFile {
  public:
   MemoryFile(std::filesystem::path path, std::shared_ptr<const std::vector<std::byte>> bytes,
@@ -17,6 +31,14 @@ class MemoryFile final : public RandomAccessFile {
   const std::filesystem::path& path() const noexcept override { return path_; }
   std::uint64_t size() const override { return bytes_->size(); }
   int native_handle() const noexcept override { return -1; }
+
+  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length) const override {
+    if (offset > bytes_->size() || length > bytes_->size() - offset)
+      fail(ErrorCode::bad_input, path_.string(), ": mapping [", offset, ", +", length,
+           ") extends past the end of the file (", bytes_->size(), " bytes)");
+    if (fail_from_) return nullptr;  // a failing "disk" is read, so the failure shows
+    return std::make_shared<MemoryMapping>(bytes_, std::span(*bytes_).subspan(offset, length));
+  }
 
   std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
     if (offset >= bytes_->size() || dst.empty()) return 0;

@@ -1,4 +1,4 @@
-// The real file system behind the FileSystem seam: open/fstat/pread, nothing buffered.
+// The real file system behind the FileSystem seam: open/fstat/pread/mmap, nothing buffered.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/mapped_region.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
 
@@ -51,6 +52,18 @@ class PosixFile final : public RandomAccessFile {
   }
 
   int native_handle() const noexcept override { return fd_; }
+
+  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length) const override {
+    return MappedRegion::map(*this, offset, length);
+  }
+
+  FileIdentity identity() const override {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(ErrorCode::io, path_.string(), ": fstat: ", std::strerror(errno));
+    return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                        static_cast<std::uint64_t>(st.st_size),
+                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  }
 
  private:
   std::filesystem::path path_;

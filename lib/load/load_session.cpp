@@ -7,8 +7,9 @@
 #include <cstring>
 
 #include "formats/encoded.hpp"
+#include "core/align.hpp"
 #include "io/io_engine.hpp"
-#include "io/mapped_region.hpp"
+#include "load/residency.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::loading {
@@ -20,9 +21,6 @@ constexpr std::uint64_t kDirectChunk = 16ull << 20;   // one pread per 16 MiB in
 constexpr std::uint64_t kDirectIoAlignment = 4096;    // O_DIRECT offsets, sizes and buffers
 constexpr std::uint64_t kCoalesceGap = 64 * 1024;     // staged reads read through padding this small
 constexpr std::uint64_t kMaxDecodeExpansion = 16;     // decoded bytes per encoded byte, at most
-
-std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return v / a * a; }
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
 bool loads_data(Placement p) { return p != Placement::skipped; }
 
@@ -127,6 +125,7 @@ void LoadSession::open_files() {
   const auto& manifest = state_->manifest;
   files_.resize(manifest.files.size());
   file_sizes_.assign(manifest.files.size(), 0);
+  state_->identities.assign(manifest.files.size(), FileIdentity{});
   for (std::size_t e = 0; e < entries_.size(); ++e) {
     if (!loads_data(state_->plan.tensors[e].placement)) continue;
     for (const Piece& piece : tensor(e).pieces) {
@@ -135,7 +134,8 @@ void LoadSession::open_files() {
              manifest.files.size());
       if (files_[piece.file]) continue;
       files_[piece.file] = state_->file_system->open(manifest.files[piece.file]);
-      file_sizes_[piece.file] = files_[piece.file]->size();
+      state_->identities[piece.file] = files_[piece.file]->identity();
+      file_sizes_[piece.file] = state_->identities[piece.file].size;
     }
   }
 }
@@ -156,70 +156,17 @@ void LoadSession::check_extents() {
   }
 }
 
-void LoadSession::fall_back_from_zero_copy(std::size_t region, const std::string& why) {
-  Plan& plan = state_->plan;
-  const Placement to = device_.info().caps.host_visible_alloc ? Placement::direct : Placement::staged;
-  for (std::size_t index : plan.regions[region].tensors) {
-    auto it = std::lower_bound(plan.tensors.begin(), plan.tensors.end(), index,
-                               [](const TensorPlan& t, std::size_t i) { return t.tensor < i; });
-    it->placement = to;
-    it->reason += str("; at load: ", why, " → ", placement_name(to));
-    it->region = no_region;
-    it->region_offset = 0;
-    plan.device_bytes += state_->manifest.tensors[index].bytes;
-  }
-  plan.mapped_bytes -= plan.regions[region].length;
-  plan.regions[region].tensors.clear();  // removed below, once every region is decided
-}
-
 void LoadSession::import_regions() {
-  Plan& plan = state_->plan;
-  if (plan.regions.empty()) return;
+  if (state_->plan.regions.empty()) return;
   phase("import");
-  const std::uint64_t page = page_size();
-  std::vector<std::size_t> region_buffer(plan.regions.size(), static_cast<std::size_t>(-1));
-  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
-    const ImportRegion& region = plan.regions[r];
-    const RandomAccessFile& file = *files_.at(region.file);
-    if (file.native_handle() < 0) {
-      fall_back_from_zero_copy(r, "the file has no descriptor to map");
-      continue;
-    }
-    auto mapping = MappedRegion::map(file, region.offset, region.used);
-    // mmap maps whole pages: the import may round up to size_multiple inside the last one.
-    const std::uint64_t head = region.offset % page;
-    const std::uint64_t mapped = align_up(head + region.used, page) - head;
-    if (region.length > mapped) {
-      fall_back_from_zero_copy(r, str("import size ", region.length, " exceeds the ", mapped, " mapped bytes"));
-      continue;
-    }
-    auto buffer = device_.import_host(std::span<const std::byte>(mapping->bytes().data(), region.length));
-    if (!buffer) {
-      const std::string why = device_.import_declined_reason();
-      fall_back_from_zero_copy(r, why.empty() ? "the device declined the import" : "the device declined the import: " + why);
-      continue;
-    }
-    state_->mappings.push_back(std::move(mapping));
-    region_buffer[r] = state_->buffers.size();
-    state_->buffers.push_back(std::move(buffer));
-  }
-  // Keep only the regions that were imported, renumbered.
-  std::vector<ImportRegion> kept;
-  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
-    if (plan.regions[r].tensors.empty()) continue;
-    for (std::size_t index : plan.regions[r].tensors) {
-      auto it = std::lower_bound(plan.tensors.begin(), plan.tensors.end(), index,
-                                 [](const TensorPlan& t, std::size_t i) { return t.tensor < i; });
-      it->region = kept.size();
-      tensor_buffer_[static_cast<std::size_t>(it - plan.tensors.begin())] = region_buffer[r];
-    }
-    kept.push_back(std::move(plan.regions[r]));
-  }
-  plan.regions = std::move(kept);
+  regions_ = loading::import_regions(*state_, device_, files_);
+  const Plan& plan = state_->plan;
+  for (std::size_t e = 0; e < plan.tensors.size(); ++e)
+    if (plan.tensors[e].placement == Placement::zero_copy) tensor_buffer_[e] = regions_[plan.tensors[e].region].buffer;
 }
 
 void LoadSession::allocate_tensors() {
-  Plan& plan = state_->plan;
+  const Plan& plan = state_->plan;
   phase("allocate");
   for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
     const Placement p = plan.tensors[e].placement;
@@ -232,13 +179,6 @@ void LoadSession::allocate_tensors() {
     state_->buffers.push_back(std::move(buffer));
   }
   if (plan.count(Placement::staged) > 0) {
-    if (plan.slot_bytes == 0 || plan.staging_slots == 0) {
-      // Staged only because an import fell back: size the ring as the planner would have.
-      const std::uint32_t slots = std::max<std::uint32_t>(options_.plan.staging_slots, 1);
-      plan.staging_slots = slots;
-      plan.slot_bytes = std::max<std::uint64_t>(align_down(options_.plan.staging_budget / slots, 4096), 4096);
-      plan.staging_budget = plan.slot_bytes * slots;
-    }
     ring_ = io::StagingRing(device_, plan.staging_slots, plan.slot_bytes);
     slot_uploads_.assign(ring_.slots(), 0);
   }
@@ -256,9 +196,18 @@ void LoadSession::make_handles() {
     h.bytes = h.info->bytes;
     if (tensor_buffer_[e] != static_cast<std::size_t>(-1)) {
       h.buffer = state_->buffers[tensor_buffer_[e]].get();
+      h.offset = tp.placement == Placement::zero_copy ? tp.region_offset : 0;
+      // A tensor inside a region gets its own view where the backend can make one there.
+      if (h.offset != 0) {
+        if (auto view = h.buffer->view(h.offset, h.bytes)) {
+          h.buffer = view.get();
+          h.offset = 0;
+          h.view = true;
+          state_->views.push_back(std::move(view));
+        }
+      }
       h.native = h.buffer->native();
       h.mechanism = h.buffer->mechanism();
-      h.offset = tp.placement == Placement::zero_copy ? tp.region_offset : 0;
     }
     state_->by_name.emplace(h.info->name, e);
   }
@@ -285,7 +234,7 @@ void LoadSession::open_direct_files() {
   if (why.empty())
     direct_io_ = true;
   else
-    state_->engine_note = str("O_DIRECT not used: ", why);
+    state_->io.direct_io_note = str("O_DIRECT not used: ", why);
 }
 
 void LoadSession::choose_engine() {
@@ -301,14 +250,12 @@ void LoadSession::choose_engine() {
 
   const unsigned slots = state_->plan.staging_slots ? state_->plan.staging_slots : 4;
   const unsigned depth = std::clamp(slots, 2u, 8u);
-  auto note = [&](const std::string& why) {
-    state_->engine_note += str(state_->engine_note.empty() ? "" : "; ", "io_uring not used: ", why);
-  };
+  auto note = [&](const std::string& why) { state_->io.engine_note = str("io_uring not used: ", why); };
   // auto reads with the pread pool: io_uring completes buffered reads that hit the page cache
   // inline on the one submitting thread, so several pread threads beat it warm (2 GiB, null
   // staged: 141 % vs 82 % of single-threaded pread) and matched or beat it with O_DIRECT cold.
   if (options_.io == IoEngine::auto_) {
-    state_->engine_note = "auto: the pread pool (faster than io_uring here; --io io_uring to choose it)";
+    state_->io.engine_note = "auto: the pread pool (faster than io_uring here; --io io_uring to choose it)";
   } else if (options_.io == IoEngine::io_uring) {
     const auto& probe = io::probe_io_uring();
     if (!probe.usable) {
@@ -327,7 +274,7 @@ void LoadSession::choose_engine() {
     const unsigned threads = options_.io_threads ? options_.io_threads : std::clamp(slots, 2u, 4u);
     reader_ = io::make_pread_reader(context_, sources, threads);
   }
-  state_->engine = reader_->engine();
+  state_->io.engine = reader_->engine();
 }
 
 // ---- data --------------------------------------------------------------------------------
@@ -581,14 +528,33 @@ void LoadSession::close_host_writes() noexcept {
   }
 }
 
-void LoadSession::run_pipeline() {
-  phase("read");
-  // Zero-copy tensors are on the device once imported.
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (state_->plan.tensors[e].placement != Placement::zero_copy) continue;
-    start_entry(e);
-    complete_bytes(e, tensor(e).bytes);
+// Zero-copy tensors are on the device once imported; "ready" waits until their pages are
+// resident too, unless the caller asked for lazy.
+void LoadSession::populate_zero_copy() {
+  const Plan& plan = state_->plan;
+  if (plan.regions.empty()) return;
+  for (const TensorPlan& tp : plan.tensors)
+    if (tp.placement == Placement::zero_copy) state_->stats.zero_copy_bytes += state_->manifest.tensors[tp.tensor].bytes;
+  if (options_.lazy) {
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      if (plan.tensors[e].placement != Placement::zero_copy) continue;
+      start_entry(e);
+      complete_bytes(e, tensor(e).bytes);
+    }
+    return;
   }
+  phase("populate");
+  const auto begin = Clock::now();
+  make_resident(plan, state_->manifest, regions_,
+                {.started = [this](std::size_t e) { start_entry(e); },
+                 .done = [this](std::size_t e, std::uint64_t bytes) { complete_bytes(e, bytes); },
+                 .check_cancel = [this] { check_cancel(); }});
+  state_->stats.populate_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+}
+
+void LoadSession::run_pipeline() {
+  populate_zero_copy();
+  phase("read");
   load_encoded();
   if (options_.direct_io) open_direct_files();
   WorkLimits limits;
@@ -622,7 +588,8 @@ Weights LoadSession::run() {
   make_handles();
   state_->stats.allocate_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   run_pipeline();
-  state_->stats.direct_io = direct_io_;
+  state_->io.direct_io = direct_io_;
+  for (const ImportedRegion& region : regions_) state_->stats.resident_bytes += region.mapping->resident_bytes();
   deliver_ready();
   phase("done");
   state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();

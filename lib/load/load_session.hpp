@@ -14,6 +14,7 @@
 
 #include "io/async_reader.hpp"
 #include "io/staging_ring.hpp"
+#include "load/region_imports.hpp"
 #include "load/weights_state.hpp"
 #include "load/work_list.hpp"
 #include "lwload/loader.hpp"
@@ -50,11 +51,11 @@ class LoadSession {
   void open_files();
   void check_extents();
   void import_regions();
-  void fall_back_from_zero_copy(std::size_t region, const std::string& why);
   void allocate_tensors();
   void make_handles();
   void open_direct_files();
   void choose_engine();
+  void populate_zero_copy();
   void load_encoded();
   void run_pipeline();
   void pump();
@@ -76,6 +77,7 @@ class LoadSession {
   std::vector<std::unique_ptr<RandomAccessFile>> files_;         // per manifest file; null if unused
   std::vector<std::unique_ptr<RandomAccessFile>> direct_files_;  // O_DIRECT twins, when used
   std::vector<std::size_t> tensor_buffer_;                       // entry → index into state_->buffers
+  std::vector<ImportedRegion> regions_;                          // per Plan::regions entry
 
   boost::asio::io_context context_;
   io::StagingRing ring_;

@@ -40,7 +40,17 @@ VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_sys
   std::map<std::uint32_t, std::unique_ptr<RandomAccessFile>> files;
   const auto file = [&](std::uint32_t index) -> const RandomAccessFile& {
     auto& slot = files[index];
-    if (!slot) slot = file_system->open(manifest.files.at(index));
+    if (!slot) {
+      slot = file_system->open(manifest.files.at(index));
+      // A rewritten, replaced or truncated file proves nothing about the device's bytes (and
+      // would fault zero-copy tensors read through their mapping).
+      const auto& loaded = weights.file_identities();
+      const FileIdentity now = slot->identity();
+      if (index < loaded.size() && loaded[index] != FileIdentity{} && now != loaded[index])
+        fail(ErrorCode::io, manifest.files.at(index).string(), ": changed since it was loaded (size ",
+             loaded[index].size, " → ", now.size, now.inode != loaded[index].inode ? ", another file" : "",
+             now.modified_ns != loaded[index].modified_ns ? ", modified" : "", "); verify compares nothing");
+    }
     return *slot;
   };
 
@@ -49,6 +59,7 @@ VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_sys
   for (const TensorHandle& h : weights.tensors()) {
     if (!h.buffer) continue;
     const TensorInfo& t = *h.info;
+    for (const Piece& p : t.pieces) (void)file(p.file);  // identity first: before reading any mapping
     if (t.encoding != Encoding::raw) {
       std::uint64_t encoded_size = 0;
       for (const Piece& p : t.pieces) encoded_size += p.length;

@@ -19,8 +19,8 @@ std::span<const TensorHandle> Weights::tensors() const noexcept { return state_-
 const Manifest& Weights::manifest() const noexcept { return state_->manifest; }
 const Plan& Weights::plan() const noexcept { return state_->plan; }
 const DeviceInfo& Weights::device() const noexcept { return state_->device; }
-IoEngine Weights::io_engine() const noexcept { return state_->engine; }
-const std::string& Weights::io_engine_note() const noexcept { return state_->engine_note; }
+const IoReport& Weights::io() const noexcept { return state_->io; }
+const std::vector<FileIdentity>& Weights::file_identities() const noexcept { return state_->identities; }
 const LoadStats& Weights::stats() const noexcept { return state_->stats; }
 const std::shared_ptr<FileSystem>& Weights::file_system() const noexcept { return state_->file_system; }
 

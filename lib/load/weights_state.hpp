@@ -1,5 +1,5 @@
-// What a Weights object owns. Members are destroyed in reverse order: handles, then device buffers
-// (allocations and imports), then the file mappings those imports use — the order DESIGN.md's
+// What a Weights object owns. Members are destroyed in reverse order: handles, views, then device
+// buffers (allocations and imports), then the file mappings those imports use — the order DESIGN.md's
 // "mappings outlive the buffers that use them" needs.
 #pragma once
 
@@ -9,7 +9,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "io/mapped_region.hpp"
 #include "lwload/loader.hpp"
 
 namespace lwload {
@@ -19,12 +18,13 @@ struct Weights::State {
   Plan plan;
   DeviceInfo device;
   std::shared_ptr<FileSystem> file_system;
-  IoEngine engine = IoEngine::pread;
-  std::string engine_note;
+  IoReport io;
   LoadStats stats;
+  std::vector<FileIdentity> identities;  // per manifest file
 
-  std::vector<std::shared_ptr<MappedRegion>> mappings;  // destroyed last
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;   // imports and allocations
+  std::vector<std::shared_ptr<const FileMapping>> mappings;  // destroyed last
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;        // imports and allocations
+  std::vector<std::unique_ptr<DeviceBuffer>> views;          // of region buffers: destroyed first
   std::vector<TensorHandle> handles;                    // Plan::tensors order
   std::unordered_map<std::string_view, std::size_t> by_name;  // views into manifest names
 };

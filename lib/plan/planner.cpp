@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "core/align.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
 
@@ -16,15 +17,6 @@ constexpr std::uint64_t kSlotAlignment = 4096;
 // Neighbouring zero_copy tensors share a region when the bytes between them are at most this many:
 // mapping a little padding costs nothing, a region per tensor costs an import each.
 constexpr std::uint64_t kMaxRegionGap = 64 * 1024;
-
-std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
-  if (multiple <= 1) return value;
-  const std::uint64_t rem = value % multiple;
-  if (rem == 0) return value;
-  const std::uint64_t add = multiple - rem;
-  return value > std::numeric_limits<std::uint64_t>::max() - add ? std::numeric_limits<std::uint64_t>::max()
-                                                                   : value + add;
-}
 
 std::uint64_t encoded_length(const TensorInfo& t) {
   std::uint64_t total = 0;
@@ -63,19 +55,22 @@ Placement fallback(const DeviceInfo& device, const Capabilities& can, const Plan
 
 std::string arrow(Placement p) { return str(" → ", placement_name(p)); }
 
-// Why a zero_copy-capable device cannot import this tensor in place; empty when it can.
+// Why a zero_copy-capable device cannot import this tensor in place; empty when it can. Any offset
+// will do: the region covering the tensor starts at the import alignment below it.
 std::string zero_copy_obstacle(const TensorInfo& t, const DeviceCaps& caps) {
   if (t.encoding != Encoding::raw) return str(encoding_name(t.encoding), " encoding is decoded on the host");
   if (t.pieces.size() != 1) return str("split across ", t.pieces.size(), " pieces");
-  const std::uint64_t alignment = std::max<std::uint64_t>(caps.import_alignment, 1);
   const Piece& piece = t.pieces.front();
-  if (piece.offset % alignment != 0) return str("offset ", piece.offset, " not aligned to ", alignment);
-  if (round_up(t.bytes, caps.size_multiple) > caps.max_alloc)
-    return str(t.bytes, " bytes exceed the device's largest import (", caps.max_alloc, ")");
+  const std::uint64_t head = piece.offset - align_down(piece.offset, caps.import_alignment);
+  const std::uint64_t smallest_region = align_up(head + piece.length, caps.size_multiple);
+  if (smallest_region > caps.max_alloc)
+    return str("the smallest region covering it (", smallest_region, " bytes) exceeds the device's largest import (",
+               caps.max_alloc, ")");
   return {};
 }
 
-// Groups the zero_copy tensors (sorted by file, offset) into regions ≤ max_alloc.
+// Groups the zero_copy tensors (sorted by file, offset) into covering regions ≤ max_alloc; a
+// region boundary always falls between two tensors.
 void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan) {
   std::vector<TensorPlan*> candidates;
   for (auto& tp : plan.tensors)
@@ -91,7 +86,7 @@ void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan)
     const std::uint64_t end = piece.offset + piece.length;  // the reader checked it fits 64 bits
     if (open && open->file == piece.file && piece.offset <= open->offset + open->used + kMaxRegionGap) {
       const std::uint64_t used = std::max(open->used, end - open->offset);
-      const std::uint64_t length = round_up(used, caps.size_multiple);
+      const std::uint64_t length = align_up(used, caps.size_multiple);
       if (length <= caps.max_alloc) {
         open->used = used;
         open->length = length;
@@ -103,21 +98,20 @@ void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan)
     }
     ImportRegion region;
     region.file = piece.file;
-    region.offset = piece.offset;
-    region.used = piece.length;
-    region.length = round_up(piece.length, caps.size_multiple);
+    region.offset = align_down(piece.offset, caps.import_alignment);
+    region.used = end - region.offset;
+    region.length = align_up(region.used, caps.size_multiple);
     region.tensors.push_back(tp->tensor);
     plan.regions.push_back(std::move(region));
     open = &plan.regions.back();
     tp->region = plan.regions.size() - 1;
-    tp->region_offset = 0;
+    tp->region_offset = piece.offset - open->offset;
   }
   for (TensorPlan* tp : candidates) {
     const ImportRegion& region = plan.regions[tp->region];
     tp->reason += str(" (region ", tp->region, ": ", region.tensors.size(), " tensor",
                       region.tensors.size() == 1 ? "" : "s", ", ", region.length, " bytes)");
   }
-  for (const ImportRegion& region : plan.regions) plan.mapped_bytes += region.length;
 }
 
 void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
@@ -136,7 +130,61 @@ void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& 
          device.id(), " has ", caps.device_memory, " bytes; nothing was allocated");
 }
 
+
+// Every figure of the plan that follows from its placements: byte totals, the staging ring,
+// decode scratch and the predicted peak. Called by make_plan and again by every re-plan.
+void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& plan) {
+  plan.model_bytes = plan.largest_tensor = plan.mapped_bytes = plan.device_bytes = plan.decode_bytes = 0;
+  std::uint64_t staged_bytes = 0;
+  for (const TensorPlan& tp : plan.tensors) {
+    const TensorInfo& t = manifest.tensors[tp.tensor];
+    if (tp.placement == Placement::skipped) continue;
+    plan.model_bytes += t.bytes;
+    plan.largest_tensor = std::max(plan.largest_tensor, t.bytes);
+    if (tp.placement == Placement::direct || tp.placement == Placement::staged) plan.device_bytes += t.bytes;
+    if (tp.placement == Placement::staged) staged_bytes += t.bytes;
+    if (t.encoding != Encoding::raw) {
+      // Encoded bytes are read into host scratch; staged ones are also decoded there first.
+      const std::uint64_t scratch = encoded_length(t) + (tp.placement == Placement::staged ? t.bytes : 0);
+      plan.decode_bytes = std::max(plan.decode_bytes, scratch);
+    }
+  }
+  for (const ImportRegion& region : plan.regions) plan.mapped_bytes += region.length;
+  const StagingShape ring = staging_shape(staged_bytes, plan.staging_budget_limit, plan.staging_slots_limit);
+  plan.staging_budget = ring.budget;
+  plan.staging_slots = ring.slots;
+  plan.slot_bytes = ring.slot_bytes;
+
+  check_fits(manifest, device, plan);
+
+  // Unified memory: the device's allocations are the process's memory too.
+  const std::uint64_t in_process = device.memory == MemoryModel::unified ? plan.device_bytes : 0;
+  plan.predicted_host_peak = plan.mapped_bytes + in_process + plan.staging_budget + plan.decode_bytes;
+}
+
+// Where a tensor goes when its region is declined at load time.
+Placement declined_fallback(const DeviceInfo& device) {
+  return device.caps.host_visible_alloc ? Placement::direct : Placement::staged;
+}
+
 }  // namespace
+
+StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std::uint32_t slots) {
+  if (staged_bytes == 0) return {};
+  if (slots == 0) fail(ErrorCode::usage, "staging slots must be at least 1");
+  const std::uint64_t per_slot = align_down(budget / slots, kSlotAlignment);
+  if (per_slot < kSlotAlignment)
+    fail(ErrorCode::does_not_fit, "staging budget of ", budget, " bytes is too small for ", slots,
+         " slots: each slot needs at least ", kSlotAlignment, " bytes (budget ≥ ", std::uint64_t{slots} * kSlotAlignment,
+         "); nothing was allocated");
+  // A model smaller than the budget needs no more staging than its own size.
+  const std::uint64_t needed = align_up((staged_bytes + slots - 1) / slots, kSlotAlignment);
+  StagingShape shape;
+  shape.slots = slots;
+  shape.slot_bytes = std::min(per_slot, std::max(needed, kSlotAlignment));
+  shape.budget = shape.slot_bytes * slots;
+  return shape;
+}
 
 Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options) {
   const DeviceCaps& caps = device.caps;
@@ -152,8 +200,9 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   Plan plan;
   plan.device = device.id();
   plan.memory = device.memory;
+  plan.staging_budget_limit = options.staging_budget;
+  plan.staging_slots_limit = options.staging_slots;
   const bool prefer_zero_copy = can.zero_copy && (!options.force || options.force == Placement::zero_copy);
-  std::uint64_t staged_bytes = 0;
 
   for (std::size_t index : select(manifest, options)) {
     const TensorInfo& t = manifest.tensors[index];
@@ -169,7 +218,7 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
       const std::string obstacle = zero_copy_obstacle(t, caps);
       if (obstacle.empty()) {
         tp.placement = Placement::zero_copy;
-        tp.reason = str("offset ", t.pieces.front().offset, " aligned to ", caps.import_alignment, " → zero_copy");
+        tp.reason = "one raw piece in the file → zero_copy";
       } else {
         tp.placement = fallback(device, can, options);
         tp.reason = obstacle + arrow(tp.placement);
@@ -186,42 +235,45 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
       else
         tp.reason = str("device has neither host import nor host-visible memory", arrow(tp.placement));
     }
-    if (tp.placement != Placement::skipped) {
-      plan.model_bytes += t.bytes;
-      plan.largest_tensor = std::max(plan.largest_tensor, t.bytes);
-    }
-    if (tp.placement == Placement::direct || tp.placement == Placement::staged) plan.device_bytes += t.bytes;
-    if (tp.placement == Placement::staged) staged_bytes += t.bytes;
-    if (t.encoding != Encoding::raw && tp.placement != Placement::skipped) {
-      // Encoded bytes are read into host scratch; staged ones are also decoded there first.
-      const std::uint64_t scratch = encoded_length(t) + (tp.placement == Placement::staged ? t.bytes : 0);
-      plan.decode_bytes = std::max(plan.decode_bytes, scratch);
-    }
     plan.tensors.push_back(std::move(tp));
   }
 
   group_regions(manifest, caps, plan);
-
-  if (staged_bytes > 0) {
-    const std::uint64_t slots = options.staging_slots;
-    const std::uint64_t per_slot = options.staging_budget / slots / kSlotAlignment * kSlotAlignment;
-    if (per_slot < kSlotAlignment)
-      fail(ErrorCode::does_not_fit, "staging budget of ", options.staging_budget, " bytes is too small for ", slots,
-           " slots: each slot needs at least ", kSlotAlignment, " bytes (budget ≥ ", slots * kSlotAlignment,
-           "); nothing was allocated");
-    // A model smaller than the budget needs no more staging than its own size.
-    const std::uint64_t needed = round_up((staged_bytes + slots - 1) / slots, kSlotAlignment);
-    plan.slot_bytes = std::min(per_slot, std::max(needed, kSlotAlignment));
-    plan.staging_slots = static_cast<std::uint32_t>(slots);
-    plan.staging_budget = plan.slot_bytes * slots;
-  }
-
-  check_fits(manifest, device, plan);
-
-  // Unified memory: the device's allocations are the process's memory too.
-  const std::uint64_t in_process = device.memory == MemoryModel::unified ? plan.device_bytes : 0;
-  plan.predicted_host_peak = plan.mapped_bytes + in_process + plan.staging_budget + plan.decode_bytes;
+  compute_totals(manifest, device, plan);
   return plan;
+}
+
+std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
+                                         const std::vector<DeclinedRegion>& declined) {
+  std::vector<std::size_t> renumber(plan.regions.size(), 0);
+  for (const DeclinedRegion& d : declined) {
+    if (d.region >= plan.regions.size()) fail(ErrorCode::usage, "re-plan of region ", d.region, " of ", plan.regions.size());
+    renumber[d.region] = no_region;
+  }
+  std::vector<ImportRegion> kept;
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    if (renumber[r] == no_region) continue;
+    renumber[r] = kept.size();
+    kept.push_back(std::move(plan.regions[r]));
+  }
+  const Placement to = declined_fallback(device);
+  std::vector<const std::string*> why(plan.regions.size(), nullptr);
+  for (const DeclinedRegion& d : declined) why[d.region] = &d.why;
+  for (TensorPlan& tp : plan.tensors) {
+    if (tp.placement != Placement::zero_copy) continue;
+    const std::size_t old = tp.region;
+    if (renumber[old] != no_region) {
+      tp.region = renumber[old];
+      continue;
+    }
+    tp.placement = to;
+    tp.reason += str("; at load: ", *why[old], arrow(to));
+    tp.region = no_region;
+    tp.region_offset = 0;
+  }
+  plan.regions = std::move(kept);
+  compute_totals(manifest, device, plan);
+  return renumber;
 }
 
 }  // namespace lwload

@@ -127,7 +127,7 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     in.direct_bytes = done.bytes(Placement::direct, manifest);
     in.staged_bytes = done.bytes(Placement::staged, manifest);
     report.placement = placement_label(done);
-    report.io_engine = std::string(io_engine_name(weights.io_engine()));
+    report.io_engine = std::string(io_engine_name(weights.io().engine));
     // Stop sampling before verify and before the weights go: the contract is about the load, and
     // verify's read-back buffers and file reads are not part of it.
     sampler.stop();

@@ -34,7 +34,7 @@ int cmd_load(int argc, char** argv) {
   Args args("load", "Loads a model onto a device; --verify compares every tensor on the device with the file.",
             {"MODEL"},
             {device_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), direct_io_option(), io_option(), only_option("load"),
+             max_alloc_option(), direct_io_option(), io_option(), lazy_option(), only_option("load"),
              {"--verify", "", "read every tensor back from the device and compare it with the file", ""},
              {"--verbose", "", "per-tensor placement, mechanism and offset; read engine details", ""},
              {"--json", "", "print one JSON object", ""}});
@@ -51,6 +51,7 @@ int cmd_load(int argc, char** argv) {
   const Weights weights = load(manifest, *device, options);
   const Plan& plan = weights.plan();
   const LoadStats& stats = weights.stats();
+  warn_unhonoured_placement(options.plan, plan, weights.manifest());
   const double throughput = stats.seconds > 0 ? static_cast<double>(plan.model_bytes) / stats.seconds : 0;
 
   std::optional<VerifyReport> verified;
@@ -71,9 +72,13 @@ int cmd_load(int argc, char** argv) {
                             {"seconds", stats.seconds},
                             {"allocate_seconds", stats.allocate_seconds},
                             {"bytes_per_second", throughput},
-                            {"io_engine", io_engine_name(weights.io_engine())},
-                            {"io_note", weights.io_engine_note()},
-                            {"direct_io", stats.direct_io},
+                            {"populate_seconds", stats.populate_seconds},
+                            {"zero_copy_bytes", stats.zero_copy_bytes},
+                            {"resident_bytes", stats.resident_bytes},
+                            {"io_engine", io_engine_name(weights.io().engine)},
+                            {"io_note", weights.io().engine_note},
+                            {"direct_io", weights.io().direct_io},
+                            {"direct_io_note", weights.io().direct_io_note},
                             {"bytes_read", stats.bytes_read},
                             {"reads", stats.reads},
                             {"uploads", stats.uploads}};
@@ -108,10 +113,18 @@ int cmd_load(int argc, char** argv) {
             << plan.count(Placement::direct) << ", staged " << plan.count(Placement::staged) << ", skipped "
             << plan.count(Placement::skipped) << '\n';
   if (plan.count(Placement::direct) + plan.count(Placement::staged) > 0) {
-    std::cout << "io engine: " << io_engine_name(weights.io_engine()) << (stats.direct_io ? " (O_DIRECT)" : "");
-    if (verbose && !weights.io_engine_note().empty()) std::cout << " — " << weights.io_engine_note();
+    const IoReport& io = weights.io();
+    std::cout << "io engine: " << io_engine_name(io.engine) << (io.direct_io ? " (O_DIRECT)" : "");
+    if (verbose && !io.engine_note.empty()) std::cout << " — " << io.engine_note;
+    if (!io.direct_io_note.empty()) std::cout << " — " << io.direct_io_note;
     std::cout << '\n';
   }
+  if (stats.zero_copy_bytes > 0)
+    std::cout << "zero_copy: " << format_bytes(stats.resident_bytes) << " of " << format_bytes(stats.zero_copy_bytes)
+              << " resident"
+              << (options.lazy ? " (lazy: pages fault in on first use)"
+                               : str(", populated in ", stats.populate_seconds * 1000, " ms"))
+              << '\n';
   if (verbose)
     std::cout << "reads " << stats.reads << " (" << stats.bytes_read << " bytes), uploads " << stats.uploads
               << ", allocations and imports " << std::setprecision(3) << stats.allocate_seconds * 1000 << " ms\n";

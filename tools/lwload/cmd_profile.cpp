@@ -35,7 +35,7 @@ int cmd_profile(int argc, char** argv) {
             "Exit status 1 when the contract is violated.",
             {"MODEL"},
             {device_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), io_option(), direct_io_option(),
+             max_alloc_option(), io_option(), direct_io_option(), lazy_option(),
              {"--verify", "", "read every tensor back and compare (a verify phase)", ""},
              {"--period", "MS", "sampling period in milliseconds", "2"},
              {"--json", "FILE", "write the report and timeline as JSON ('-' = stdout)", ""},

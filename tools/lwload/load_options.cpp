@@ -1,5 +1,6 @@
 #include "load_options.hpp"
 
+#include <iostream>
 #include <sstream>
 
 #include "lwload/error.hpp"
@@ -17,6 +18,9 @@ OptionSpec only_option(std::string_view verb) {
 }
 OptionSpec io_option() { return {"--io", "E", "auto, io_uring or pread", "auto"}; }
 OptionSpec direct_io_option() { return {"--direct-io", "", "read staged tensors with O_DIRECT (cold loads)", ""}; }
+OptionSpec lazy_option() {
+  return {"--lazy", "", "zero-copy tensors are ready once imported; their pages fault in on first use", ""};
+}
 
 DeviceOverrides device_overrides(const Args& args) {
   DeviceOverrides overrides;
@@ -45,6 +49,15 @@ PlanOptions plan_options(const Args& args) {
 void apply_io_options(const Args& args, LoadOptions& options) {
   if (const auto io = args.get_optional("--io")) options.io = parse_io_engine(*io);
   options.direct_io = options.direct_io || args.flag("--direct-io");
+  options.lazy = options.lazy || args.flag("--lazy");
+}
+
+void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest) {
+  if (!asked.force) return;
+  for (const TensorPlan& tp : plan.tensors)
+    if (tp.placement != *asked.force && tp.placement != Placement::skipped)
+      std::cerr << "lwload: warning: --placement " << placement_name(*asked.force) << " not honoured for tensor '"
+                << manifest.tensors[tp.tensor].name << "': " << tp.reason << '\n';
 }
 
 std::vector<std::string> split_names(const std::string& comma_separated) {

@@ -22,11 +22,15 @@ OptionSpec slots_option();
 OptionSpec only_option(std::string_view verb);  // "load", "plan"
 OptionSpec io_option();
 OptionSpec direct_io_option();
+OptionSpec lazy_option();
 
 // Each reads only the options the command declared.
 DeviceOverrides device_overrides(const Args& args);
 PlanOptions plan_options(const Args& args);
-void apply_io_options(const Args& args, LoadOptions& options);
+void apply_io_options(const Args& args, LoadOptions& options);  // --io, --direct-io, --lazy
+
+// One stderr line per tensor the plan (as executed) did not place as --placement asked, with why.
+void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest);
 
 std::vector<std::string> split_names(const std::string& comma_separated);
 

@@ -1,0 +1,26 @@
+// Rounding to alignments and multiples, in one place: offsets and sizes in lwload are 64-bit file
+// positions, so rounding up saturates instead of wrapping (a saturated value is always "too big"
+// for whatever limit it is compared with next).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace lwload {
+
+// The largest multiple of `alignment` ≤ value (alignment 0 or 1: value).
+constexpr std::uint64_t align_down(std::uint64_t value, std::uint64_t alignment) noexcept {
+  return alignment <= 1 ? value : value / alignment * alignment;
+}
+
+// The smallest multiple of `alignment` ≥ value, or UINT64_MAX when that does not fit 64 bits.
+constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) noexcept {
+  if (alignment <= 1) return value;
+  const std::uint64_t rem = value % alignment;
+  if (rem == 0) return value;
+  const std::uint64_t add = alignment - rem;
+  return value > std::numeric_limits<std::uint64_t>::max() - add ? std::numeric_limits<std::uint64_t>::max()
+                                                                   : value + add;
+}
+
+}  // namespace lwload
