@@ -202,6 +202,20 @@ TEST_CASE("packed tensors are zero_copy on OpenCL: sub-buffers where aligned, el
   check_contents(weights);
 }
 
+TEST_CASE("every real file in testdata loads zero_copy on OpenCL and verifies") {
+  const auto device = open_cl();
+  const auto models = test::real_model_files();
+  CHECK(models.size() >= 15);
+  for (const auto& path : models) {
+    CAPTURE(path.string());
+    const Manifest manifest = open_manifest(path);
+    const Weights weights = load(manifest, *device);
+    CHECK(weights.plan().count(Placement::zero_copy) == weights.plan().tensors.size() -
+                                                           weights.plan().count(Placement::skipped));
+    CHECK(verify(weights).tensors == weights.plan().count(Placement::zero_copy));
+  }
+}
+
 TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {
   test::TempDir dir;
   const auto path = synth_model(dir, 4 << 20, 2, 0);  // 2 MiB tensors

@@ -4,7 +4,11 @@
 // through the library and the CLI (`lwload profile`, `lwload bench`).
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <boost/json.hpp>
 #include <cstdlib>
@@ -188,10 +192,10 @@ TEST_CASE("a sampler with a small buffer merges readings and keeps time order an
 TEST_CASE("contract bound for each placement") {
   const MemoryFigures base{100 * MiB, 60 * MiB, 40 * MiB, 0};
 
-  SUBCASE("unified zero_copy: model + largest, and anonymous growth <= 16 MiB") {
-    ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 1024 * MiB, 0, 0, true};
+  SUBCASE("unified zero_copy: model + largest + 16 MiB + page rounding, anonymous growth <= 16 MiB") {
+    ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 1024 * MiB, 0, 0, true, 8192, 1024 * MiB, false};
     const Contract ok = evaluate_contract(in, base, {1124 * MiB, 70 * MiB, 1054 * MiB, 0});
-    CHECK(ok.bound == 100 * MiB + 1024 * MiB + 256 * MiB);
+    CHECK(ok.bound == 100 * MiB + 1024 * MiB + 256 * MiB + 16 * MiB + 8192);
     REQUIRE(ok.anon_growth_limit);
     CHECK(*ok.anon_growth_limit == 16 * MiB);
     CHECK(ok.held);
@@ -199,17 +203,29 @@ TEST_CASE("contract bound for each placement") {
     const Contract copied = evaluate_contract(in, base, {1124 * MiB, 80 * MiB, 1044 * MiB, 0});
     CHECK_FALSE(copied.held);
     CHECK(copied.verdict.find("anonymous growth") != std::string::npos);
+    // Ready means resident: a load that left most pages on disk did not keep the promise...
+    in.resident_bytes = 512 * MiB;
+    const Contract cold = evaluate_contract(in, base, {1124 * MiB, 70 * MiB, 1054 * MiB, 0});
+    CHECK_FALSE(cold.held);
+    CHECK(cold.verdict.find("resident 512.0 MiB < 90% of 1024.0 MiB") != std::string::npos);
+    // ...unless the caller asked for lazy.
+    in.lazy = true;
+    CHECK(evaluate_contract(in, base, {1124 * MiB, 70 * MiB, 1054 * MiB, 0}).held);
+  }
+  SUBCASE("a tiny real model is not 'violated' by page granularity") {
+    ContractInputs in{MemoryModel::unified, 30 * 1024, 8 * 1024, 0, 30 * 1024, 0, 0, true, 4096, 30 * 1024, false};
+    CHECK(evaluate_contract(in, base, {100 * MiB + 400 * 1024, 60 * MiB, 40 * MiB + 400 * 1024, 0}).held);
   }
   SUBCASE("unified direct: model + largest tensor, no anonymous limit") {
     ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 0, 1024 * MiB, 0, true};
     const Contract c = evaluate_contract(in, base, {1300 * MiB, 1200 * MiB, 100 * MiB, 0});
-    CHECK(c.bound == 1380 * MiB);
+    CHECK(c.bound == 1396 * MiB);
     CHECK_FALSE(c.anon_growth_limit);
     CHECK(c.held);
-    CHECK_FALSE(evaluate_contract(in, base, {1381 * MiB, 0, 0, 0}).held);
+    CHECK_FALSE(evaluate_contract(in, base, {1397 * MiB, 0, 0, 0}).held);
   }
   SUBCASE("mixed zero_copy + direct: direct bytes may be anonymous") {
-    ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 1000 * MiB, 24 * MiB, 0, true};
+    ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 1000 * MiB, 24 * MiB, 0, true, 0, 1000 * MiB, false};
     const Contract c = evaluate_contract(in, base, {1124 * MiB, 90 * MiB, 1034 * MiB, 0});
     REQUIRE(c.anon_growth_limit);
     CHECK(*c.anon_growth_limit == 40 * MiB);
@@ -397,6 +413,64 @@ TEST_CASE("profiled loads on host and null hold their contracts") {
     }
     if (std::string(c.expect) == "direct") CHECK(r.growth.anon >= r.model_bytes / 2);  // it really copied
   }
+}
+
+TEST_CASE("every real file in testdata loads zero_copy on the host, verifies, and holds its contract") {
+  const auto models = test::real_model_files();
+  CHECK(models.size() >= 15);
+  const auto device = open_device("host");
+  for (const auto& path : models) {
+    CAPTURE(path.string());
+    const Manifest manifest = open_manifest(path);
+    ProfileOptions options;
+    options.verify = true;  // throws on any difference from the file
+    const Report r = profile_load(manifest, *device, options);
+    CHECK(r.inputs.direct_bytes == 0);
+    CHECK(r.inputs.staged_bytes == 0);
+    CHECK(r.inputs.zero_copy_bytes == r.model_bytes);
+    CHECK_MESSAGE(r.contract.held, r.contract.verdict);
+  }
+}
+
+TEST_CASE("two processes mapping one model zero_copy share its pages: each one's PSS is about half") {
+  if (!read_pss_now()) {
+    MESSAGE("skipped: no /proc/self/smaps_rollup");
+    return;
+  }
+  test::TempDir dir;
+  const auto model = synth_model(dir, "s.safetensors", "safetensors", 64 * MiB, 8, 0);
+  const Manifest manifest = open_manifest(model);
+  int ready[2], done[2];
+  REQUIRE(::pipe(ready) == 0);
+  REQUIRE(::pipe(done) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the other process: load, say so, hold until told
+    const auto device = open_device("host");
+    const Weights w = load(manifest, *device);
+    char c = 'r';
+    (void)!::write(ready[1], &c, 1);
+    (void)!::read(done[0], &c, 1);
+    ::_exit(0);
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  const auto device = open_device("host");
+  ProfileOptions options;
+  const Report r = profile_load(manifest, *device, options);
+  c = 'd';
+  (void)!::write(done[1], &c, 1);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
+  REQUIRE(r.pss_baseline);
+  REQUIRE(r.pss_loaded);
+  const double share = static_cast<double>(r.pss_loaded->pss_file - r.pss_baseline->pss_file) /
+                       static_cast<double>(manifest.total_bytes());
+  MESSAGE("second process's PSS share of the model: ", share);
+  CHECK(share > 0.40);  // it did map the model...
+  CHECK(share < 0.60);  // ...and pays half: the pages are the other process's too
+  CHECK(r.growth.file >= manifest.total_bytes() * 9 / 10);  // RSS counts them whole
 }
 
 TEST_CASE("lwload profile prints the verdict and writes SVG, JSON and CSV") {

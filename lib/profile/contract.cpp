@@ -24,9 +24,12 @@ Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseli
                            const MemoryFigures& peak) {
   Contract c;
   const bool discrete_rule = in.memory == MemoryModel::discrete || in.staged_bytes > 0;
+  bool resident_ok = true;
   if (!discrete_rule) {
-    c.rule = "unified: peak <= baseline + model bytes + largest tensor";
-    c.bound = baseline.rss + in.model_bytes + in.largest_tensor;
+    c.rule = "unified: peak <= baseline + model bytes + largest tensor + 16 MiB";
+    if (in.page_rounding > 0) c.rule += " + page rounding";
+    c.bound = baseline.rss + in.model_bytes + in.largest_tensor + kFixedOverhead + in.page_rounding;
+    if (in.zero_copy_bytes > 0 && !in.lazy) resident_ok = in.resident_bytes * 10 >= in.zero_copy_bytes * 9;
     if (in.zero_copy_bytes > 0) {
       // Zero-copy growth must be file-backed pages; only tensors that could not be imported
       // (direct) may add anonymous memory.
@@ -47,12 +50,19 @@ Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseli
   const MemoryFigures grown = growth(peak, baseline);
   const bool rss_ok = peak.rss <= c.bound;
   const bool anon_ok = !c.anon_growth_limit || grown.anon <= *c.anon_growth_limit;
-  c.held = rss_ok && anon_ok;
+  c.held = rss_ok && anon_ok && resident_ok;
   c.verdict = str("peak ", mib(peak.rss), rss_ok ? " <= " : " > ", "bound ", mib(c.bound),
                   " (growth ", mib(grown.rss), " of ", mib(c.bound - baseline.rss), " allowed)");
   if (c.anon_growth_limit)
     c.verdict += str("; anonymous growth ", mib(grown.anon), anon_ok ? " <= " : " > ",
                      mib(*c.anon_growth_limit));
+  if (in.zero_copy_bytes > 0 && !discrete_rule) {
+    if (in.lazy)
+      c.verdict += "; lazy: zero_copy pages not required resident";
+    else
+      c.verdict += str("; resident ", mib(in.resident_bytes), resident_ok ? " >= " : " < ", "90% of ",
+                       mib(in.zero_copy_bytes), " zero_copy");
+  }
   return c;
 }
 

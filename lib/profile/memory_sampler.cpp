@@ -78,6 +78,21 @@ MemorySample read_memory_now() {
   return s;
 }
 
+std::optional<Proportional> read_pss_now() {
+  const int fd = ::open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[4096];  // smaps_rollup is ~1 KiB
+  const ssize_t n = ::pread(fd, text, sizeof text, 0);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  const std::string_view view(text, static_cast<std::size_t>(n));
+  Proportional p;
+  if (!field_kib(view, "Pss", p.pss)) return std::nullopt;
+  field_kib(view, "Pss_Anon", p.pss_anon);  // Linux ≥ 5.8
+  field_kib(view, "Pss_File", p.pss_file);
+  return p;
+}
+
 bool reset_peak_rss() noexcept {
   const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;

@@ -1,7 +1,11 @@
 // A profiled load: baseline after device initialisation, the load (and optional verify) under the
 // sampler with the loader's events on the timeline, then the contract check. Also `measure`, the
 // same baseline/peak discipline around any piece of work (the benchmarks' variants).
+#include <unistd.h>
+
 #include <filesystem>
+
+#include "core/align.hpp"
 
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
@@ -11,6 +15,16 @@ namespace {
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// Mapped bytes the zero_copy tensors do not account for: whole pages at each region's ends and
+// the padding between its tensors.
+std::uint64_t page_rounding(const Plan& plan, const Manifest& manifest) {
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::uint64_t mapped = 0;
+  for (const ImportRegion& r : plan.regions) mapped += align_up(r.offset + r.used, page) - align_down(r.offset, page);
+  const std::uint64_t tensors = plan.bytes(Placement::zero_copy, manifest);
+  return mapped > tensors ? mapped - tensors : 0;
 }
 
 // Loader events → timeline. A phase event marks the start of that phase (and the end of the one
@@ -112,6 +126,7 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     if (chained) chained(e);
   };
 
+  report.pss_baseline = read_pss_now();
   const bool hwm_exact = reset_peak_rss();
   sampler.start();
   const MemorySample baseline = read_memory_now();
@@ -127,10 +142,15 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     in.direct_bytes = done.bytes(Placement::direct, manifest);
     in.staged_bytes = done.bytes(Placement::staged, manifest);
     report.placement = placement_label(done);
+    in.page_rounding = page_rounding(done, manifest);
+    in.resident_bytes = weights.stats().resident_bytes;
+    in.lazy = load_options.lazy;
+    report.populate_ms = weights.stats().populate_seconds * 1000;
     report.io_engine = std::string(io_engine_name(weights.io().engine));
     // Stop sampling before verify and before the weights go: the contract is about the load, and
     // verify's read-back buffers and file reads are not part of it.
     sampler.stop();
+    report.pss_loaded = read_pss_now();
     if (options.verify) {
       timeline.phase_begin("verify", Clock::now());
       verify(weights);

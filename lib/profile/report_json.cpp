@@ -36,6 +36,15 @@ std::string report_to_json(const Report& r) {
                             {"direct", r.inputs.direct_bytes},
                             {"staged", r.inputs.staged_bytes}};
   out["max_in_flight"] = r.max_in_flight;
+  out["populate_ms"] = r.populate_ms;
+  out["resident_bytes"] = r.inputs.resident_bytes;
+  out["lazy"] = r.inputs.lazy;
+  const auto pss_json = [](const std::optional<Proportional>& p) -> boost::json::value {
+    if (!p) return nullptr;
+    return boost::json::object{{"pss", p->pss}, {"pss_anon", p->pss_anon}, {"pss_file", p->pss_file}};
+  };
+  out["pss_baseline"] = pss_json(r.pss_baseline);
+  out["pss_loaded"] = pss_json(r.pss_loaded);
 
   boost::json::object contract;
   contract["rule"] = r.contract.rule;

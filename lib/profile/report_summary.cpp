@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "lwload/error.hpp"
 #include "lwload/profile.hpp"
 
 namespace lwload::profile {
@@ -35,6 +36,16 @@ void write_summary(std::ostream& out, const Report& r) {
   std::snprintf(line, sizeof line, "load time       %.1f ms (%.2f GiB/s)\n", r.load_ms,
                 seconds > 0 ? static_cast<double>(r.model_bytes) / (1ull << 30) / seconds : 0.0);
   out << line;
+  if (r.inputs.zero_copy_bytes > 0)
+    out << "zero_copy       " << mib(r.inputs.resident_bytes) << " of " << mib(r.inputs.zero_copy_bytes) << " resident"
+        << (r.inputs.lazy ? " (lazy)" : str(", populated in ", static_cast<int>(r.populate_ms * 10) / 10.0, " ms"))
+        << '\n';
+  if (r.pss_baseline && r.pss_loaded) {
+    const auto grown = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
+    out << "pss growth      " << mib(grown(r.pss_loaded->pss, r.pss_baseline->pss)) << " (file "
+        << mib(grown(r.pss_loaded->pss_file, r.pss_baseline->pss_file))
+        << "; shared pages count 1/N for N processes mapping them)\n";
+  }
   out << "largest tensor  " << r.largest_tensor_name << " " << mib(r.largest_tensor) << '\n';
   if (r.staging_budget > 0 && r.inputs.staged_bytes > 0)
     out << "staging budget  " << mib(r.staging_budget) << " (max in flight "

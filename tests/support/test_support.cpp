@@ -1,4 +1,5 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include "test_support.hpp"
@@ -17,6 +18,18 @@ namespace lwload::test {
 std::filesystem::path testdata() {
   const char* env = std::getenv("LWLOAD_TESTDATA");
   return env ? std::filesystem::path(env) : std::filesystem::path(LWLOAD_TESTDATA_DEFAULT);
+}
+
+std::vector<std::filesystem::path> real_model_files() {
+  std::vector<std::filesystem::path> models;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(testdata())) {
+    const auto& p = entry.path();
+    const std::string ext = p.extension().string();
+    if (ext == ".safetensors" || ext == ".gguf" || ext == ".onnx" || ext == ".tflite" || p.filename() == "model.json")
+      models.push_back(p);
+  }
+  std::sort(models.begin(), models.end());
+  return models;
 }
 
 TempDir::TempDir() {

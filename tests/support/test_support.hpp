@@ -15,6 +15,9 @@ namespace lwload::test {
 
 // ../shared/testdata (LWLOAD_TESTDATA from meson).
 std::filesystem::path testdata();
+// Every model file in testdata() (safetensors, GGUF, ONNX, TFLite, TFJS model.json), sorted: the
+// layouts the formats' own writers produce.
+std::vector<std::filesystem::path> real_model_files();
 
 // A fresh folder under the build's scratch space, removed (with its contents) on destruction.
 class TempDir {
