@@ -11,6 +11,10 @@
 
 namespace lwload {
 
+// How a mapping will be read: `random` turns off readahead, so reading a few header tables of a
+// multi-GiB file does not pull its data pages into the page cache.
+enum class MapAccess { normal, random };
+
 // A read-only view of a byte range of a file, valid while this object lives: what zero-copy
 // placements hand to devices. Made by RandomAccessFile::map().
 class FileMapping {
@@ -54,7 +58,8 @@ class RandomAccessFile {
   // A read-only view of [offset, offset + length), or nullptr when this file cannot be mapped
   // (the caller then reads instead). Throws Error(bad_input) for a range past the end of the file,
   // Error(io) when mapping fails.
-  virtual std::shared_ptr<const FileMapping> map(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {
+  virtual std::shared_ptr<const FileMapping> map(std::uint64_t /*offset*/, std::uint64_t /*length*/,
+                                                 MapAccess /*access*/ = MapAccess::normal) const {
     return nullptr;
   }
   // Device, inode, size and modification time (test doubles: the size alone).

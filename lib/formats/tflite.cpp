@@ -27,7 +27,6 @@
 
 #include "formats/format.hpp"
 #include "formats/tflite_model.hpp"
-#include "io/mapped_region.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -61,13 +60,12 @@ std::string printable(std::span<const std::byte> bytes) {
   return out;
 }
 
-// The flatbuffer part of the file: mapped read-only, or read into memory when the file has no
-// descriptor.
+// The flatbuffer part of the file: mapped read-only (without readahead: the verifier touches only
+// table pages), or read into memory when the file cannot be mapped.
 class FlatbufferBytes {
  public:
   FlatbufferBytes(const RandomAccessFile& file, std::uint64_t length) {
-    if (file.native_handle() >= 0) {
-      region_ = MappedRegion::map(file, 0, length, MapAdvice::random);
+    if ((region_ = file.map(0, length, MapAccess::random))) {
       bytes_ = region_->bytes();
     } else {
       copy_.resize(static_cast<std::size_t>(length));
@@ -81,7 +79,7 @@ class FlatbufferBytes {
   }
 
  private:
-  std::shared_ptr<MappedRegion> region_;
+  std::shared_ptr<const FileMapping> region_;
   std::vector<std::byte> copy_;
   std::span<const std::byte> bytes_;
 };

@@ -24,7 +24,7 @@ std::size_t page_size() noexcept {
 }
 
 std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, std::uint64_t offset,
-                                                std::uint64_t length, MapAdvice advice) {
+                                                std::uint64_t length, MapAccess access) {
   const int fd = file.native_handle();
   if (fd < 0) fail(ErrorCode::io, file.path().string(), ": cannot be mapped (no file descriptor)");
   const std::uint64_t size = file.size();
@@ -39,7 +39,7 @@ std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, st
   if (base == MAP_FAILED)
     fail(ErrorCode::io, file.path().string(), ": mmap of ", map_length, " bytes at ", start, ": ",
          std::strerror(errno));
-  if (advice == MapAdvice::random) ::madvise(base, map_length, MADV_RANDOM);
+  if (access == MapAccess::random) ::madvise(base, map_length, MADV_RANDOM);
   const auto* data = static_cast<const std::byte*>(base) + (offset - start);
   return std::shared_ptr<MappedRegion>(new MappedRegion(file.path(), base, map_length, data, offset, length));
 }

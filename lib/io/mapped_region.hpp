@@ -14,14 +14,12 @@
 
 namespace lwload {
 
-enum class MapAdvice { normal, random };
-
 class MappedRegion final : public FileMapping {
  public:
   // Throws Error(io) when the file has no descriptor or mmap fails, Error(bad_input) when the
   // range lies past the end of the file.
   static std::shared_ptr<MappedRegion> map(const RandomAccessFile& file, std::uint64_t offset,
-                                           std::uint64_t length, MapAdvice advice = MapAdvice::normal);
+                                           std::uint64_t length, MapAccess access = MapAccess::normal);
   ~MappedRegion() override;
   MappedRegion(const MappedRegion&) = delete;
   MappedRegion& operator=(const MappedRegion&) = delete;

@@ -53,8 +53,8 @@ class PosixFile final : public RandomAccessFile {
 
   int native_handle() const noexcept override { return fd_; }
 
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length) const override {
-    return MappedRegion::map(*this, offset, length);
+  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+    return MappedRegion::map(*this, offset, length, access);
   }
 
   FileIdentity identity() const override {

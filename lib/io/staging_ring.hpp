@@ -21,7 +21,6 @@ class StagingRing {
 
   std::size_t slots() const noexcept { return buffers_.size(); }
   std::uint64_t slot_bytes() const noexcept { return slot_bytes_; }
-  std::size_t free_count() const noexcept { return free_.size(); }
 
   std::optional<std::size_t> acquire() noexcept;
   void release(std::size_t slot);

@@ -28,6 +28,11 @@ std::uint64_t pread_into_new_memory(const Manifest& manifest, FileSystem& fs, st
 // cache. Throws Error(unsupported) when the file system refuses O_DIRECT (tmpfs, some overlays).
 std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes);
 
+// Maps every model file whole and makes all its pages resident (MADV_POPULATE_READ): the limit
+// for a zero-copy load whose tensors are ready only once resident. Throws Error(unsupported) when
+// the file system cannot map. Returns the bytes made resident.
+std::uint64_t map_and_populate(const Manifest& manifest, FileSystem& fs);
+
 // Returns freed heap memory to the OS, so the next variant starts from a true baseline.
 void release_freed_memory() noexcept;
 

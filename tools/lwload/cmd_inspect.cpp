@@ -53,7 +53,8 @@ void print_table(const Manifest& m) {
   if (largest != m.tensors.end())
     std::cout << "largest:       " << largest->name << " (" << format_bytes(largest->bytes) << ")\n";
   std::cout << "page-aligned:  " << page_aligned << " of " << m.tensors.size()
-            << " tensors start on a 4096-byte boundary (ready for zero-copy import)\n";
+            << " tensors start on a 4096-byte boundary (zero-copy does not need it: imports cover the pages around"
+               " each tensor)\n";
 }
 
 // Bytes this process has read through read(2)/pread(2) so far (/proc/self/io "rchar"), the
