@@ -13,7 +13,7 @@ constexpr std::uint64_t kChunk = 32ull << 20;
 
 struct Span {
   std::uint64_t begin, end;  // inside the region
-  std::size_t entry;
+  Entry entry;
 };
 
 }  // namespace
@@ -27,7 +27,7 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
     for (std::size_t index : region.tensors) {
       const TensorPlan* tp = plan.find(index);
       const auto entry = static_cast<std::size_t>(tp - plan.tensors.data());
-      spans.push_back({tp->region_offset, tp->region_offset + manifest.tensors[index].bytes, entry});
+      spans.push_back({tp->region_offset, tp->region_offset + manifest.tensors[index].bytes, Entry{entry}});
     }
     // Tensors start in the order their first page comes and finish in the order their last does
     // (they may share bytes: PyTorch tied weights).
@@ -53,7 +53,7 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
         mapping.make_resident(at, n);
       } catch (const Error& e) {
         const Span& victim = spans[by_end[std::min(next_end, spans.size() - 1)]];
-        fail(e.code(), "tensor '", manifest.tensors[plan.tensors[victim.entry].tensor].name, "': ", e.what());
+        fail(e.code(), "tensor '", manifest.tensors[plan.tensors[victim.entry.value].tensor].name, "': ", e.what());
       }
       at += n;
       for (; next_end < spans.size() && spans[by_end[next_end]].end <= at; ++next_end) {

@@ -7,14 +7,15 @@
 #include <functional>
 #include <vector>
 
+#include "load/positions.hpp"
 #include "load/region_imports.hpp"
 
 namespace lwload::loading {
 
 struct ResidencyCallbacks {
-  std::function<void(std::size_t entry)> started;                    // a tensor's first page is requested
-  std::function<void(std::size_t entry, std::uint64_t bytes)> done;  // a tensor's pages are resident
-  std::function<void()> check_cancel;                                // throws to stop
+  std::function<void(Entry entry)> started;                    // a tensor's first page is requested
+  std::function<void(Entry entry, std::uint64_t bytes)> done;  // a tensor's pages are resident
+  std::function<void()> check_cancel;                          // throws to stop
 };
 
 // Populates the regions of `plan` (one ImportedRegion each), calling back per Plan::tensors entry.

@@ -6,18 +6,38 @@
 namespace lwload::loading {
 
 std::vector<std::deque<ReadItem>> build_work(const Manifest& manifest, const Plan& plan, const WorkLimits& limits) {
-  std::vector<std::deque<ReadItem>> queues(manifest.files.size());
+  const std::size_t encoded_queue = manifest.files.size();
+  std::vector<std::deque<ReadItem>> queues(manifest.files.size() + 1);
   std::vector<std::optional<ReadItem>> open(manifest.files.size());  // the staged read being filled, per file
   const auto close = [&](std::uint32_t file) {
     if (open[file]) queues[file].push_back(std::move(*open[file]));
     open[file].reset();
   };
 
-  for (std::size_t entry = 0; entry < plan.tensors.size(); ++entry) {
-    const TensorPlan& tp = plan.tensors[entry];
+  for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
+    const Entry entry{e};
+    const TensorPlan& tp = plan.tensors[e];
     const TensorInfo& t = manifest.tensors[tp.tensor];
-    if (t.encoding != Encoding::raw) continue;
     if (tp.placement != Placement::direct && tp.placement != Placement::staged) continue;
+    if (t.encoding != Encoding::raw) {
+      if (tp.placement == Placement::direct) {
+        ReadItem item;
+        item.decoded = true;
+        item.length = t.bytes;
+        item.entry = entry;
+        queues[encoded_queue].push_back(std::move(item));
+        continue;
+      }
+      for (std::uint64_t at = 0; at < t.bytes; at += limits.staged_chunk) {
+        ReadItem item;
+        item.staged = item.decoded = true;
+        item.offset = at;
+        item.length = std::min(limits.staged_chunk, t.bytes - at);
+        item.segments.push_back(Segment{entry, 0, at, item.length});
+        queues[encoded_queue].push_back(std::move(item));
+      }
+      continue;
+    }
     std::uint64_t dst = 0;
     for (const Piece& piece : t.pieces) {
       std::uint64_t offset = piece.offset;

@@ -1,7 +1,8 @@
-// The data phase's to-do list: file reads for direct and staged tensors, cut into chunks and
-// queued per file (so several files can be read at once), in load order within each file.
-// Staged reads coalesce neighbouring tensors into one slot-sized read; each part of it is a
-// Segment uploaded to its own tensor.
+// The data phase's to-do list: reads for direct and staged tensors, cut into chunks and queued per
+// file (so several files can be read at once), in load order within each file. Staged reads
+// coalesce neighbouring tensors into one slot-sized read; each part of it is a Segment uploaded to
+// its own tensor. Encoded tensors (ONNX typed fields) are items of one more queue, after the
+// files': their bytes come from decoding, not from one read, and then take the same way.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <deque>
 #include <vector>
 
+#include "load/positions.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/plan.hpp"
 
@@ -16,7 +18,7 @@ namespace lwload::loading {
 
 // A part of a staged read that belongs to one tensor.
 struct Segment {
-  std::size_t entry = 0;          // index into Plan::tensors
+  Entry entry;
   std::uint64_t read_offset = 0;  // where it starts, relative to ReadItem::offset
   std::uint64_t dst_offset = 0;   // where it goes in the tensor's buffer
   std::uint64_t length = 0;
@@ -24,11 +26,12 @@ struct Segment {
 
 struct ReadItem {
   bool staged = false;
+  bool decoded = false;      // the bytes come from decoding the tensor (offset: into the decoded bytes)
   std::uint32_t file = 0;
   std::uint64_t offset = 0;  // first wanted byte in the file
   std::uint64_t length = 0;  // wanted bytes from `offset` (gaps between segments included)
   // direct: the one destination
-  std::size_t entry = 0;
+  Entry entry;
   std::uint64_t dst_offset = 0;
   // staged: the tensors' parts
   std::vector<Segment> segments;
@@ -40,8 +43,8 @@ struct WorkLimits {
   std::uint64_t coalesce_gap;   // staged reads read through gaps this small to join tensors
 };
 
-// Queues (one per manifest file, possibly empty) of the reads for the raw direct and staged
-// tensors of `plan`. Encoded tensors are not included (they are decoded on the host).
+// Queues for the direct and staged tensors of `plan`: one per manifest file (possibly empty), then
+// one for the encoded tensors (a direct one is a single item; a staged one, slot-sized chunks).
 std::vector<std::deque<ReadItem>> build_work(const Manifest& manifest, const Plan& plan, const WorkLimits& limits);
 
 }  // namespace lwload::loading

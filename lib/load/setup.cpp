@@ -1,0 +1,80 @@
+#include "load/setup.hpp"
+
+#include "lwload/error.hpp"
+
+namespace lwload::loading {
+
+std::vector<std::unique_ptr<RandomAccessFile>> open_files(Weights::State& state) {
+  const Manifest& manifest = state.manifest;
+  std::vector<std::unique_ptr<RandomAccessFile>> files(manifest.files.size());
+  state.identities.assign(manifest.files.size(), FileIdentity{});
+  for (const TensorPlan& tp : state.plan.tensors) {
+    if (tp.placement == Placement::skipped) continue;
+    const TensorInfo& t = manifest.tensors[tp.tensor];
+    for (const Piece& piece : t.pieces) {
+      if (piece.file >= manifest.files.size())
+        fail(ErrorCode::bad_input, "tensor '", t.name, "': piece names file ", piece.file, " of ", manifest.files.size());
+      if (files[piece.file]) continue;
+      files[piece.file] = state.file_system->open(manifest.files[piece.file]);
+      state.identities[piece.file] = files[piece.file]->identity();
+    }
+  }
+  return files;
+}
+
+void check_extents(const Weights::State& state, const std::vector<std::unique_ptr<RandomAccessFile>>& files) {
+  for (const TensorPlan& tp : state.plan.tensors) {
+    if (tp.placement == Placement::skipped) continue;
+    const TensorInfo& t = state.manifest.tensors[tp.tensor];
+    for (const Piece& piece : t.pieces) {
+      const std::uint64_t size = state.identities[piece.file].size;
+      if (piece.offset > size || piece.length > size - piece.offset)
+        fail(ErrorCode::bad_input, files[piece.file]->path().string(), ": tensor '", t.name, "' needs bytes [",
+             piece.offset, ", ", piece.offset + piece.length, ") but the file now has ", size,
+             " bytes (truncated or replaced since its headers were read)");
+    }
+  }
+}
+
+void allocate_buffers(Weights::State& state, Device& device, std::vector<std::size_t>& tensor_buffer) {
+  const Plan& plan = state.plan;
+  for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
+    const Placement p = plan.tensors[e].placement;
+    if (p != Placement::direct && p != Placement::staged) continue;
+    const TensorInfo& t = state.manifest.tensors[plan.tensors[e].tensor];
+    auto buffer = device.allocate(t.bytes, p == Placement::direct ? MemoryPlace::host_visible : MemoryPlace::device_local);
+    if (!buffer) fail(ErrorCode::device, "device ", device.info().id(), " returned no buffer for tensor '", t.name, "'");
+    tensor_buffer[e] = state.buffers.size();
+    state.buffers.push_back(std::move(buffer));
+  }
+}
+
+void make_handles(Weights::State& state, const std::vector<std::size_t>& tensor_buffer) {
+  const Plan& plan = state.plan;
+  state.handles.resize(plan.tensors.size());
+  for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
+    const TensorPlan& tp = plan.tensors[e];
+    TensorHandle& h = state.handles[e];
+    h.index = tp.tensor;
+    h.info = &state.manifest.tensors[tp.tensor];
+    h.placement = tp.placement;
+    h.bytes = h.info->bytes;
+    if (tensor_buffer[e] != kNoBuffer) {
+      h.buffer = state.buffers[tensor_buffer[e]].get();
+      h.offset = tp.placement == Placement::zero_copy ? tp.region_offset : 0;
+      if (h.offset != 0) {
+        if (auto view = h.buffer->view(h.offset, h.bytes)) {
+          h.buffer = view.get();
+          h.offset = 0;
+          h.view = true;
+          state.views.push_back(std::move(view));
+        }
+      }
+      h.native = h.buffer->native();
+      h.mechanism = h.buffer->mechanism();
+    }
+    state.by_name.emplace(h.info->name, e);
+  }
+}
+
+}  // namespace lwload::loading

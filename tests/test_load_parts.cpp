@@ -1,0 +1,145 @@
+// The loader's parts on their own, without a load: the work list (what is read, in which chunks,
+// coalesced how, into which queue) and the staging ring (slots handed out and returned). The whole
+// loader is tested through load() in test_load.cpp; these pin the parts' contracts.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "io/staging_ring.hpp"
+#include "load/work_list.hpp"
+#include "lwload/backend.hpp"
+#include "lwload/error.hpp"
+
+using namespace lwload;
+using namespace lwload::loading;
+
+namespace {
+
+TensorInfo raw(std::string name, std::uint32_t file, std::uint64_t offset, std::uint64_t bytes) {
+  TensorInfo t;
+  t.name = std::move(name);
+  t.dtype = DType::U8;
+  t.shape = {static_cast<std::int64_t>(bytes)};
+  t.bytes = bytes;
+  t.pieces = {Piece{file, offset, bytes}};
+  return t;
+}
+
+TensorPlan placed(std::size_t tensor, Placement placement) {
+  TensorPlan tp;
+  tp.tensor = tensor;
+  tp.placement = placement;
+  return tp;
+}
+
+}  // namespace
+
+TEST_CASE("build_work: direct chunks, coalesced staged reads per file, encoded tensors in their own queue") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"a.bin", "b.bin"};
+  m.tensors = {raw("direct", 0, 0, 40), raw("s1", 0, 100, 10), raw("s2", 0, 112, 10),  // 2-byte gap: joins
+               raw("far", 0, 1000, 10), raw("other", 1, 0, 30), raw("zc", 0, 2000, 8)};
+  TensorInfo encoded = raw("enc", 0, 3000, 5);
+  encoded.encoding = Encoding::onnx_varint;
+  encoded.bytes = 25;
+  m.tensors.push_back(encoded);
+  Plan plan;
+  plan.tensors = {placed(0, Placement::direct), placed(1, Placement::staged), placed(2, Placement::staged),
+                  placed(3, Placement::staged), placed(4, Placement::staged), placed(5, Placement::zero_copy),
+                  placed(6, Placement::staged)};
+  const auto queues = build_work(m, plan, WorkLimits{16, 24, 4});
+  REQUIRE(queues.size() == 3);  // two files, then the encoded queue
+
+  const auto& a = queues[0];
+  REQUIRE(a.size() == 3 + 2);  // direct 40 bytes in 16-byte chunks, then two staged reads
+  for (int i = 0; i < 3; ++i) {
+    CHECK_FALSE(a[i].staged);
+    CHECK(a[i].entry == Entry{0});
+    CHECK(a[i].offset == 16u * i);
+    CHECK(a[i].dst_offset == 16u * i);
+  }
+  CHECK(a[2].length == 8);
+  CHECK(a[3].staged);
+  CHECK(a[3].offset == 100);
+  CHECK(a[3].length == 22);  // s1 and s2 with the gap between them read through
+  REQUIRE(a[3].segments.size() == 2);
+  CHECK(a[3].segments[1].entry == Entry{2});
+  CHECK(a[3].segments[1].read_offset == 12);
+  CHECK(a[4].offset == 1000);  // too far to join
+
+  REQUIRE(queues[1].size() == 2);  // 30 bytes of `other` in 24-byte staged chunks
+  CHECK(queues[1][0].length == 24);
+  CHECK(queues[1][1].segments.front().dst_offset == 24);
+
+  const auto& enc = queues[2];  // 25 decoded bytes in slot-sized chunks; zero_copy gets no work
+  REQUIRE(enc.size() == 2);
+  CHECK(enc[0].decoded);
+  CHECK(enc[0].staged);
+  CHECK(enc[1].offset == 24);
+  CHECK(enc[1].length == 1);
+  CHECK(enc[1].segments.front().entry == Entry{6});
+}
+
+TEST_CASE("staging ring: every slot allocated up front, handed out until none is free, reused last-in first-out") {
+  const auto device = open_device("host");
+  io::StagingRing ring(*device, 3, 8192);
+  CHECK(ring.slots() == 3);
+  CHECK(ring.slot_bytes() == 8192);
+  CHECK(ring.aligned_to(4096));  // anonymous mmap: page-aligned, so O_DIRECT can read into it
+  std::set<std::size_t> taken;
+  for (int i = 0; i < 3; ++i) {
+    const auto slot = ring.acquire();
+    REQUIRE(slot);
+    CHECK(ring.bytes(*slot).size() == 8192);
+    taken.insert(*slot);
+  }
+  CHECK(taken.size() == 3);
+  CHECK_FALSE(ring.acquire());  // backpressure: the pipeline waits for an upload to finish
+  ring.release(1);
+  CHECK(ring.acquire() == std::optional<std::size_t>(1));
+}
+
+TEST_CASE("staging ring: a device that returns short staging buffers is an error") {
+  class ShortStaging final : public Device {
+   public:
+    ShortStaging() : inner_(open_device("host")) {}
+    const DeviceInfo& info() const noexcept override { return inner_->info(); }
+    std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+      return inner_->allocate(bytes, place);
+    }
+    std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+      return inner_->allocate_staging(bytes / 2);
+    }
+    void finish() override {}
+
+   protected:
+    void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
+                      TransferDone done) override {
+      done(nullptr);
+    }
+
+   private:
+    std::unique_ptr<Device> inner_;
+  };
+  ShortStaging device;
+  CHECK_THROWS_AS(io::StagingRing(device, 2, 8192), Error);
+}
+
+TEST_CASE("Device::upload checks both ranges once, for every backend") {
+  const auto device = open_device("host");
+  auto staging = device->allocate_staging(4096);
+  auto dst = device->allocate(100, MemoryPlace::device_local);
+  bool done = false;
+  device->upload(*staging, 0, *dst, 0, 100, [&](std::exception_ptr e) { done = !e; });
+  CHECK(done);
+  for (auto bad : {std::pair<std::uint64_t, std::uint64_t>{4000, 0}, {0, 1}}) {
+    try {
+      device->upload(*staging, bad.first, *dst, bad.second, 100, [](std::exception_ptr) {});
+      FAIL("an out-of-range upload was accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::usage);
+      CHECK(std::string(e.what()).find("host:0: upload of 100 bytes") != std::string::npos);
+    }
+  }
+}
