@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "cli.hpp"
 #include "load_options.hpp"
@@ -37,6 +38,8 @@ int cmd_load(int argc, char** argv) {
              max_alloc_option(), direct_io_option(), io_option(), lazy_option(), only_option("load"),
              {"--verify", "", "read every tensor back from the device and compare it with the file", ""},
              {"--verbose", "", "per-tensor placement, mechanism and offset; read engine details", ""},
+             {"--hold", "SECONDS", "keep the weights loaded this long before exiting (to measure page sharing "
+                                   "with another process)", "0"},
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   const DeviceOverrides overrides = device_overrides(args);
@@ -53,6 +56,11 @@ int cmd_load(int argc, char** argv) {
   const LoadStats& stats = weights.stats();
   warn_unhonoured_placement(options.plan, plan, weights.manifest());
   const double throughput = stats.seconds > 0 ? static_cast<double>(plan.model_bytes) / stats.seconds : 0;
+
+  if (const std::uint64_t hold = args.get_uint("--hold"); hold > 0) {
+    std::cerr << "holding the weights for " << hold << " s\n";
+    std::this_thread::sleep_for(std::chrono::seconds(hold));
+  }
 
   std::optional<VerifyReport> verified;
   std::string not_verifiable;
