@@ -212,6 +212,23 @@ TEST_CASE("a file truncated during the load: the short read names the file and t
   }
 }
 
+TEST_CASE("a file truncated during a zero_copy load: Error(io) from population, no signal, nothing leaked") {
+  TempDir dir;
+  const auto path = dir / "z.safetensors";
+  write_model(path, spec(96 << 20, 12, 0));  // packed; populated in 32 MiB chunks
+  const Manifest m = open_manifest(path);
+  auto device = faulty("host");
+  LoadOptions options;
+  bool truncated = false;
+  options.on_tensor_ready = [&](const TensorHandle&) {
+    if (truncated) return;
+    truncated = true;
+    std::filesystem::resize_file(path, 40 << 20);  // another process cuts the file
+  };
+  expect_failure(m, *device, options, ErrorCode::io, {path.string(), "tensor 't000", "truncated during the load"});
+  CHECK(truncated);
+}
+
 TEST_CASE("an allocation failure half-way releases the allocations made so far") {
   TempDir dir;
   write_model(dir / "m.safetensors", spec(1 << 20, 8, 0));
