@@ -9,6 +9,8 @@
 #include <boost/json.hpp>
 #include <cstdio>
 #include <functional>
+#include <iomanip>
+#include <map>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -24,15 +26,47 @@
 namespace lwload::cli {
 namespace {
 
+// The limits and the loader lwload is compared with; each anchors one ratio column.
+enum class Reference { none, naive, pread, new_memory, populate, o_direct };
+constexpr Reference kReferences[] = {Reference::naive, Reference::pread, Reference::new_memory, Reference::populate,
+                                     Reference::o_direct};
+
+// Column header and JSON key of each reference's ratio.
+const char* column(Reference r) {
+  switch (r) {
+    case Reference::naive: return "vs naive";
+    case Reference::pread: return "% pread";
+    case Reference::new_memory: return "% new";
+    case Reference::populate: return "% mmap";
+    case Reference::o_direct: return "% O_DIRECT";
+    case Reference::none: break;
+  }
+  return "";
+}
+const char* json_key(Reference r) {
+  switch (r) {
+    case Reference::naive: return "vs_naive";
+    case Reference::pread: return "vs_pread";
+    case Reference::new_memory: return "vs_new_memory_pread";
+    case Reference::populate: return "vs_mmap_populate";
+    case Reference::o_direct: return "vs_o_direct";
+    case Reference::none: break;
+  }
+  return "";
+}
+
 struct Run {
   double seconds = 0;
   profile::MemoryFigures growth;
   std::optional<bool> contract_held;  // lwload variants only
   std::string placement;              // as executed (lwload variants)
+  double populate_ms = 0;             // lwload zero_copy: making the pages resident
+  std::uint64_t resident = 0, zero_copy = 0;
 };
 
 struct Variant {
   std::string name;
+  Reference role = Reference::none;  // the reference this variant is, if any
   std::function<Run()> run;
   std::vector<Run> runs;
   std::string error;  // set when the variant cannot run here (e.g. O_DIRECT refused)
@@ -48,9 +82,7 @@ T median(const std::vector<Run>& runs, Get get) {
   return values.size() % 2 ? values[mid] : static_cast<T>((values[mid - 1] + values[mid]) / 2);
 }
 
-Run from_measurement(const profile::Measurement& m) {
-  return {m.seconds, m.growth(), std::nullopt, ""};
-}
+Run from_measurement(const profile::Measurement& m) { return {m.seconds, m.growth(), std::nullopt, "", 0, 0, 0}; }
 
 std::vector<Placement> applicable_placements(const DeviceInfo& info, const std::string& list) {
   std::vector<Placement> out;
@@ -69,6 +101,191 @@ std::vector<Placement> applicable_placements(const DeviceInfo& info, const std::
   return out;
 }
 
+struct Setup {
+  const Manifest& manifest;
+  Device& device;
+  const LoadOptions& load_options;
+  std::shared_ptr<FileSystem> fs;
+  std::uint64_t buffer = 0;
+  bool naive = true;
+};
+
+// 1. What runs: the references, then lwload with each placement.
+std::vector<Variant> collect_variants(const Setup& s, const std::vector<Placement>& placements) {
+  std::vector<Variant> variants;
+  const auto baseline = [&](std::string name, Reference role, std::function<void()> body) {
+    variants.push_back({std::move(name), role, [body] { return from_measurement(profile::measure(body)); }, {}, {}});
+  };
+  if (s.naive) baseline("naive read+copy", Reference::naive, [&s] { bench::naive_load(s.manifest, *s.fs); });
+  baseline("pread " + format_bytes(s.buffer), Reference::pread, [&s] { bench::pread_files(s.manifest, *s.fs, s.buffer); });
+  baseline("new-memory pread", Reference::new_memory,
+           [&s] { bench::pread_into_new_memory(s.manifest, *s.fs, s.buffer); });
+  baseline("mmap+populate", Reference::populate, [&s] { bench::map_and_populate(s.manifest, *s.fs); });
+  baseline("O_DIRECT " + format_bytes(s.buffer), Reference::o_direct,
+           [&s] { bench::direct_read_files(s.manifest, *s.fs, s.buffer); });
+  for (const Placement p : placements) {
+    variants.push_back({s.device.info().backend + " " + std::string(placement_name(p)), Reference::none, [&s, p] {
+                          profile::ProfileOptions po;
+                          po.load = s.load_options;
+                          po.load.plan.force = p;
+                          const profile::Report r = profile::profile_load(s.manifest, s.device, po);
+                          return Run{r.load_ms / 1000.0, r.growth, r.contract.held, r.placement, r.populate_ms,
+                                     r.inputs.resident_bytes, r.inputs.zero_copy_bytes};
+                        }, {}, {}});
+  }
+  return variants;
+}
+
+// 2. Runs every variant `reps` times, interleaved. Returns the page-cache fraction that matters:
+// warm, after the warm-up read; cold, the most left after any eviction.
+double run_variants(std::vector<Variant>& variants, const Setup& s, std::uint64_t reps, bool cold, bool quiet) {
+  double cached = 0;
+  if (!cold) {
+    bench::pread_files(s.manifest, *s.fs, s.buffer);
+    cached = bench::cached_fraction(s.manifest.files);
+  }
+  for (std::uint64_t rep = 0; rep < reps; ++rep) {
+    for (auto& v : variants) {
+      if (!v.error.empty()) continue;
+      if (cold) {
+        for (const auto& f : s.manifest.files) bench::evict_from_page_cache(f);
+        cached = std::max(cached, bench::cached_fraction(s.manifest.files));
+      }
+      try {
+        v.runs.push_back(v.run());
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::unsupported && e.code() != ErrorCode::does_not_fit) throw;
+        v.error = e.what();  // this variant cannot run here; the others go on
+      }
+      bench::release_freed_memory();  // the next variant's baseline holds no freed heap
+      if (!quiet) std::cerr << '.' << std::flush;
+    }
+  }
+  if (!quiet) std::cerr << '\n';
+  return cached;
+}
+
+// 3. Each variant's medians and its ratios to the references.
+struct Row {
+  const Variant* variant = nullptr;
+  double seconds = 0;
+  std::uint64_t grown = 0, anon = 0, file = 0;
+  std::map<Reference, double> ratios;  // reference time / this time, for the references that ran
+  std::optional<bool> held;            // every run's contract (lwload variants)
+};
+
+std::vector<Row> summarize(const std::vector<Variant>& variants) {
+  const auto seconds = [](const Variant& v) { return median<double>(v.runs, [](const Run& r) { return r.seconds; }); };
+  std::map<Reference, double> reference_seconds;
+  for (const auto& v : variants)
+    if (v.role != Reference::none && !v.runs.empty()) reference_seconds[v.role] = seconds(v);
+  std::vector<Row> rows;
+  for (const auto& v : variants) {
+    Row row;
+    row.variant = &v;
+    if (v.runs.empty()) {
+      rows.push_back(row);
+      continue;
+    }
+    row.seconds = seconds(v);
+    row.grown = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.rss; });
+    row.anon = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.anon; });
+    row.file = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.file; });
+    for (const auto& [ref, t] : reference_seconds) row.ratios[ref] = row.seconds > 0 ? t / row.seconds : 0.0;
+    if (v.runs.front().contract_held) {
+      bool held = true;
+      for (const auto& r : v.runs) held = held && r.contract_held.value_or(false);
+      row.held = held;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+double gib_per_s(std::uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / (1ull << 30) / seconds : 0.0;
+}
+
+// 4. Printing.
+void print_json(const std::vector<Row>& rows, boost::json::object out, std::uint64_t model_bytes) {
+  boost::json::array list;
+  for (const Row& row : rows) {
+    const Variant& v = *row.variant;
+    boost::json::object o;
+    o["name"] = v.name;
+    if (v.runs.empty()) {
+      o["error"] = v.error;
+      list.push_back(std::move(o));
+      continue;
+    }
+    boost::json::array seconds;
+    for (const auto& r : v.runs) seconds.push_back(r.seconds);
+    o["seconds"] = std::move(seconds);
+    o["seconds_median"] = row.seconds;
+    o["gib_per_s"] = gib_per_s(model_bytes, row.seconds);
+    o["peak_growth"] = row.grown;
+    o["anon_growth"] = row.anon;
+    o["file_growth"] = row.file;
+    for (const Reference ref : kReferences) o[json_key(ref)] = row.ratios.contains(ref) ? row.ratios.at(ref) : 0.0;
+    if (row.held) {
+      o["contract_held"] = *row.held;
+      o["placement"] = v.runs.front().placement;
+      o["populate_ms"] = median<double>(v.runs, [](const Run& r) { return r.populate_ms; });
+      o["resident_bytes"] = median<std::uint64_t>(v.runs, [](const Run& r) { return r.resident; });
+      o["zero_copy_bytes"] = v.runs.front().zero_copy;
+    }
+    list.push_back(std::move(o));
+  }
+  out["variants"] = std::move(list);
+  std::cout << boost::json::serialize(out) << '\n';
+}
+
+void print_table(const std::vector<Row>& rows, std::uint64_t model_bytes) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s", "variant", "time", "GiB/s", "peak-base", "anon growth");
+  std::cout << line;
+  for (const Reference ref : kReferences) std::cout << ' ' << std::setw(10) << column(ref);
+  std::cout << "  contract\n";
+  std::vector<std::string> notes;
+  for (const Row& row : rows) {
+    const Variant& v = *row.variant;
+    if (v.runs.empty()) {
+      std::cout << v.name << ": not run: " << v.error << '\n';
+      continue;
+    }
+    char ms[32], gibs[32];
+    std::snprintf(ms, sizeof ms, "%.1f ms", row.seconds * 1000);
+    std::snprintf(gibs, sizeof gibs, "%.2f", gib_per_s(model_bytes, row.seconds));
+    std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s", v.name.c_str(), ms, gibs, profile::mib(row.grown).c_str(),
+                  profile::mib(row.anon).c_str());
+    std::cout << line;
+    for (const Reference ref : kReferences) {
+      char cell[32] = "-";
+      if (row.ratios.contains(ref))
+        std::snprintf(cell, sizeof cell, ref == Reference::naive ? "%.2fx" : "%.0f%%",
+                      row.ratios.at(ref) * (ref == Reference::naive ? 1 : 100));
+      std::cout << ' ' << std::setw(10) << cell;
+    }
+    std::cout << "  "
+              << (row.held ? std::string(*row.held ? "HELD" : "VIOLATED") + " (" + v.runs.front().placement + ")" : "-")
+              << '\n';
+    const Run& first = v.runs.front();
+    if (first.zero_copy > 0) {
+      char note[256];
+      std::snprintf(note, sizeof note, "%s: pages made resident in %.1f ms (median); %.0f%% of the zero_copy bytes "
+                    "resident when load() returned", v.name.c_str(),
+                    median<double>(v.runs, [](const Run& r) { return r.populate_ms; }),
+                    100.0 * static_cast<double>(median<std::uint64_t>(v.runs, [](const Run& r) { return r.resident; })) /
+                        static_cast<double>(first.zero_copy));
+      notes.emplace_back(note);
+    }
+  }
+  for (const auto& note : notes) std::cout << note << '\n';
+  std::cout << "\nvs naive: naive time / time (higher is faster); % pread, % new, % mmap, % O_DIRECT: their time / time\n"
+               "(throughput as a share of that read limit; 'new' = pread into new, never-touched memory, the floor\n"
+               "for any loader that owns its copy; 'mmap' = map + populate every page, the floor for zero-copy\n"
+               "that is resident when ready); peak-base: peak RSS minus the variant's own baseline.\n";
+}
 
 }  // namespace
 
@@ -84,7 +301,7 @@ int cmd_bench(int argc, char** argv) {
              {"--reps", "N", "repetitions of each variant", "5"},
              {"--cold", "", "evict the page cache before every repetition", ""},
              {"--buffered", "", "with --cold: lwload reads through the page cache (no O_DIRECT)", ""},
-             budget_option(), slots_option(), io_option(), memory_option(), max_alloc_option(),
+             budget_option(), slots_option(), io_option(), lazy_option(), memory_option(), max_alloc_option(),
              {"--buffer", "BYTES", "read buffer of the pread and O_DIRECT variants", "16MiB"},
              {"--no-naive", "", "skip the naive loader (it needs twice the model in memory)", ""},
              {"--json", "", "print the results as one JSON object", ""}});
@@ -92,7 +309,7 @@ int cmd_bench(int argc, char** argv) {
 
   const std::uint64_t reps = args.get_uint("--reps");
   if (reps == 0 || reps > 1000) fail(ErrorCode::usage, "--reps: ", reps, " is not between 1 and 1000");
-  const bool cold = args.flag("--cold");
+  const bool cold = args.flag("--cold"), json = args.flag("--json");
   const std::uint64_t buffer = args.get_size("--buffer");
   if (buffer < 4096 || buffer > (1ull << 30)) fail(ErrorCode::usage, "--buffer: ", buffer, " is not 4KiB..1GiB");
   const DeviceOverrides overrides = device_overrides(args);
@@ -102,77 +319,16 @@ int cmd_bench(int argc, char** argv) {
   apply_io_options(args, load_options);
 
   const Manifest manifest = open_manifest(args.positional(0));
-  const auto fs = posix_file_system();
   const auto device = open_device(args.get("--device"), overrides);
   const DeviceInfo& info = device->info();
   const std::uint64_t model_bytes = manifest.total_bytes();
+  const Setup setup{manifest, *device, load_options, posix_file_system(), buffer, !args.flag("--no-naive")};
 
-  std::vector<Variant> variants;
-  if (!args.flag("--no-naive"))
-    variants.push_back({"naive read+copy", [&] {
-                          return from_measurement(profile::measure([&] { bench::naive_load(manifest, *fs); }));
-                        }, {}, {}});
-  variants.push_back({"pread " + format_bytes(buffer), [&] {
-                        return from_measurement(profile::measure([&] { bench::pread_files(manifest, *fs, buffer); }));
-                      }, {}, {}});
-  variants.push_back({"new-memory pread", [&] {
-                        return from_measurement(profile::measure([&] { bench::pread_into_new_memory(manifest, *fs, buffer); }));
-                      }, {}, {}});
-  variants.push_back({"mmap+populate", [&] {
-                        return from_measurement(profile::measure([&] { bench::map_and_populate(manifest, *fs); }));
-                      }, {}, {}});
-  variants.push_back({"O_DIRECT " + format_bytes(buffer), [&] {
-                        return from_measurement(profile::measure([&] { bench::direct_read_files(manifest, *fs, buffer); }));
-                      }, {}, {}});
-  for (const Placement p : applicable_placements(info, args.get("--placements"))) {
-    variants.push_back({info.backend + " " + std::string(placement_name(p)), [&, p] {
-                          profile::ProfileOptions po;
-                          po.load = load_options;
-                          po.load.plan.force = p;
-                          const profile::Report r = profile::profile_load(manifest, *device, po);
-                          return Run{r.load_ms / 1000.0, r.growth, r.contract.held, r.placement};
-                        }, {}, {}});
-  }
+  std::vector<Variant> variants = collect_variants(setup, applicable_placements(info, args.get("--placements")));
+  const double cached = run_variants(variants, setup, reps, cold, json);
+  const std::vector<Row> rows = summarize(variants);
 
-  // Warm: one untimed pass puts the files in the page cache. Cold: eviction before each run.
-  double cached_before = 0;  // warm: after warming; cold: the most left after any eviction
-  if (!cold) {
-    bench::pread_files(manifest, *fs, buffer);
-    cached_before = bench::cached_fraction(manifest.files);
-  }
-  for (std::uint64_t rep = 0; rep < reps; ++rep) {
-    for (auto& v : variants) {
-      if (!v.error.empty()) continue;
-      if (cold) {
-        for (const auto& f : manifest.files) bench::evict_from_page_cache(f);
-        cached_before = std::max(cached_before, bench::cached_fraction(manifest.files));
-      }
-      try {
-        v.runs.push_back(v.run());
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::unsupported && e.code() != ErrorCode::does_not_fit) throw;
-        v.error = e.what();  // this variant cannot run here; the others go on
-      }
-      bench::release_freed_memory();  // the next variant's baseline holds no freed heap
-      if (!args.flag("--json")) std::cerr << '.' << std::flush;
-    }
-  }
-  if (!args.flag("--json")) std::cerr << '\n';
-
-  const auto median_seconds = [](const Variant& v) { return median<double>(v.runs, [](const Run& r) { return r.seconds; }); };
-  const auto find = [&](std::string_view prefix) -> const Variant* {
-    for (const auto& v : variants)
-      if (v.name.starts_with(prefix) && !v.runs.empty()) return &v;
-    return nullptr;
-  };
-  const Variant* naive = find("naive");
-  const Variant* pread = find("pread");
-  const Variant* odirect = find("O_DIRECT");
-  const Variant* fresh = find("new-memory");
-  const Variant* populate = find("mmap+populate");
-  const auto ratio = [&](const Variant* ref, double t) { return ref && t > 0 ? median_seconds(*ref) / t : 0.0; };
-
-  if (args.flag("--json")) {
+  if (json) {
     boost::json::object out;
     out["model"] = args.positional(0);
     out["format"] = manifest.format;
@@ -181,44 +337,12 @@ int cmd_bench(int argc, char** argv) {
     out["device"] = info.id();
     out["memory"] = memory_model_name(info.memory);
     out["cache"] = cold ? "cold" : "warm";
-    out[cold ? "max_cached_after_eviction" : "cached_after_warmup"] = cached_before;
+    out[cold ? "max_cached_after_eviction" : "cached_after_warmup"] = cached;
     out["reps"] = reps;
     out["staging_budget"] = load_options.plan.staging_budget;
     out["lwload_direct_io"] = load_options.direct_io;
     out["peak_from_kernel_hwm"] = profile::reset_peak_rss();
-    boost::json::array list;
-    for (const auto& v : variants) {
-      boost::json::object o;
-      o["name"] = v.name;
-      if (v.runs.empty()) {
-        o["error"] = v.error;
-        list.push_back(std::move(o));
-        continue;
-      }
-      const double t = median_seconds(v);
-      boost::json::array seconds;
-      for (const auto& r : v.runs) seconds.push_back(r.seconds);
-      o["seconds"] = std::move(seconds);
-      o["seconds_median"] = t;
-      o["gib_per_s"] = t > 0 ? static_cast<double>(model_bytes) / (1ull << 30) / t : 0.0;
-      o["peak_growth"] = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.rss; });
-      o["anon_growth"] = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.anon; });
-      o["file_growth"] = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.file; });
-      o["vs_naive"] = ratio(naive, t);
-      o["vs_pread"] = ratio(pread, t);
-      o["vs_o_direct"] = ratio(odirect, t);
-      o["vs_new_memory_pread"] = ratio(fresh, t);
-      o["vs_mmap_populate"] = ratio(populate, t);
-      if (v.runs.front().contract_held) {
-        bool held = true;
-        for (const auto& r : v.runs) held = held && r.contract_held.value_or(false);
-        o["contract_held"] = held;
-        o["placement"] = v.runs.front().placement;
-      }
-      list.push_back(std::move(o));
-    }
-    out["variants"] = std::move(list);
-    std::cout << boost::json::serialize(out) << '\n';
+    print_json(rows, std::move(out), model_bytes);
     return exit_ok;
   }
 
@@ -230,46 +354,13 @@ int cmd_bench(int argc, char** argv) {
     std::snprintf(line, sizeof line,
                   "cache    cold: evicted before every repetition; at most %.1f%% of the file still cached after "
                   "eviction%s\n",
-                  cached_before * 100, cached_before > 0.01 ? "  <-- EVICTION INCOMPLETE" : "");
+                  cached * 100, cached > 0.01 ? "  <-- EVICTION INCOMPLETE" : "");
   else
-    std::snprintf(line, sizeof line, "cache    warm: %.1f%% of the file cached after a warm-up read\n", cached_before * 100);
+    std::snprintf(line, sizeof line, "cache    warm: %.1f%% of the file cached after a warm-up read\n", cached * 100);
   std::cout << line;
   std::cout << "runs     median of " << reps << "; staging budget " << format_bytes(load_options.plan.staging_budget)
             << (load_options.direct_io ? "; lwload reads with O_DIRECT" : "") << "\n\n";
-  std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s %9s %8s %7s %7s %10s  %s\n", "variant", "time", "GiB/s",
-                "peak-base", "anon growth", "vs naive", "% pread", "% new", "% mmap", "% O_DIRECT", "contract");
-  std::cout << line;
-  for (const auto& v : variants) {
-    if (v.runs.empty()) {
-      std::cout << v.name << ": not run: " << v.error << '\n';
-      continue;
-    }
-    const double t = median_seconds(v);
-    const std::uint64_t grown = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.rss; });
-    const std::uint64_t anon = median<std::uint64_t>(v.runs, [](const Run& r) { return r.growth.anon; });
-    std::string contract = "-";
-    if (v.runs.front().contract_held) {
-      bool held = true;
-      for (const auto& r : v.runs) held = held && r.contract_held.value_or(false);
-      contract = std::string(held ? "HELD" : "VIOLATED") + " (" + v.runs.front().placement + ")";
-    }
-    char ms[32], gibs[32], vs_naive[32], vs_pread[32], vs_fresh[32], vs_direct[32], vs_populate[32];
-    std::snprintf(ms, sizeof ms, "%.1f ms", t * 1000);
-    std::snprintf(gibs, sizeof gibs, "%.2f", t > 0 ? static_cast<double>(model_bytes) / (1ull << 30) / t : 0.0);
-    std::snprintf(vs_naive, sizeof vs_naive, "%.2fx", ratio(naive, t));
-    std::snprintf(vs_pread, sizeof vs_pread, "%.0f%%", ratio(pread, t) * 100);
-    std::snprintf(vs_direct, sizeof vs_direct, "%.0f%%", ratio(odirect, t) * 100);
-    std::snprintf(vs_fresh, sizeof vs_fresh, "%.0f%%", ratio(fresh, t) * 100);
-    std::snprintf(vs_populate, sizeof vs_populate, "%.0f%%", ratio(populate, t) * 100);
-    std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s %9s %8s %7s %7s %10s  %s\n", v.name.c_str(), ms, gibs,
-                  profile::mib(grown).c_str(), profile::mib(anon).c_str(), naive ? vs_naive : "-", pread ? vs_pread : "-",
-                  fresh ? vs_fresh : "-", populate ? vs_populate : "-", odirect ? vs_direct : "-", contract.c_str());
-    std::cout << line;
-  }
-  std::cout << "\nvs naive: naive time / time (higher is faster); % pread, % new, % mmap, % O_DIRECT: their time / time\n"
-               "(throughput as a share of that read limit; 'new' = pread into new, never-touched memory, the floor\n"
-               "for any loader that owns its copy; 'mmap' = map + populate every page, the floor for zero-copy\n"
-               "that is resident when ready); peak-base: peak RSS minus the variant's own baseline.\n";
+  print_table(rows, model_bytes);
   return exit_ok;
 }
 
