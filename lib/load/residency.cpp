@@ -10,9 +10,9 @@ namespace {
 // Populated per call: large enough that the syscall cost vanishes, small enough that ready
 // callbacks stream and cancellation is prompt.
 constexpr std::uint64_t kChunk = 32ull << 20;
-// Read-ahead kept in front of the chunk being populated. A cold disk needs many reads in flight:
-// on a cold 2 GiB GGUF, one chunk ahead measured 88 % of O_DIRECT throughput, 512 MiB ahead 122 %.
-constexpr std::uint64_t kReadAhead = 512ull << 20;
+// Cold files: the whole region is hinted (MADV_WILLNEED) before population starts, so the disk
+// has every read queued. Measured on a cold 2 GiB GGUF, same runs: a sliding 512 MiB window took
+// 1170-1192 ms, the whole-region hint 854-906 ms (mmap + populate of the whole file: 841-851 ms).
 
 struct Span {
   std::uint64_t begin, end;  // inside the region
@@ -45,11 +45,11 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
       callbacks.started(spans[i].entry);
     };
     std::size_t next_begin = 0, next_end = 0;
-    mapping.will_need(0, kReadAhead);
+    mapping.will_need(0, region.used);
     for (std::uint64_t at = 0; at < region.used;) {
       callbacks.check_cancel();
       const std::uint64_t n = std::min(kChunk, region.used - at);
-      mapping.will_need(at + kReadAhead, n);  // keep the window full while this chunk is mapped
+      // (the whole region was hinted above)
       for (; next_begin < spans.size() && spans[by_begin[next_begin]].begin < at + n; ++next_begin)
         start(by_begin[next_begin]);
       try {
