@@ -4,7 +4,7 @@
 namespace lwload {
 
 std::vector<std::shared_ptr<Backend>> builtin_backends() {
-  std::vector<std::shared_ptr<Backend>> list{make_host_backend(), make_null_backend()};
+  std::vector<std::shared_ptr<Backend>> list{make_host_backend(), make_null_backend(), make_cuda_backend()};
 #if LWLOAD_HAVE_OPENCL
   list.push_back(make_opencl_backend());
 #endif

@@ -12,6 +12,7 @@ std::vector<std::shared_ptr<Backend>> builtin_backends();
 
 std::shared_ptr<Backend> make_host_backend();
 std::shared_ptr<Backend> make_null_backend();
+std::shared_ptr<Backend> make_cuda_backend();  // always built: the driver is loaded at run time
 #if LWLOAD_HAVE_OPENCL
 std::shared_ptr<Backend> make_opencl_backend();
 #endif

@@ -113,6 +113,9 @@ class Backend {
   virtual std::string_view name() const noexcept = 0;
   // The devices present; empty (not an error) when the runtime or driver is absent.
   virtual std::vector<DeviceInfo> devices() = 0;
+  // Why devices() is empty ("no NVIDIA driver: libcuda.so.1: cannot open ..."); "" when it is not,
+  // or when the backend does not say.
+  virtual std::string absent_reason() const { return {}; }
   virtual std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) = 0;
 };
 

@@ -40,26 +40,17 @@ const std::byte* HeaderReader::fetch(std::size_t n, std::string_view what) {
 }
 
 
-std::uint8_t HeaderReader::u8(std::string_view what) {
-  const auto v = static_cast<std::uint8_t>(*fetch(1, what));
-  pos_ += 1;
+template <typename T>
+T HeaderReader::scalar(std::string_view what) {
+  const auto v = load_le<T>(fetch(sizeof(T), what));
+  pos_ += sizeof(T);
   return v;
 }
-std::uint16_t HeaderReader::u16(std::string_view what) {
-  const auto v = load_le<std::uint16_t>(fetch(2, what));
-  pos_ += 2;
-  return v;
-}
-std::uint32_t HeaderReader::u32(std::string_view what) {
-  const auto v = load_le<std::uint32_t>(fetch(4, what));
-  pos_ += 4;
-  return v;
-}
-std::uint64_t HeaderReader::u64(std::string_view what) {
-  const auto v = load_le<std::uint64_t>(fetch(8, what));
-  pos_ += 8;
-  return v;
-}
+
+std::uint8_t HeaderReader::u8(std::string_view what) { return scalar<std::uint8_t>(what); }
+std::uint16_t HeaderReader::u16(std::string_view what) { return scalar<std::uint16_t>(what); }
+std::uint32_t HeaderReader::u32(std::string_view what) { return scalar<std::uint32_t>(what); }
+std::uint64_t HeaderReader::u64(std::string_view what) { return scalar<std::uint64_t>(what); }
 float HeaderReader::f32(std::string_view what) { return std::bit_cast<float>(u32(what)); }
 double HeaderReader::f64(std::string_view what) { return std::bit_cast<double>(u64(what)); }
 

@@ -72,6 +72,9 @@ class HeaderReader {
   void need(std::uint64_t n, std::string_view what) const;
   // Makes at least n (<= buffer size) bytes from pos_ available in the buffer.
   const std::byte* fetch(std::size_t n, std::string_view what);
+  // A little-endian T at the cursor, which then moves past it.
+  template <typename T>
+  T scalar(std::string_view what);
 
   const RandomAccessFile& file_;
   std::uint64_t pos_;

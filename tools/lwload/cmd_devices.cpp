@@ -39,6 +39,10 @@ int cmd_devices(int argc, char** argv) {
     for (const auto& [k, v] : d.details) std::cout << "    " << k << ": " << v << '\n';
   }
   if (devices.empty()) std::cout << "no devices\n";
+  // Backends built in but with nothing to show say why, so "no CUDA device" is never a mystery.
+  for (const auto& backend : BackendRegistry::instance().backends())
+    if (const std::string why = backend->absent_reason(); !why.empty())
+      std::cout << backend->name() << ": no device: " << why << '\n';
   return exit_ok;
 }
 

@@ -1,0 +1,156 @@
+// The cuda backend: NVIDIA GPUs through the driver API, loaded at run time (cuda_driver.hpp).
+// Integrated devices (Jetson; CU_DEVICE_ATTRIBUTE_INTEGRATED) share the host's memory: zero_copy
+// registers the planner's page-covering regions of the file mapping read-only, direct reads into
+// pinned mapped memory. Discrete devices are loaded through the staging ring into cuMemAlloc memory.
+#include <unistd.h>
+
+#include "backends/builtin.hpp"
+#include "backends/cuda/cuda_buffers.hpp"
+#include "backends/cuda/cuda_transfers.hpp"
+#include "lwload/cuda.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload {
+namespace {
+
+using namespace cuda;
+
+struct Found {
+  DeviceInfo info;
+  CUdevice device = 0;
+};
+
+std::vector<Found> discover(const Driver& d) {
+  std::vector<Found> out;
+  int count = 0;
+  if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS) return out;
+  int version = 0;
+  d.cuDriverGetVersion(&version);
+  for (int i = 0; i < count; ++i) {
+    Found f;
+    if (d.cuDeviceGet(&f.device, i) != CUDA_SUCCESS) continue;
+    char name[256] = {};
+    d.cuDeviceGetName(name, sizeof name - 1, f.device);
+    std::size_t memory = 0;
+    d.cuDeviceTotalMem_v2(&memory, f.device);
+    const auto attribute = [&](int which) {
+      int value = 0;
+      return d.cuDeviceGetAttribute(&value, which, f.device) == CUDA_SUCCESS ? value : 0;
+    };
+    const bool integrated = attribute(CU_DEVICE_ATTRIBUTE_INTEGRATED) != 0;
+    const bool can_map = attribute(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) != 0;
+    const bool read_only_register = attribute(CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) != 0;
+    DeviceInfo& info = f.info;
+    info.backend = "cuda";
+    info.index = static_cast<std::uint32_t>(i);
+    info.name = name;
+    info.kind = integrated ? DeviceKind::igpu : DeviceKind::dgpu;
+    info.memory = integrated ? MemoryModel::unified : MemoryModel::discrete;
+    // File pages are mapped PROT_READ: registering them needs the read-only flag.
+    info.caps.import_host_ptr = integrated && can_map && read_only_register;
+    info.caps.import_alignment = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    info.caps.host_visible_alloc = can_map;
+    info.caps.pinned_staging = true;
+    info.caps.device_memory = memory;
+    info.caps.max_alloc = memory;
+    info.details.emplace_back("driver_version", std::to_string(version));
+    info.details.emplace_back("integrated", integrated ? "yes" : "no");
+    info.details.emplace_back("can_map_host_memory", can_map ? "yes" : "no");
+    info.details.emplace_back("read_only_host_register", read_only_register ? "yes" : "no");
+    if (integrated && !info.caps.import_host_ptr)
+      info.details.emplace_back("zero_copy", "no: read-only host registration unsupported → direct");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(DeviceInfo info, std::shared_ptr<Session> session)
+      : info_(std::move(info)), session_(session), transfers_(std::move(session)) {}
+  ~CudaDevice() override { transfers_.wait_idle(); }
+
+  const DeviceInfo& info() const noexcept override { return info_; }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+    if (bytes > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, session_->label(), ": allocation of ", bytes, " bytes exceeds the device's ",
+           info_.caps.max_alloc, " bytes");
+    if (place == MemoryPlace::host_visible) return CudaBuffer::allocate_pinned(session_, bytes);
+    return CudaBuffer::allocate_device(session_, bytes);
+  }
+
+  ImportResult import_host(std::span<const std::byte> range) override {
+    if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot register file pages"));
+    return CudaBuffer::register_range(session_, range);
+  }
+
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    return std::make_unique<CudaStaging>(session_, bytes);
+  }
+
+  void finish() override { transfers_.wait_idle(); }
+
+ protected:
+  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                    std::uint64_t bytes, TransferDone done) override {
+    auto* target = dynamic_cast<CudaBuffer*>(&dst);
+    if (!target) fail(ErrorCode::usage, session_->label(), ": upload into a buffer of another device");
+    transfers_.submit(target->device_pointer() + dst_offset, staging.bytes().data() + src_offset,
+                      static_cast<std::size_t>(bytes), std::move(done));
+  }
+
+ private:
+  DeviceInfo info_;
+  std::shared_ptr<Session> session_;
+  Transfers transfers_;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  std::string_view name() const noexcept override { return "cuda"; }
+
+  std::vector<DeviceInfo> devices() override {
+    std::vector<DeviceInfo> out;
+    if (const Driver* d = driver(nullptr))
+      for (auto& f : discover(*d)) out.push_back(std::move(f.info));
+    return out;
+  }
+
+  std::string absent_reason() const override {
+    std::string why;
+    const Driver* d = driver(&why);
+    if (d && discover(*d).empty()) why = "the NVIDIA driver reports no CUDA device";
+    return why;
+  }
+
+  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
+    std::string why;
+    const Driver* d = driver(&why);
+    if (!d) fail(ErrorCode::usage, "cuda:", index, ": ", why);
+    auto found = discover(*d);
+    if (index >= found.size())
+      fail(ErrorCode::usage, "cuda:", index, ": no such device (", found.size(), " CUDA device",
+           found.size() == 1 ? "" : "s", " present)");
+    DeviceInfo info = apply_overrides(found[index].info, overrides);
+    return std::make_unique<CudaDevice>(std::move(info), Session::open(*d, found[index].device, info.id()));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
+
+std::unique_ptr<Device> open_cuda_device(void* cu_context, void* cu_stream, std::uint32_t index,
+                                         const DeviceOverrides& overrides) {
+  std::string why;
+  const Driver* d = driver(&why);
+  if (!d) fail(ErrorCode::usage, "cuda: ", why);
+  auto found = discover(*d);
+  if (index >= found.size()) fail(ErrorCode::usage, "cuda:", index, ": no such device");
+  DeviceInfo info = apply_overrides(found[index].info, overrides);
+  auto session = Session::adopt(*d, static_cast<CUcontext>(cu_context), static_cast<CUstream>(cu_stream), info.id());
+  return std::make_unique<CudaDevice>(std::move(info), std::move(session));
+}
+
+}  // namespace lwload

@@ -1,0 +1,108 @@
+#include "backends/cuda/cuda_buffers.hpp"
+
+#include <cstring>
+
+#include "io/fault_guard.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload::cuda {
+
+std::unique_ptr<CudaBuffer> CudaBuffer::allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes) {
+  const ContextScope scope(*s);
+  CUdeviceptr ptr = 0;
+  s->check(s->driver().cuMemAlloc_v2(&ptr, bytes == 0 ? 1 : bytes), "cuMemAlloc", str(bytes, " bytes"));
+  return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::device, ptr, nullptr, bytes));
+}
+
+std::unique_ptr<CudaBuffer> CudaBuffer::allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes) {
+  const ContextScope scope(*s);
+  void* host = nullptr;
+  s->check(s->driver().cuMemAllocHost_v2(&host, bytes == 0 ? 1 : bytes), "cuMemAllocHost", str(bytes, " bytes"));
+  CUdeviceptr device = 0;
+  const CUresult r = s->driver().cuMemHostGetDevicePointer_v2(&device, host, 0);
+  if (r != CUDA_SUCCESS) {
+    s->driver().cuMemFreeHost(host);
+    s->check(r, "cuMemHostGetDevicePointer", "pinned host memory");
+  }
+  return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::pinned, device, static_cast<std::byte*>(host), bytes));
+}
+
+ImportResult CudaBuffer::register_range(std::shared_ptr<Session> s, std::span<const std::byte> range) {
+  const ContextScope scope(*s);
+  const Driver& d = s->driver();
+  void* host = const_cast<std::byte*>(range.data());  // READ_ONLY: the device never writes it
+  const CUresult r = d.cuMemHostRegister_v2(host, range.size(), CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_READ_ONLY);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) s->check(r, "cuMemHostRegister", str(range.size(), " bytes"));
+  if (r != CUDA_SUCCESS)
+    return ImportResult::decline(str("cuMemHostRegister(READ_ONLY | DEVICEMAP) refused ", range.size(), " bytes: ",
+                                     result_name(d, r)));
+  CUdeviceptr device = 0;
+  const CUresult p = d.cuMemHostGetDevicePointer_v2(&device, host, 0);
+  if (p != CUDA_SUCCESS) {
+    d.cuMemHostUnregister(host);
+    return ImportResult::decline(str("cuMemHostGetDevicePointer on registered pages: ", result_name(d, p)));
+  }
+  return {std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::registered, device,
+                                                     const_cast<std::byte*>(range.data()), range.size())),
+          {}};
+}
+
+CudaBuffer::~CudaBuffer() {
+  const ContextScope scope(*session_);
+  const Driver& d = session_->driver();
+  switch (kind_) {
+    case Kind::device: d.cuMemFree_v2(device_); break;
+    case Kind::pinned: d.cuMemFreeHost(host_); break;
+    case Kind::registered: d.cuMemHostUnregister(host_); break;
+  }
+}
+
+NativeHandle CudaBuffer::native() const noexcept {
+  return {"cu_deviceptr", reinterpret_cast<void*>(static_cast<std::uintptr_t>(device_))};
+}
+
+std::string_view CudaBuffer::mechanism() const noexcept {
+  switch (kind_) {
+    case Kind::device: return "allocated";
+    case Kind::pinned: return "host_visible";
+    case Kind::registered: return "cuda_host_register";
+  }
+  return "?";
+}
+
+std::span<std::byte> CudaBuffer::begin_host_write() {
+  if (kind_ != Kind::pinned) return {};
+  return {host_, static_cast<std::size_t>(size_)};
+}
+
+void CudaBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
+  if (offset > size_ || dst.size() > size_ - offset)
+    fail(ErrorCode::usage, session_->label(), ": read-back of ", dst.size(), " bytes at ", offset, " outside a ", size_,
+         "-byte buffer");
+  if (dst.empty()) return;
+  if (kind_ == Kind::device) {
+    const ContextScope scope(*session_);
+    session_->check(session_->driver().cuMemcpyDtoH_v2(dst.data(), device_ + offset, dst.size()), "cuMemcpyDtoH",
+                    str(dst.size(), " bytes, read-back"));
+    return;
+  }
+  // Host pages the device maps: read them directly (registered ones are file pages).
+  if (!io::copy_guarded(dst.data(), host_ + offset, dst.size()))
+    fail(ErrorCode::io, session_->label(), ": reading registered file pages faulted (SIGBUS): the file is shorter "
+         "than when it was mapped");
+}
+
+CudaStaging::CudaStaging(std::shared_ptr<Session> s, std::uint64_t bytes)
+    : session_(std::move(s)), size_(static_cast<std::size_t>(bytes)) {
+  const ContextScope scope(*session_);
+  void* host = nullptr;
+  session_->check(session_->driver().cuMemAllocHost_v2(&host, size_), "cuMemAllocHost", str(bytes, " bytes, staging"));
+  bytes_ = static_cast<std::byte*>(host);
+}
+
+CudaStaging::~CudaStaging() {
+  const ContextScope scope(*session_);
+  session_->driver().cuMemFreeHost(bytes_);
+}
+
+}  // namespace lwload::cuda

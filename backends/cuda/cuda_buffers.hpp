@@ -1,0 +1,62 @@
+// CUDA memory lwload hands out: device memory (staged), pinned mapped host memory (direct, and the
+// staging slots), and registered file pages (zero_copy: cuMemHostRegister with READ_ONLY |
+// DEVICEMAP). Every kind is addressed by the device as a CUdeviceptr ("cu_deviceptr" handles).
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "backends/cuda/cuda_session.hpp"
+#include "lwload/backend.hpp"
+
+namespace lwload::cuda {
+
+class CudaBuffer final : public DeviceBuffer {
+ public:
+  enum class Kind { device, pinned, registered };
+
+  static std::unique_ptr<CudaBuffer> allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes);
+  static std::unique_ptr<CudaBuffer> allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes);
+  // `range` starts on a page. A refusal (read-only pages the driver cannot pin, ...) declines with
+  // the driver's result; other failures throw.
+  static ImportResult register_range(std::shared_ptr<Session> s, std::span<const std::byte> range);
+
+  ~CudaBuffer() override;
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+
+  std::uint64_t size() const noexcept override { return size_; }
+  NativeHandle native() const noexcept override;
+  std::string_view mechanism() const noexcept override;
+  std::span<std::byte> begin_host_write() override;
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+
+  CUdeviceptr device_pointer() const noexcept { return device_; }
+
+ private:
+  CudaBuffer(std::shared_ptr<Session> s, Kind kind, CUdeviceptr device, std::byte* host, std::uint64_t size)
+      : session_(std::move(s)), kind_(kind), device_(device), host_(host), size_(size) {}
+
+  std::shared_ptr<Session> session_;
+  Kind kind_;
+  CUdeviceptr device_;
+  std::byte* host_;  // pinned / registered: the host address of the same bytes
+  std::uint64_t size_;
+};
+
+// A staging slot: pinned host memory cuMemcpyHtoDAsync reads at full speed.
+class CudaStaging final : public StagingBuffer {
+ public:
+  CudaStaging(std::shared_ptr<Session> s, std::uint64_t bytes);
+  ~CudaStaging() override;
+  CudaStaging(const CudaStaging&) = delete;
+  CudaStaging& operator=(const CudaStaging&) = delete;
+  std::span<std::byte> bytes() noexcept override { return {bytes_, size_}; }
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::byte* bytes_ = nullptr;
+  std::size_t size_;
+};
+
+}  // namespace lwload::cuda
