@@ -11,6 +11,9 @@ std::vector<std::shared_ptr<Backend>> builtin_backends() {
 #if LWLOAD_HAVE_LEVEL_ZERO
   list.push_back(make_level_zero_backend());
 #endif
+#if LWLOAD_HAVE_VULKAN
+  list.push_back(make_vulkan_backend());
+#endif
   return list;
 }
 

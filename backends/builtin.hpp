@@ -19,5 +19,8 @@ std::shared_ptr<Backend> make_opencl_backend();
 #if LWLOAD_HAVE_LEVEL_ZERO
 std::shared_ptr<Backend> make_level_zero_backend();
 #endif
+#if LWLOAD_HAVE_VULKAN
+std::shared_ptr<Backend> make_vulkan_backend();
+#endif
 
 }  // namespace lwload

@@ -11,6 +11,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   libze-dev libze1
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc
   # test runtime and writers
   doctest-dev pocl-opencl-icd clinfo python3-onnx python3-numpy
 )

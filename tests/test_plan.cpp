@@ -132,6 +132,20 @@ TEST_CASE("the only reasons left for not zero_copy are real ones, and plan says 
   CHECK(plan.tensors[2].reason == "split across 2 pieces → direct");
 }
 
+TEST_CASE("a tensor larger than the device's largest shader binding is planned, with a warning") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.bin"};
+  m.tensors = {raw_tensor("small", 0, 1000), raw_tensor("big", 4096, 200000)};
+  DeviceInfo gpu = host_info();
+  gpu.caps.max_shader_binding = 128 * 1024;  // Vulkan's maxStorageBufferRange
+  const Plan plan = make_plan(m, gpu);
+  CHECK(plan.tensors[0].reason.find("warning") == std::string::npos);
+  CHECK(plan.tensors[1].placement == Placement::zero_copy);
+  CHECK(plan.tensors[1].reason.find("warning: 200000 bytes exceed the device's largest shader binding (131072)") !=
+        std::string::npos);
+}
+
 TEST_CASE("region boundaries fall between tensors; neighbouring regions may share a page") {
   Manifest m;
   m.format = "test";

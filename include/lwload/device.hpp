@@ -26,6 +26,8 @@ struct DeviceCaps {
   bool host_visible_alloc = false;         // can allocate memory the host writes directly (direct)
   bool pinned_staging = false;             // staging buffers are pinned / DMA-able
   std::uint64_t device_memory = 0;         // device-local bytes; 0 = unknown (no capacity check)
+  std::uint64_t max_shader_binding = 0;    // largest range a shader binds at once (Vulkan
+                                           // maxStorageBufferRange); 0 = no such limit
 };
 
 struct DeviceInfo {

@@ -235,6 +235,9 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
       else
         tp.reason = str("device has neither host import nor host-visible memory", arrow(tp.placement));
     }
+    if (caps.max_shader_binding != 0 && t.bytes > caps.max_shader_binding && tp.placement != Placement::skipped)
+      tp.reason += str("; warning: ", t.bytes, " bytes exceed the device's largest shader binding (",
+                       caps.max_shader_binding, "): a shader cannot bind it whole");
     plan.tensors.push_back(std::move(tp));
   }
 

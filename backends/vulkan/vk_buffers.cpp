@@ -1,0 +1,139 @@
+#include "backends/vulkan/vk_buffers.hpp"
+
+#include <cstring>
+
+#include "io/fault_guard.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload::vk {
+namespace {
+
+constexpr VkBufferUsageFlags kUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+}  // namespace
+
+void VkBufferMemory::create_buffer(const void* next) {
+  auto info = make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  info.pNext = next;
+  info.size = size_ == 0 ? 1 : size_;
+  info.usage = kUsage;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  session_->check(vkCreateBuffer(session_->device(), &info, nullptr, &buffer_), "vkCreateBuffer", str(size_, " bytes"));
+}
+
+void VkBufferMemory::bind(VkDeviceMemory memory) {
+  memory_ = memory;
+  session_->check(vkBindBufferMemory(session_->device(), buffer_, memory_, 0), "vkBindBufferMemory");
+}
+
+std::unique_ptr<VkBufferMemory> VkBufferMemory::allocate(std::shared_ptr<Session> s, std::uint64_t bytes, Kind kind) {
+  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), kind, bytes));
+  const Session& session = *b->session_;
+  b->create_buffer(nullptr);
+  VkMemoryRequirements needs{};
+  vkGetBufferMemoryRequirements(session.device(), b->buffer_, &needs);
+  const VkMemoryPropertyFlags flags = kind == Kind::device_local
+                                          ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+                                          : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const auto type = session.memory_type(needs.memoryTypeBits, flags);
+  if (!type) fail(ErrorCode::device, session.label(), ": no memory type for a ", bytes, "-byte buffer");
+  auto info = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  info.allocationSize = needs.size;
+  info.memoryTypeIndex = *type;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  session.check(vkAllocateMemory(session.device(), &info, nullptr, &memory), "vkAllocateMemory", str(bytes, " bytes"));
+  b->bind(memory);
+  if (kind != Kind::device_local) {
+    void* mapped = nullptr;
+    session.check(vkMapMemory(session.device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+    b->mapped_ = static_cast<std::byte*>(mapped);
+  }
+  return b;
+}
+
+ImportResult VkBufferMemory::import(std::shared_ptr<Session> s, std::span<const std::byte> range, std::uint64_t alignment) {
+  if (!s->can_import()) return ImportResult::decline("VK_EXT_external_memory_host is not enabled");
+  const auto address = reinterpret_cast<std::uintptr_t>(range.data());
+  // lavapipe accepts misaligned pointers; real drivers do not, and nothing checks for them: we do.
+  if (alignment > 1 && (address % alignment != 0 || range.size() % alignment != 0))
+    return ImportResult::decline(str("host range at 0x", std::hex, address, std::dec, " (", range.size(),
+                                     " bytes) misses minImportedHostPointerAlignment ", alignment));
+  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), Kind::imported, range.size()));
+  const Session& session = *b->session_;
+  auto external = make<VkExternalMemoryBufferCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO);
+  external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  b->create_buffer(&external);
+  VkMemoryRequirements needs{};
+  vkGetBufferMemoryRequirements(session.device(), b->buffer_, &needs);
+  if (needs.size > range.size())
+    return ImportResult::decline(str("the buffer needs ", needs.size, " bytes of memory, the range has ", range.size()));
+  auto pointer = make<VkMemoryHostPointerPropertiesEXT>(VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT);
+  if (const VkResult r = session.host_pointer_properties(range.data(), &pointer); r != VK_SUCCESS)
+    return ImportResult::decline(str("vkGetMemoryHostPointerPropertiesEXT: ", result_name(r)));
+  const auto type = session.memory_type(pointer.memoryTypeBits & needs.memoryTypeBits, 0);
+  if (!type) return ImportResult::decline("no memory type both the pointer and the buffer accept");
+  auto host = make<VkImportMemoryHostPointerInfoEXT>(VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT);
+  host.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  host.pHostPointer = const_cast<std::byte*>(range.data());  // read-only pages: nothing writes them
+  auto info = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  info.pNext = &host;
+  info.allocationSize = range.size();
+  info.memoryTypeIndex = *type;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  const VkResult r = vkAllocateMemory(session.device(), &info, nullptr, &memory);
+  if (r == VK_ERROR_INVALID_EXTERNAL_HANDLE || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    return ImportResult::decline(str("vkAllocateMemory(VkImportMemoryHostPointerInfoEXT): ", result_name(r)));
+  session.check(r, "vkAllocateMemory", "host pointer import");
+  b->bind(memory);
+  void* mapped = nullptr;
+  session.check(vkMapMemory(session.device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory", "imported pages");
+  b->mapped_ = static_cast<std::byte*>(mapped);
+  return {std::move(b), {}};
+}
+
+VkBufferMemory::~VkBufferMemory() {
+  const VkDevice device = session_->device();
+  if (mapped_) vkUnmapMemory(device, memory_);
+  if (buffer_) vkDestroyBuffer(device, buffer_, nullptr);
+  if (memory_) vkFreeMemory(device, memory_, nullptr);
+}
+
+std::string_view VkBufferMemory::mechanism() const noexcept {
+  switch (kind_) {
+    case Kind::imported: return "vk_host_import";
+    case Kind::host_visible: return "host_visible";
+    case Kind::device_local: return "allocated";
+  }
+  return "?";
+}
+
+std::span<std::byte> VkBufferMemory::begin_host_write() {
+  if (kind_ != Kind::host_visible) return {};
+  return {mapped_, static_cast<std::size_t>(size_)};
+}
+
+void VkBufferMemory::read_back(std::uint64_t offset, std::span<std::byte> dst) {
+  if (offset > size_ || dst.size() > size_ - offset)
+    fail(ErrorCode::usage, session_->label(), ": read-back of ", dst.size(), " bytes at ", offset, " outside a ", size_,
+         "-byte buffer");
+  if (dst.empty()) return;
+  if (mapped_) {
+    if (!io::copy_guarded(dst.data(), mapped_ + offset, dst.size()))
+      fail(ErrorCode::io, session_->label(), ": reading imported file pages faulted (SIGBUS): the file is shorter "
+           "than when it was mapped");
+    return;
+  }
+  // Device-local: copy through a temporary host-visible buffer.
+  const auto bounce = allocate(session_, dst.size(), Kind::host_visible);
+  const auto submission = session_->submit([&](VkCommandBuffer commands) {
+    const VkBufferCopy region{offset, 0, dst.size()};
+    vkCmdCopyBuffer(commands, buffer_, bounce->buffer(), 1, &region);
+  });
+  const VkResult r = session_->wait(submission);
+  session_->free_submission(submission);
+  session_->check(r, "vkWaitForFences", "read-back");
+  std::memcpy(dst.data(), bounce->mapped(), dst.size());
+}
+
+}  // namespace lwload::vk

@@ -1,0 +1,62 @@
+// Vulkan memory lwload hands out, each a VkBuffer bound to its own VkDeviceMemory (usable as a
+// storage buffer and as a copy source/destination): imported file pages (zero_copy, through
+// VK_EXT_external_memory_host), host-visible device memory mapped for the loader to read into
+// (direct), device-local memory (staged), and mapped host-visible staging slots.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "backends/vulkan/vk_session.hpp"
+#include "lwload/backend.hpp"
+
+namespace lwload::vk {
+
+class VkBufferMemory final : public DeviceBuffer {
+ public:
+  enum class Kind { imported, host_visible, device_local };
+
+  static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, Kind kind);
+  // `range` meets the import alignment and size multiple; a refusal declines with the reason.
+  static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range, std::uint64_t alignment);
+
+  ~VkBufferMemory() override;
+  VkBufferMemory(const VkBufferMemory&) = delete;
+  VkBufferMemory& operator=(const VkBufferMemory&) = delete;
+
+  std::uint64_t size() const noexcept override { return size_; }
+  NativeHandle native() const noexcept override { return {"vk_buffer", reinterpret_cast<void*>(buffer_)}; }
+  std::string_view mechanism() const noexcept override;
+  std::span<std::byte> begin_host_write() override;
+  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+
+  VkBuffer buffer() const noexcept { return buffer_; }
+  VkDeviceMemory memory() const noexcept { return memory_; }
+  std::byte* mapped() const noexcept { return mapped_; }
+
+ private:
+  VkBufferMemory(std::shared_ptr<Session> s, Kind kind, std::uint64_t size)
+      : session_(std::move(s)), kind_(kind), size_(size) {}
+  void create_buffer(const void* next);
+  void bind(VkDeviceMemory memory);
+
+  std::shared_ptr<Session> session_;
+  Kind kind_;
+  std::uint64_t size_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  std::byte* mapped_ = nullptr;  // imported and host-visible: mapped for the buffer's life
+};
+
+class VkStaging final : public StagingBuffer {
+ public:
+  VkStaging(std::shared_ptr<Session> s, std::uint64_t bytes)
+      : memory_(VkBufferMemory::allocate(std::move(s), bytes, VkBufferMemory::Kind::host_visible)) {}
+  std::span<std::byte> bytes() noexcept override { return {memory_->mapped(), static_cast<std::size_t>(memory_->size())}; }
+  VkBuffer buffer() const noexcept { return memory_->buffer(); }
+
+ private:
+  std::unique_ptr<VkBufferMemory> memory_;
+};
+
+}  // namespace lwload::vk

@@ -1,0 +1,212 @@
+// The vulkan backend: how most integrated GPUs on Linux and Android run inference. Unified devices
+// (a memory type both DEVICE_LOCAL and HOST_VISIBLE) with VK_EXT_external_memory_host import the
+// planner's page-covering regions of the file mapping as VkDeviceMemory bound to storage buffers
+// (zero_copy); without import, direct reads into mapped host-visible memory; discrete devices are
+// filled through the staging ring with vkCmdCopyBuffer, one fence per copy.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "backends/builtin.hpp"
+#include "backends/completion_queue.hpp"
+#include "backends/vulkan/vk_buffers.hpp"
+#include "backends/vulkan/vk_instance.hpp"
+#include "lwload/error.hpp"
+#include "lwload/vulkan.hpp"
+
+namespace lwload {
+namespace {
+
+using namespace vk;
+
+DeviceKind kind_of(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceKind::igpu;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceKind::dgpu;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceKind::cpu;
+    default: return DeviceKind::accelerator;
+  }
+}
+
+DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
+  auto host = make<VkPhysicalDeviceExternalMemoryHostPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT);
+  auto maintenance3 = make<VkPhysicalDeviceMaintenance3Properties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
+  const bool import = has_device_extension(physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  maintenance3.pNext = import ? &host : nullptr;
+  auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  properties.pNext = &maintenance3;
+  vkGetPhysicalDeviceProperties2(physical, &properties);
+  const VkPhysicalDeviceLimits& limits = properties.properties.limits;
+  VkPhysicalDeviceMemoryProperties memory{};
+  vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+  bool unified = false, host_visible = false;
+  std::uint64_t device_heap = 0;
+  for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    const auto flags = memory.memoryTypes[i].propertyFlags;
+    unified = unified || ((flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
+    host_visible = host_visible || (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  }
+  for (std::uint32_t h = 0; h < memory.memoryHeapCount; ++h)
+    if (memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      device_heap = std::max<std::uint64_t>(device_heap, memory.memoryHeaps[h].size);
+
+  DeviceInfo info;
+  info.backend = "vulkan";
+  info.index = index;
+  info.name = properties.properties.deviceName;
+  info.kind = kind_of(properties.properties.deviceType);
+  info.memory = unified ? MemoryModel::unified : MemoryModel::discrete;
+  const std::uint64_t alignment = import ? std::max<std::uint64_t>(host.minImportedHostPointerAlignment, 1) : 4096;
+  info.caps.import_host_ptr = import && unified && std::getenv("LWLOAD_VULKAN_NO_IMPORT") == nullptr;
+  info.caps.import_alignment = alignment;
+  info.caps.size_multiple = alignment;  // imported sizes must be multiples of it too
+  info.caps.max_alloc = std::min<std::uint64_t>(maintenance3.maxMemoryAllocationSize, device_heap ? device_heap : UINT64_MAX);
+  info.caps.sub_buffer_alignment = limits.minStorageBufferOffsetAlignment;
+  info.caps.host_visible_alloc = unified && host_visible;
+  info.caps.pinned_staging = true;
+  info.caps.device_memory = device_heap;
+  info.caps.max_shader_binding = limits.maxStorageBufferRange;
+  info.details.emplace_back("api_version", str(VK_API_VERSION_MAJOR(properties.properties.apiVersion), ".",
+                                               VK_API_VERSION_MINOR(properties.properties.apiVersion), ".",
+                                               VK_API_VERSION_PATCH(properties.properties.apiVersion)));
+  info.details.emplace_back("external_memory_host",
+                            import ? str("yes (minImportedHostPointerAlignment ", alignment, ")") : std::string("no"));
+  info.details.emplace_back("maxMemoryAllocationSize", std::to_string(maintenance3.maxMemoryAllocationSize));
+  info.details.emplace_back("maxStorageBufferRange", std::to_string(limits.maxStorageBufferRange));
+  info.details.emplace_back("minStorageBufferOffsetAlignment", std::to_string(limits.minStorageBufferOffsetAlignment));
+  return info;
+}
+
+class VulkanDevice final : public Device {
+ public:
+  VulkanDevice(DeviceInfo info, std::shared_ptr<Session> session) : info_(std::move(info)), session_(std::move(session)) {}
+  ~VulkanDevice() override { completions_.wait_idle(); }
+
+  const DeviceInfo& info() const noexcept override { return info_; }
+
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+    if (bytes > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, session_->label(), ": allocation of ", bytes, " bytes exceeds maxMemoryAllocationSize ",
+           info_.caps.max_alloc);
+    return VkBufferMemory::allocate(session_, bytes, place == MemoryPlace::host_visible ? VkBufferMemory::Kind::host_visible
+                                                                                        : VkBufferMemory::Kind::device_local);
+  }
+
+  ImportResult import_host(std::span<const std::byte> range) override {
+    if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot import host memory"));
+    // A refusal on demand, as RADV gives for file-backed pages: the tests' way to see the fall-back.
+    if (const char* knob = std::getenv("LWLOAD_VULKAN_DECLINE_IMPORT"); knob && std::string(knob) == "1")
+      return ImportResult::decline("vkAllocateMemory(VkImportMemoryHostPointerInfoEXT): declined by "
+                                   "LWLOAD_VULKAN_DECLINE_IMPORT=1");
+    if (range.size() > info_.caps.max_alloc)
+      fail(ErrorCode::out_of_memory, session_->label(), ": import of ", range.size(), " bytes exceeds ", info_.caps.max_alloc);
+    return VkBufferMemory::import(session_, range, info_.caps.import_alignment);
+  }
+
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    return std::make_unique<VkStaging>(session_, bytes);
+  }
+
+  void finish() override { completions_.wait_idle(); }
+
+ protected:
+  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                    std::uint64_t bytes, TransferDone done) override {
+    auto* source = dynamic_cast<VkStaging*>(&staging);
+    auto* target = dynamic_cast<VkBufferMemory*>(&dst);
+    if (!source || !target) fail(ErrorCode::usage, session_->label(), ": upload between buffers of another device");
+    const auto submission = session_->submit([&](VkCommandBuffer commands) {
+      const VkBufferCopy region{src_offset, dst_offset, bytes};
+      vkCmdCopyBuffer(commands, source->buffer(), target->buffer(), 1, &region);
+    });
+    completions_.push(
+        [session = session_, submission, bytes]() -> std::exception_ptr {
+          const VkResult r = session->wait(submission);
+          session->free_submission(submission);
+          try {
+            session->check(r, "vkWaitForFences", str(bytes, " bytes, upload"));
+          } catch (...) {
+            return std::current_exception();
+          }
+          return nullptr;
+        },
+        std::move(done));
+  }
+
+ private:
+  DeviceInfo info_;
+  std::shared_ptr<Session> session_;
+  CompletionQueue completions_;  // last: drained before the session goes
+};
+
+// Devices are enumerated on an instance of our own, kept only while listing.
+struct Enumeration {
+  VkInstance instance = VK_NULL_HANDLE;
+  ~Enumeration() {
+    if (instance) vkDestroyInstance(instance, nullptr);
+  }
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  std::string_view name() const noexcept override { return "vulkan"; }
+
+  std::vector<DeviceInfo> devices() override {
+    std::vector<DeviceInfo> out;
+    try {
+      Enumeration e{create_instance()};
+      const auto physicals = physical_devices(e.instance);
+      for (std::uint32_t i = 0; i < physicals.size(); ++i) out.push_back(describe(physicals[i], i));
+    } catch (const Error&) {
+      // No loader or ICD: no devices (absent_reason says why).
+    }
+    return out;
+  }
+
+  std::string absent_reason() const override {
+    try {
+      Enumeration e{create_instance()};
+      if (physical_devices(e.instance).empty()) return "the Vulkan loader found no physical device";
+      return {};
+    } catch (const Error& error) {
+      return error.what();
+    }
+  }
+
+  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
+    const auto all = devices();
+    if (index >= all.size())
+      fail(ErrorCode::usage, "vulkan:", index, ": no such device (", all.size(), " Vulkan device",
+           all.size() == 1 ? "" : "s", " present)");
+    DeviceInfo info = apply_overrides(all[index], overrides);
+    auto session = Session::open(index, info.id());
+    return std::make_unique<VulkanDevice>(std::move(info), std::move(session));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_vulkan_backend() { return std::make_shared<VulkanBackend>(); }
+
+std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                           std::uint32_t queue_family, const DeviceOverrides& overrides) {
+  // The index is the physical device's position in the application's instance.
+  const auto physicals = physical_devices(instance);
+  const auto at = std::find(physicals.begin(), physicals.end(), physical);
+  if (at == physicals.end()) fail(ErrorCode::usage, "vulkan: the physical device is not one of the instance's");
+  const auto index = static_cast<std::uint32_t>(at - physicals.begin());
+  DeviceInfo info = describe(physical, index);
+  // The application enabled the extensions it chose: import only where it enabled host memory.
+  auto session = Session::adopt(instance, physical, device, queue_family, info.id());
+  if (!session->can_import()) info.caps.import_host_ptr = false;
+  info = apply_overrides(std::move(info), overrides);
+  return std::make_unique<VulkanDevice>(std::move(info), std::move(session));
+}
+
+std::optional<VulkanTensor> vulkan_tensor(const TensorHandle& tensor) {
+  const auto* buffer = dynamic_cast<const vk::VkBufferMemory*>(tensor.buffer);
+  if (!buffer) return std::nullopt;
+  return VulkanTensor{buffer->buffer(), buffer->memory(), tensor.offset};
+}
+
+}  // namespace lwload

@@ -1,0 +1,29 @@
+// Vulkan for applications: bring your own instance / physical device / device / queue family
+// (lwload allocates, imports and copies in them and never destroys them), and typed access to
+// where a tensor lives: its VkBuffer and VkDeviceMemory, the tensor starting `offset` bytes in.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "lwload/backend.hpp"
+#include "lwload/loader.hpp"
+
+namespace lwload {
+
+// Imports need VK_EXT_external_memory_host enabled on `device`; without it zero_copy is off.
+std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                           std::uint32_t queue_family, const DeviceOverrides& overrides = {});
+
+struct VulkanTensor {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  std::uint64_t offset;
+};
+// nullopt when the tensor is not on a Vulkan device (or was skipped).
+std::optional<VulkanTensor> vulkan_tensor(const TensorHandle& tensor);
+
+}  // namespace lwload
