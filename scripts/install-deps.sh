@@ -13,7 +13,7 @@ packages=(
   libze-dev libze1
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc
   # test runtime and writers
-  doctest-dev pocl-opencl-icd clinfo python3-onnx python3-numpy
+  doctest-dev pocl-opencl-icd mesa-opencl-icd clinfo python3-onnx python3-numpy
 )
 
 missing=()
