@@ -78,6 +78,9 @@ class FileSystem {
                                                  FileOpenFlags flags = {}) = 0;
   virtual bool is_directory(const std::filesystem::path& path) = 0;
   virtual bool exists(const std::filesystem::path& path) = 0;
+  // `path` with every symbolic link resolved (as far as it exists), for containment checks. A file
+  // system without links returns it lexically normalised.
+  virtual std::filesystem::path real_path(const std::filesystem::path& path) { return path.lexically_normal(); }
 };
 
 // Forwards every call to another file system (LevelDB's EnvWrapper): derive from it to change one
@@ -90,6 +93,7 @@ class FileSystemWrapper : public FileSystem {
   }
   bool is_directory(const std::filesystem::path& path) override { return target_->is_directory(path); }
   bool exists(const std::filesystem::path& path) override { return target_->exists(path); }
+  std::filesystem::path real_path(const std::filesystem::path& path) override { return target_->real_path(path); }
   FileSystem& target() const noexcept { return *target_; }
 
  private:

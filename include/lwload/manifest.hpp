@@ -82,6 +82,9 @@ struct OpenOptions {
   std::shared_ptr<FileSystem> file_system;
   // Force a reader instead of detecting the format from content ("safetensors", "gguf", ...).
   std::string format;
+  // Every file a model names must resolve, links followed, inside the model's folder; true lets
+  // links point elsewhere (weights linked from a shared cache, e.g. Hugging Face hub snapshots).
+  bool allow_outside_links = false;
 };
 
 // Reads the headers of the model at `path` (a file, or a folder holding one model) and returns its

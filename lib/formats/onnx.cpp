@@ -482,7 +482,8 @@ class OnnxScan {
         file_.parent_path(), *location, file_, str("tensor '", t.name, "': external_data location"));
     if (!fs_.exists(path) || fs_.is_directory(path))
       fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "external data file ",
-                  path.string(), " (location '", *location, "') does not exist");
+                  path.string(), " (location '", *location, "') ",
+                  fs_.exists(path) ? "is a directory, not a file" : "does not exist");
     const std::uint64_t data_offset = offset.value_or(0);
     const std::uint64_t data_length = length.value_or(info.bytes);
     check_extent(path, str("tensor '", t.name, "' external data (from ", file_.string(), ")"),

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "formats/format.hpp"
+#include "io/contained_file_system.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -23,7 +24,8 @@ std::vector<std::string> supported_formats() {
 }
 
 Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
-  const std::shared_ptr<FileSystem> fs = options.file_system ? options.file_system : posix_file_system();
+  const std::shared_ptr<FileSystem> fs = std::make_shared<io::ContainedFileSystem>(
+      options.file_system ? options.file_system : posix_file_system(), path, options.allow_outside_links);
   formats::ModelSource source{*fs, path, fs->is_directory(path), {}};
   std::array<std::byte, 64> head{};
   if (!source.is_directory) {

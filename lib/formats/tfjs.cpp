@@ -187,7 +187,8 @@ std::vector<Shard> open_shards(FileSystem& file_system, const json::object& grou
     const fs::path shard_path = resolve_inside(dir, name, path, what);
     if (!file_system.exists(shard_path) || file_system.is_directory(shard_path))
       fail(ErrorCode::bad_input, path.string(), ": ", what, ": shard '", name, "' (holding tensor '", first_tensor,
-           "') is missing: ", shard_path.string(), " does not exist");
+           "') is missing: ", shard_path.string(),
+           file_system.exists(shard_path) ? " is a directory, not a file" : " does not exist");
     const std::uint64_t size = file_system.open(shard_path)->size();
     if (size > std::numeric_limits<std::uint64_t>::max() - begin)
       fail(ErrorCode::bad_input, path.string(), ": ", group_where, ": shard sizes overflow 64 bits");

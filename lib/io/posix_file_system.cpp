@@ -70,18 +70,39 @@ class PosixFile final : public RandomAccessFile {
   int fd_;
 };
 
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
   std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path,
                                          FileOpenFlags flags) override {
-    int oflags = O_RDONLY | O_CLOEXEC;
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. Anything
+    // but a regular file is refused before a byte is read; then reads block normally again.
+    int oflags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
     if (flags.direct_io) oflags |= O_DIRECT;
     const int fd = ::open(path.c_str(), oflags);
     if (fd < 0) fail(ErrorCode::io, path.string(), ": cannot open: ", std::strerror(errno));
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (::fstat(fd, &st) != 0) {
+      const int error = errno;
       ::close(fd);
-      fail(ErrorCode::io, path.string(), ": is a directory, expected a file");
+      fail(ErrorCode::io, path.string(), ": fstat: ", std::strerror(error));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      fail(ErrorCode::bad_input, path.string(), ": is ", kind_of(st.st_mode), ", not a regular file; refusing to read it");
+    }
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+      const int error = errno;
+      ::close(fd);
+      fail(ErrorCode::io, path.string(), ": fcntl: ", std::strerror(error));
     }
     return std::make_unique<PosixFile>(path, fd);
   }
@@ -94,6 +115,12 @@ class PosixFileSystem final : public FileSystem {
   bool exists(const std::filesystem::path& path) override {
     std::error_code ec;
     return std::filesystem::exists(path, ec);
+  }
+
+  std::filesystem::path real_path(const std::filesystem::path& path) override {
+    std::error_code ec;
+    auto real = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+    return ec ? std::filesystem::absolute(path).lexically_normal() : real;
   }
 };
 

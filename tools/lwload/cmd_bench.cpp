@@ -296,7 +296,7 @@ int cmd_bench(int argc, char** argv) {
             "posix_fadvise DONTNEED; works on files this process can open, and is checked with\n"
             "mincore) and then runs lwload's reads with O_DIRECT unless --buffered.",
             {"MODEL"},
-            {device_option(),
+            {device_option(), links_option(),
              {"--placements", "LIST", "comma-separated placements, or auto (every one the device can do)", "auto"},
              {"--reps", "N", "repetitions of each variant", "5"},
              {"--cold", "", "evict the page cache before every repetition", ""},
@@ -318,7 +318,7 @@ int cmd_bench(int argc, char** argv) {
   load_options.direct_io = cold && !args.flag("--buffered");
   apply_io_options(args, load_options);
 
-  const Manifest manifest = open_manifest(args.positional(0));
+  const Manifest manifest = open_model(args);
   const auto device = open_device(args.get("--device"), overrides);
   const DeviceInfo& info = device->info();
   const std::uint64_t model_bytes = manifest.total_bytes();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "load_options.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/manifest_json.hpp"
 
@@ -83,14 +84,14 @@ int cmd_inspect(int argc, char** argv) {
   Args args("inspect", "Reads a model's headers (no tensor data) and lists its tensors.", {"MODEL"},
             {{"--json", "", "print one JSON object (DESIGN.md's schema)", ""},
              {"--metadata", "", "with --json: include model metadata (GGUF KVs, ...)", ""},
-             {"--format", "NAME", "skip detection and use this reader", ""},
+             {"--format", "NAME", "skip detection and use this reader", ""}, links_option(),
              {"--stats", "", "print to stderr the bytes read and the time taken to open the model", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   OpenOptions options;
   options.format = args.get("--format");
   const std::uint64_t read_before = bytes_read_so_far();
   const auto start = std::chrono::steady_clock::now();
-  const Manifest manifest = open_manifest(args.positional(0), options);
+  const Manifest manifest = open_model(args, options);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   const std::uint64_t read_bytes = bytes_read_so_far() - read_before;
   if (args.flag("--stats")) {

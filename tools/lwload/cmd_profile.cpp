@@ -34,7 +34,7 @@ int cmd_profile(int argc, char** argv) {
             "(zero-copy: anonymous growth <= 16 MiB); discrete peak <= baseline + budget + 16 MiB.\n"
             "Exit status 1 when the contract is violated.",
             {"MODEL"},
-            {device_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+            {device_option(), links_option(), placement_option(), budget_option(), slots_option(), memory_option(),
              max_alloc_option(), io_option(), direct_io_option(), lazy_option(),
              {"--verify", "", "read every tensor back and compare (a verify phase)", ""},
              {"--period", "MS", "sampling period in milliseconds", "2"},
@@ -53,7 +53,7 @@ int cmd_profile(int argc, char** argv) {
   options.period = std::chrono::milliseconds(period_ms);
 
   // Headers first, then the device: the baseline is the process after device initialisation.
-  const Manifest manifest = open_manifest(args.positional(0));
+  const Manifest manifest = open_model(args);
   const auto device = open_device(args.get("--device"), overrides);
   profile::Report report = profile::profile_load(manifest, *device, options);
   report.model = args.positional(0);

@@ -18,8 +18,16 @@ OptionSpec only_option(std::string_view verb) {
 }
 OptionSpec io_option() { return {"--io", "E", "auto, io_uring or pread", "auto"}; }
 OptionSpec direct_io_option() { return {"--direct-io", "", "read staged tensors with O_DIRECT (cold loads)", ""}; }
+OptionSpec links_option() {
+  return {"--allow-outside-links", "", "follow links out of the model folder (weights linked from a shared cache)", ""};
+}
 OptionSpec lazy_option() {
   return {"--lazy", "", "zero-copy tensors are ready once imported; their pages fault in on first use", ""};
+}
+
+Manifest open_model(const Args& args, OpenOptions options) {
+  options.allow_outside_links = options.allow_outside_links || args.flag("--allow-outside-links");
+  return open_manifest(args.positional(0), options);
 }
 
 DeviceOverrides device_overrides(const Args& args) {

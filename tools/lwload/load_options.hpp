@@ -23,8 +23,11 @@ OptionSpec only_option(std::string_view verb);  // "load", "plan"
 OptionSpec io_option();
 OptionSpec direct_io_option();
 OptionSpec lazy_option();
+OptionSpec links_option();  // --allow-outside-links
 
 // Each reads only the options the command declared.
+// The model at positional 0, opened with --allow-outside-links when given.
+Manifest open_model(const Args& args, OpenOptions options = {});
 DeviceOverrides device_overrides(const Args& args);
 PlanOptions plan_options(const Args& args);
 void apply_io_options(const Args& args, LoadOptions& options);  // --io, --direct-io, --lazy
