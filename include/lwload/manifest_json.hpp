@@ -1,6 +1,7 @@
 // The manifest as the JSON object `lwload inspect --json` prints (DESIGN.md, "Canonical names").
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "lwload/manifest.hpp"
@@ -11,5 +12,7 @@ namespace lwload {
 // "quantization"[, "encoding"]}], "metadata": {...}}. Metadata is included only when asked for
 // (GGUF vocabularies are large).
 std::string manifest_to_json(const Manifest& manifest, bool with_metadata = false);
+// The same, written to `out` one tensor at a time (memory independent of the tensor count).
+void write_manifest_json(std::ostream& out, const Manifest& manifest, bool with_metadata = false);
 
 }  // namespace lwload

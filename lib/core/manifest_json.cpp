@@ -2,6 +2,7 @@
 #include "lwload/manifest_json.hpp"
 
 #include <boost/json.hpp>
+#include <sstream>
 
 namespace lwload {
 namespace {
@@ -39,40 +40,49 @@ boost::json::value quantization_to_json(const std::optional<Quantization>& q) {
   return out;
 }
 
+
+// One tensor's object. Built and serialised one at a time: a DOM of the whole manifest would cost
+// hundreds of bytes per tensor (~1 GiB for a header that lists a million tensors).
+boost::json::object tensor_to_json(const TensorInfo& t) {
+  boost::json::object obj;
+  obj["name"] = t.name;
+  obj["dtype"] = dtype_name(t.dtype);
+  obj["shape"] = boost::json::value_from(t.shape);
+  obj["bytes"] = t.bytes;
+  boost::json::array pieces;
+  if (t.encoding == Encoding::raw) {
+    for (const auto& p : t.pieces)
+      pieces.push_back(boost::json::object{{"file", p.file}, {"offset", p.offset}, {"length", p.length}});
+  }
+  obj["pieces"] = std::move(pieces);
+  obj["quantization"] = quantization_to_json(t.quantization);
+  if (t.encoding != Encoding::raw) obj["encoding"] = encoding_name(t.encoding);
+  return obj;
+}
+
 }  // namespace
 
-std::string manifest_to_json(const Manifest& manifest, bool with_metadata) {
-  boost::json::object root;
-  root["format"] = manifest.format;
+void write_manifest_json(std::ostream& out, const Manifest& manifest, bool with_metadata) {
   boost::json::array files;
   for (const auto& f : manifest.files) files.emplace_back(f.string());
-  root["files"] = std::move(files);
-  root["total_bytes"] = manifest.total_bytes();
-  boost::json::array tensors;
-  tensors.reserve(manifest.tensors.size());
-  for (const auto& t : manifest.tensors) {
-    boost::json::object obj;
-    obj["name"] = t.name;
-    obj["dtype"] = dtype_name(t.dtype);
-    obj["shape"] = boost::json::value_from(t.shape);
-    obj["bytes"] = t.bytes;
-    boost::json::array pieces;
-    if (t.encoding == Encoding::raw) {
-      for (const auto& p : t.pieces)
-        pieces.push_back(boost::json::object{{"file", p.file}, {"offset", p.offset}, {"length", p.length}});
-    }
-    obj["pieces"] = std::move(pieces);
-    obj["quantization"] = quantization_to_json(t.quantization);
-    if (t.encoding != Encoding::raw) obj["encoding"] = encoding_name(t.encoding);
-    tensors.push_back(std::move(obj));
-  }
-  root["tensors"] = std::move(tensors);
+  out << "{\"format\":" << boost::json::serialize(boost::json::value(manifest.format))
+      << ",\"files\":" << boost::json::serialize(files) << ",\"total_bytes\":" << manifest.total_bytes()
+      << ",\"tensors\":[";
+  for (std::size_t i = 0; i < manifest.tensors.size(); ++i)
+    out << (i ? "," : "") << boost::json::serialize(tensor_to_json(manifest.tensors[i]));
+  out << ']';
   if (with_metadata) {
     boost::json::object meta;
     for (const auto& entry : manifest.metadata) meta[entry.key] = meta_to_json(entry.value);
-    root["metadata"] = std::move(meta);
+    out << ",\"metadata\":" << boost::json::serialize(meta);
   }
-  return boost::json::serialize(root);
+  out << '}';
+}
+
+std::string manifest_to_json(const Manifest& manifest, bool with_metadata) {
+  std::ostringstream out;
+  write_manifest_json(out, manifest, with_metadata);
+  return std::move(out).str();
 }
 
 }  // namespace lwload

@@ -19,13 +19,19 @@ void check_plan(const Manifest& manifest, const Device& device, const Plan& plan
       fail(ErrorCode::usage, "the plan does not match the manifest (tensor index ", tp.tensor, " of ",
            manifest.tensors.size(), ")");
     previous = tp.tensor;
-    if (tp.placement == Placement::zero_copy &&
-        (tp.region >= plan.regions.size() ||
-         std::find(plan.regions[tp.region].tensors.begin(), plan.regions[tp.region].tensors.end(), tp.tensor) ==
-             plan.regions[tp.region].tensors.end()))
+    if (tp.placement == Placement::zero_copy && tp.region >= plan.regions.size())
       fail(ErrorCode::usage, "the plan places tensor '", manifest.tensors[tp.tensor].name,
            "' zero_copy without a region that holds it");
   }
+  // Each zero_copy tensor is listed by the region it names (one pass: plans may hold millions).
+  std::vector<std::size_t> listed(plan.tensors.size(), no_region);
+  for (std::size_t r = 0; r < plan.regions.size(); ++r)
+    for (std::size_t index : plan.regions[r].tensors)
+      if (const TensorPlan* tp = plan.find(index)) listed[static_cast<std::size_t>(tp - plan.tensors.data())] = r;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i)
+    if (plan.tensors[i].placement == Placement::zero_copy && listed[i] != plan.tensors[i].region)
+      fail(ErrorCode::usage, "the plan places tensor '", manifest.tensors[plan.tensors[i].tensor].name,
+           "' zero_copy without a region that holds it");
   for (const ImportRegion& r : plan.regions) {
     if (r.file >= manifest.files.size() || r.length < r.used)
       fail(ErrorCode::usage, "the plan's import region at offset ", r.offset, " does not match the manifest");

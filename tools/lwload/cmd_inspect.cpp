@@ -104,10 +104,12 @@ int cmd_inspect(int argc, char** argv) {
               << read_bytes << " bytes of " << file_bytes << " (" << manifest.tensors.size()
               << " tensors), peak RSS " << peak_rss_kib() << " KiB\n";
   }
-  if (args.flag("--json"))
-    std::cout << manifest_to_json(manifest, args.flag("--metadata")) << '\n';
-  else
+  if (args.flag("--json")) {
+    write_manifest_json(std::cout, manifest, args.flag("--metadata"));
+    std::cout << '\n';
+  } else {
     print_table(manifest);
+  }
   return exit_ok;
 }
 
