@@ -154,10 +154,14 @@ class Weights {
   std::unique_ptr<State> state_;
 };
 
-// Plans (with options.plan) and loads.
+// Plans (with options.plan) and loads. The Weights keep a copy of the manifest (their handles
+// point into it); pass it as an rvalue to move it in instead — with millions of tensors the copy
+// is most of the loader's own memory.
 Weights load(const Manifest& manifest, Device& device, const LoadOptions& options = {});
+Weights load(Manifest&& manifest, Device& device, const LoadOptions& options = {});
 // Loads with a plan made earlier by make_plan for this manifest and this device.
 Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options = {});
+Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options = {});
 
 struct VerifyReport {
   std::size_t tensors = 0;  // tensors compared

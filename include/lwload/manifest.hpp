@@ -63,7 +63,9 @@ struct TensorInfo {
   std::uint64_t bytes = 0;          // bytes of the stored tensor (what lands on the device)
   Encoding encoding = Encoding::raw;
   std::vector<Piece> pieces;        // raw: the bytes; otherwise the encoded field(s) to decode
-  std::optional<Quantization> quantization;
+  // Shared and immutable: most tensors have none, and a header may list millions of tensors, so
+  // the record stays small (a pointer, not ~120 bytes of optional fields).
+  std::shared_ptr<const Quantization> quantization;
 };
 
 struct Manifest {

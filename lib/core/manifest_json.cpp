@@ -27,7 +27,7 @@ boost::json::value meta_to_json(const MetaValue& meta) {
       meta.value);
 }
 
-boost::json::value quantization_to_json(const std::optional<Quantization>& q) {
+boost::json::value quantization_to_json(const std::shared_ptr<const Quantization>& q) {
   if (!q) return nullptr;
   boost::json::object out;
   out["scheme"] = q->scheme;

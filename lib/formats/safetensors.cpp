@@ -135,24 +135,27 @@ void read_single(FileSystem& file_system, const fs::path& path, Manifest& manife
   const std::uint64_t data_start = 8 + header_len;
   const std::uint64_t data_len = size - data_start;
 
-  const json::value header = read_json(*file, 8, header_len, "header");
-  const json::object& root = as_object(header, path, "header");
-
+  // The parsed header (a DOM of a few hundred bytes per tensor) lives only while the entries are
+  // taken from it, so it and the manifest are never in memory together.
   std::vector<Entry> entries;
-  entries.reserve(root.size());  // bounded by the header text already parsed
-  for (const auto& [key, value] : root) {
-    if (key == "__metadata__") {
-      for (const auto& [meta_key, meta_value] : as_object(value, path, "__metadata__")) {
-        const std::string where = str("__metadata__ field '", std::string_view(meta_key), "'");
-        std::string text(as_string(meta_value, path, where));
-        const std::string_view name = meta_key;  // clang 14 cannot capture structured bindings
-        const bool present = std::any_of(manifest.metadata.begin(), manifest.metadata.end(),
-                                         [name](const MetaEntry& e) { return e.key == name; });
-        if (!present) manifest.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
+  {
+    const json::value header = read_json(*file, 8, header_len, "header");
+    const json::object& root = as_object(header, path, "header");
+    entries.reserve(root.size());  // bounded by the header text already parsed
+    for (const auto& [key, value] : root) {
+      if (key == "__metadata__") {
+        for (const auto& [meta_key, meta_value] : as_object(value, path, "__metadata__")) {
+          const std::string where = str("__metadata__ field '", std::string_view(meta_key), "'");
+          std::string text(as_string(meta_value, path, where));
+          const std::string_view name = meta_key;  // clang 14 cannot capture structured bindings
+          const bool present = std::any_of(manifest.metadata.begin(), manifest.metadata.end(),
+                                           [name](const MetaEntry& e) { return e.key == name; });
+          if (!present) manifest.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
+        }
+        continue;
       }
-      continue;
+      entries.push_back(parse_entry(std::string(key), value, path, data_start, size));
     }
-    entries.push_back(parse_entry(std::string(key), value, path, data_start, size));
   }
 
   // The JSON map has no order; the data region does. Sort by offsets, then require a tiling.
@@ -176,6 +179,7 @@ void read_single(FileSystem& file_system, const fs::path& path, Manifest& manife
          expected, " (bytes [", expected, ", ", data_len, ") belong to no tensor)");
 
   const std::uint32_t index = file_index(manifest, path);
+  manifest.tensors.reserve(manifest.tensors.size() + entries.size());
   for (Entry& e : entries) {
     TensorInfo t;
     t.name = std::move(e.name);

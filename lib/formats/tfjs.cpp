@@ -142,10 +142,10 @@ std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std:
   return pos - begin;
 }
 
-std::optional<Quantization> parse_quantization(const json::object& weight, DType original,
+std::shared_ptr<const Quantization> parse_quantization(const json::object& weight, DType original,
                                                const fs::path& path, const std::string& where, DType* stored) {
   const json::value* q = weight.if_contains("quantization");
-  if (!q || q->is_null()) return std::nullopt;
+  if (!q || q->is_null()) return nullptr;
   const std::string q_where = where + " field 'quantization'";
   const json::object& obj = as_object(*q, path, q_where);
   const std::string_view q_dtype = as_string(required(obj, "dtype", path, q_where), path, q_where + ".dtype");
@@ -171,7 +171,7 @@ std::optional<Quantization> parse_quantization(const json::object& weight, DType
   if (scale) out.scale.push_back(as_double(*scale, path, q_where + ".scale"));
   if (min) out.min = as_double(*min, path, q_where + ".min");
   *stored = *type;
-  return out;
+  return std::make_shared<const Quantization>(std::move(out));
 }
 
 std::vector<Shard> open_shards(FileSystem& file_system, const json::object& group, const fs::path& path,

@@ -263,10 +263,10 @@ class ModelReader {
   }
 
   template <typename Tensor>
-  std::optional<Quantization> quantization(const Tensor& tensor, const std::string& name,
+  std::shared_ptr<const Quantization> quantization(const Tensor& tensor, const std::string& name,
                                            const std::vector<std::int64_t>& shape) const {
     const auto* q = tensor.quantization();
-    if (!q || !q->scale() || q->scale()->size() == 0) return std::nullopt;
+    if (!q || !q->scale() || q->scale()->size() == 0) return nullptr;
     Quantization out;
     out.scheme = "tflite";
     out.axis = q->quantized_dimension();
@@ -286,7 +286,7 @@ class ModelReader {
              out.scale.size(), " entries but dimension ", out.axis, " has size ",
              shape[static_cast<std::size_t>(out.axis)]);
     }
-    return out;
+    return std::make_shared<const Quantization>(std::move(out));
   }
 
   std::string unique_name(std::string name, flatbuffers::uoffset_t index) {

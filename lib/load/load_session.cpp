@@ -7,13 +7,13 @@ namespace lwload::loading {
 
 using Clock = std::chrono::steady_clock;
 
-LoadSession::LoadSession(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options)
+LoadSession::LoadSession(Manifest manifest, Device& device, Plan plan, const LoadOptions& options)
     : device_(device), options_(options), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
-  state_->manifest = manifest;
-  state_->plan = plan;
+  state_->manifest = std::move(manifest);
+  state_->plan = std::move(plan);
   state_->device = device.info();
   state_->file_system = options.file_system ? options.file_system : posix_file_system();
-  tensor_buffer_.assign(plan.tensors.size(), kNoBuffer);
+  tensor_buffer_.assign(state_->plan.tensors.size(), kNoBuffer);
 }
 
 void LoadSession::import_regions() {

@@ -21,7 +21,7 @@ namespace lwload::loading {
 
 class LoadSession {
  public:
-  LoadSession(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options);
+  LoadSession(Manifest manifest, Device& device, Plan plan, const LoadOptions& options);
   LoadSession(const LoadSession&) = delete;
   LoadSession& operator=(const LoadSession&) = delete;
 

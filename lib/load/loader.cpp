@@ -50,12 +50,22 @@ void check_plan(const Manifest& manifest, const Device& device, const Plan& plan
 }  // namespace
 
 Weights load(const Manifest& manifest, Device& device, const LoadOptions& options) {
-  return load(manifest, device, make_plan(manifest, device.info(), options.plan), options);
+  return load(Manifest(manifest), device, options);
+}
+
+Weights load(Manifest&& manifest, Device& device, const LoadOptions& options) {
+  Plan plan = make_plan(manifest, device.info(), options.plan);
+  return load(std::move(manifest), device, std::move(plan), options);
 }
 
 Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options) {
   check_plan(manifest, device, plan);
-  loading::LoadSession session(manifest, device, plan, options);
+  return load(Manifest(manifest), device, Plan(plan), options);
+}
+
+Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
+  check_plan(manifest, device, plan);
+  loading::LoadSession session(std::move(manifest), device, std::move(plan), options);
   return session.run();
 }
 

@@ -107,11 +107,6 @@ void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan)
     tp->region = plan.regions.size() - 1;
     tp->region_offset = piece.offset - open->offset;
   }
-  for (TensorPlan* tp : candidates) {
-    const ImportRegion& region = plan.regions[tp->region];
-    tp->reason += str(" (region ", tp->region, ": ", region.tensors.size(), " tensor",
-                      region.tensors.size() == 1 ? "" : "s", ", ", region.length, " bytes)");
-  }
 }
 
 void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
@@ -218,7 +213,8 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
       const std::string obstacle = zero_copy_obstacle(t, caps);
       if (obstacle.empty()) {
         tp.placement = Placement::zero_copy;
-        tp.reason = "one raw piece in the file → zero_copy";
+        // Short enough for std::string's inline buffer: a header may list millions of tensors.
+        tp.reason = "mapped in place";
       } else {
         tp.placement = fallback(device, can, options);
         tp.reason = obstacle + arrow(tp.placement);

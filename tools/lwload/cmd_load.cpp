@@ -49,9 +49,9 @@ int cmd_load(int argc, char** argv) {
   const bool json = args.flag("--json"), verbose = args.flag("--verbose");
   if (!json) options.on_progress = progress_printer();
 
-  const Manifest manifest = open_model(args);
+  Manifest manifest = open_model(args);
   const auto device = open_device(args.get("--device"), overrides);
-  const Weights weights = load(manifest, *device, options);
+  const Weights weights = load(std::move(manifest), *device, options);  // moved: no second copy
   const Plan& plan = weights.plan();
   const LoadStats& stats = weights.stats();
   warn_unhonoured_placement(options.plan, plan, weights.manifest());

@@ -23,7 +23,9 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
   for (const auto& tp : plan.tensors) {
     const TensorInfo& t = manifest.tensors[tp.tensor];
     std::cout << std::left << std::setw(static_cast<int>(width)) << t.name << "  " << std::right << std::setw(12)
-              << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement) << tp.reason << '\n';
+              << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement) << tp.reason;
+    if (tp.region != no_region) std::cout << " [region " << tp.region << ", +" << tp.region_offset << "]";
+    std::cout << '\n';
   }
   if (!plan.regions.empty()) {
     std::cout << "\nimported regions (zero-copy):\n";
