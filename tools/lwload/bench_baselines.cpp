@@ -44,43 +44,72 @@ std::uint64_t read_sequentially(const RandomAccessFile& file, std::span<std::byt
 
 }  // namespace
 
-std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
-  std::vector<std::unique_ptr<std::byte[]>> files;
-  std::vector<std::uint64_t> sizes;
+WholeFiles::WholeFiles(const Manifest& manifest, FileSystem& fs) {
   for (const auto& path : manifest.files) {
     const auto file = fs.open(path);
     const std::uint64_t size = file->size();
     std::unique_ptr<std::byte[]> whole(new (std::nothrow) std::byte[size]);
     if (!whole && size > 0) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", size, " bytes for ", path.string());
     file->read_exact(0, {whole.get(), size}, "whole file");
-    files.push_back(std::move(whole));
-    sizes.push_back(size);
+    bytes_.push_back(std::move(whole));
+    sizes_.push_back(size);
   }
+}
+
+void WholeFiles::copy_tensor(const TensorInfo& t, std::byte* dst) const {
+  std::uint64_t at = 0;
+  for (const auto& piece : t.pieces) {
+    // The readers checked every piece against its file; check again before copying.
+    if (piece.file >= sizes_.size() || piece.offset > sizes_[piece.file] ||
+        piece.length > sizes_[piece.file] - piece.offset || piece.length > t.bytes - at)
+      fail(ErrorCode::bad_input, "bench naive: tensor '", t.name, "' piece at offset ", piece.offset,
+           " lies outside its file");
+    std::memcpy(dst + at, bytes_[piece.file].get() + piece.offset, piece.length);
+    at += piece.length;
+  }
+}
+
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
   std::vector<std::unique_ptr<std::byte[]>> tensors;
   tensors.reserve(manifest.tensors.size());
   std::uint64_t copied = 0;
   std::uint8_t sum = 0;
-  for (const auto& t : manifest.tensors) {
-    if (t.encoding != Encoding::raw) continue;  // decoded at load time; not part of this baseline
-    std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[std::max<std::uint64_t>(t.bytes, 1)]);
-    if (!copy) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", t.bytes, " bytes for tensor '", t.name, "'");
-    std::uint64_t at = 0;
-    for (const auto& piece : t.pieces) {
-      // The readers checked every piece against its file; check again before copying.
-      if (piece.file >= sizes.size() || piece.offset > sizes[piece.file] ||
-          piece.length > sizes[piece.file] - piece.offset || piece.length > t.bytes - at)
-        fail(ErrorCode::bad_input, "bench naive: tensor '", t.name, "' piece at offset ", piece.offset,
-             " lies outside its file");
-      std::memcpy(copy.get() + at, files[piece.file].get() + piece.offset, piece.length);
-      at += piece.length;
+  {
+    const WholeFiles files(manifest, fs);
+    for (const auto& t : manifest.tensors) {
+      if (t.encoding != Encoding::raw) continue;  // decoded at load time; not part of this baseline
+      std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[std::max<std::uint64_t>(t.bytes, 1)]);
+      if (!copy) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", t.bytes, " bytes for tensor '", t.name, "'");
+      files.copy_tensor(t, copy.get());
+      if (t.bytes > 0) sum = static_cast<std::uint8_t>(sum + std::to_integer<std::uint8_t>(copy[t.bytes - 1]));
+      copied += t.bytes;
+      tensors.push_back(std::move(copy));
     }
-    if (at > 0) sum = static_cast<std::uint8_t>(sum + std::to_integer<std::uint8_t>(copy[at - 1]));
-    copied += at;
-    tensors.push_back(std::move(copy));
   }
   g_sink = sum;
   tensors.clear();
-  files.clear();
+  release_freed_memory();
+  return copied;
+}
+
+std::uint64_t naive_device_load(const Manifest& manifest, FileSystem& fs, Device& device) {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::uint64_t copied = 0;
+  {
+    const WholeFiles files(manifest, fs);
+    for (const auto& t : manifest.tensors) {
+      if (t.encoding != Encoding::raw || t.bytes == 0) continue;
+      auto staging = device.allocate_staging(t.bytes);  // one host copy the size of the tensor
+      files.copy_tensor(t, staging->bytes().data());
+      buffers.push_back(device.allocate(t.bytes, MemoryPlace::device_local));
+      std::exception_ptr error;
+      device.upload(*staging, 0, *buffers.back(), 0, t.bytes, [&error](std::exception_ptr e) { error = e; });
+      device.finish();
+      if (error) std::rethrow_exception(error);
+      copied += t.bytes;
+    }
+  }
+  buffers.clear();
   release_freed_memory();
   return copied;
 }

@@ -5,15 +5,36 @@
 
 #include <cstdint>
 
+#include <memory>
+#include <vector>
+
+#include "lwload/backend.hpp"
 #include "lwload/file_system.hpp"
 #include "lwload/manifest.hpp"
 
 namespace lwload::bench {
 
+// Every model file read whole into memory: the first half of the naive loaders.
+class WholeFiles {
+ public:
+  WholeFiles(const Manifest& manifest, FileSystem& fs);
+  // Copies tensor `t`'s bytes (its pieces, in order) to `dst`, which has t.bytes bytes.
+  void copy_tensor(const TensorInfo& t, std::byte* dst) const;
+
+ private:
+  std::vector<std::unique_ptr<std::byte[]>> bytes_;
+  std::vector<std::uint64_t> sizes_;
+};
+
 // Reads each model file whole into one new[] buffer, then copies every tensor into its own new[]
 // allocation — what loaders built on `f.read()` + per-tensor tensors do. Everything is freed (and
 // returned to the OS with malloc_trim) before it returns. Returns the tensor bytes copied.
 std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs);
+
+// The naive loader on a device (what a first Vulkan, OpenCL or CUDA loader does): the whole file
+// read into memory, then per tensor a host buffer of its size filled by memcpy, a device-local
+// allocation and an upload, waited for. Returns the bytes uploaded; frees everything.
+std::uint64_t naive_device_load(const Manifest& manifest, FileSystem& fs, Device& device);
 
 // Sequential pread of every model file through one reused buffer of `buffer_bytes`.
 // Returns the bytes read.

@@ -116,7 +116,13 @@ std::vector<Variant> collect_variants(const Setup& s, const std::vector<Placemen
   const auto baseline = [&](std::string name, Reference role, std::function<void()> body) {
     variants.push_back({std::move(name), role, [body] { return from_measurement(profile::measure(body)); }, {}, {}});
   };
-  if (s.naive) baseline("naive read+copy", Reference::naive, [&s] { bench::naive_load(s.manifest, *s.fs); });
+  // The naive loader ends where lwload does: on a device API, read + copy + upload per tensor.
+  const std::string& backend = s.device.info().backend;
+  if (s.naive && (backend == "host" || backend == "null"))
+    baseline("naive read+copy", Reference::naive, [&s] { bench::naive_load(s.manifest, *s.fs); });
+  else if (s.naive)
+    baseline("naive " + backend + " upload", Reference::naive,
+             [&s] { bench::naive_device_load(s.manifest, *s.fs, s.device); });
   baseline("pread " + format_bytes(s.buffer), Reference::pread, [&s] { bench::pread_files(s.manifest, *s.fs, s.buffer); });
   baseline("new-memory pread", Reference::new_memory,
            [&s] { bench::pread_into_new_memory(s.manifest, *s.fs, s.buffer); });
