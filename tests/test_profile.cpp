@@ -379,6 +379,53 @@ TEST_CASE("lwload synth writes models open_manifest reads with the requested cou
   CHECK(test::run_command(std::string(exe) + " synth " + (dir / "x").string() + " --format onnx 2>/dev/null") == 2);
 }
 
+TEST_CASE("lwload synth --layout: packed is what real writers produce, aligned puts tensors on pages") {
+  const char* exe = lwload_exe();
+  if (!exe) {
+    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    return;
+  }
+  test::TempDir dir;
+  const std::string synth = std::string(exe) + " synth ";
+  // Packed safetensors: the header is padded to 8, tensors follow each other with no gap.
+  const auto st = dir / "p.safetensors";
+  REQUIRE(test::run_command(synth + st.string() + " --layout packed --size 1MiB --tensors 5 >/dev/null") == 0);
+  const auto header_len = test::read_range(st, 0, 8);
+  std::uint64_t json_len = 0;
+  std::memcpy(&json_len, header_len.data(), 8);
+  CHECK(json_len % 8 == 0);
+  const Manifest packed = open_manifest(st);
+  REQUIRE(packed.tensors.size() == 5);
+  CHECK(packed.tensors[0].pieces[0].offset == 8 + json_len);
+  bool any_off_page = false;
+  for (std::size_t i = 1; i < packed.tensors.size(); ++i) {
+    const auto& prev = packed.tensors[i - 1].pieces[0];
+    CHECK(packed.tensors[i].pieces[0].offset == prev.offset + prev.length);
+    any_off_page = any_off_page || packed.tensors[i].pieces[0].offset % 4096 != 0;
+  }
+  CHECK(any_off_page);
+  // Packed is the default; a packed GGUF is at llama.cpp's alignment of 32, not on pages.
+  const auto gg = dir / "p.gguf";
+  std::string text;
+  REQUIRE(test::run_command(synth + gg.string() + " --format gguf --size 1MiB --tensors 3 --json", &text) == 0);
+  CHECK(boost::json::parse(text).at("alignment").to_number<std::uint64_t>() == 32);
+  CHECK(boost::json::parse(text).at("layout").as_string() == "packed");
+  for (const auto& t : open_manifest(gg).tensors) CHECK(t.pieces[0].offset % 32 == 0);
+  // Aligned: every tensor on a page, in both formats.
+  for (const char* format : {"safetensors", "gguf"}) {
+    CAPTURE(format);
+    const auto out = dir / (std::string("a.") + format);
+    text.clear();
+    REQUIRE(test::run_command(synth + out.string() + " --layout aligned --format " + format + " --size 1MiB --tensors 3 --json", &text) == 0);
+    CHECK(boost::json::parse(text).at("layout").as_string() == "aligned");
+    for (const auto& t : open_manifest(out).tensors) CHECK(t.pieces[0].offset % 4096 == 0);
+  }
+  // A layout and an alignment that contradict each other, or an unknown layout, are usage errors.
+  CHECK(test::run_command(synth + st.string() + " --layout packed --alignment 4096 2>/dev/null") == 2);
+  CHECK(test::run_command(synth + st.string() + " --layout aligned --alignment 0 2>/dev/null") == 2);
+  CHECK(test::run_command(synth + st.string() + " --layout sideways 2>/dev/null") == 2);
+}
+
 TEST_CASE("profiled loads on host and null hold their contracts") {
   test::TempDir dir;
   const auto model = synth_model(dir, "m.safetensors", "safetensors", 24 * MiB, 6, 4096);
