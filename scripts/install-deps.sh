@@ -13,6 +13,8 @@ packages=(
   libze-dev libze1
   # test runtime and writers
   doctest-dev pocl-opencl-icd clinfo python3-onnx python3-numpy
+  # SVG render checks (test_profile) and the demo's PNG: rsvg-convert
+  librsvg2-bin
 )
 
 missing=()

@@ -44,7 +44,11 @@ std::uint64_t read_sequentially(const RandomAccessFile& file, std::span<std::byt
 
 }  // namespace
 
-std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::function<void(NaiveStep)>& on_step) {
+  const auto step = [&](NaiveStep s) {
+    if (on_step) on_step(s);
+  };
+  step(NaiveStep::read);
   std::vector<std::unique_ptr<std::byte[]>> files;
   std::vector<std::uint64_t> sizes;
   for (const auto& path : manifest.files) {
@@ -56,6 +60,7 @@ std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
     files.push_back(std::move(whole));
     sizes.push_back(size);
   }
+  step(NaiveStep::copy);
   std::vector<std::unique_ptr<std::byte[]>> tensors;
   tensors.reserve(manifest.tensors.size());
   std::uint64_t copied = 0;
@@ -79,9 +84,11 @@ std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
     tensors.push_back(std::move(copy));
   }
   g_sink = sum;
+  step(NaiveStep::ready);
   tensors.clear();
   files.clear();
   release_freed_memory();
+  step(NaiveStep::released);
   return copied;
 }
 
