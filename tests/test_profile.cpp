@@ -635,7 +635,7 @@ TEST_CASE("lwload profile --compare naive: each loader in its own process, both 
   CHECK(series[1].at("report").at("contract").at("held").as_bool());
   // The summary: a line per loader, the ratios, the one line to remember.
   CHECK(out.find("naive / lwload") != std::string::npos);
-  CHECK(out.find("in short: naive: +") != std::string::npos);
+  CHECK(out.find("in short: naive: peak +") != std::string::npos);
 
   // The SVG: well-formed, every loader in the legend and labelled on its curves, phases shaded.
   const auto svg_bytes = test::read_file(svg_path);

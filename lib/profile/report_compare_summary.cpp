@@ -58,7 +58,7 @@ void write_comparison_summary(std::ostream& out, const std::vector<Series>& seri
   out << "in short: ";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const Report& r = series[i].report;
-    out << (i ? "; " : "") << series[i].label << ": +" << human(r.growth.anon) << " anonymous";
+    out << (i ? "; " : "") << series[i].label << ": peak +" << human(r.growth.anon) << " anonymous";
     if (r.growth.file >= (16ull << 20)) out << ", " << human(r.growth.file) << " shared file pages";
     out << ", " << duration(r.load_ms);
   }

@@ -154,9 +154,12 @@ std::string comparison_to_svg(const std::vector<Series>& series) {
   // Title, what the axes mean, and the legend: one row per loader with its figures and verdict.
   const Report& first = series.front().report;
   char text[512];
-  std::snprintf(text, sizeof text, "%s (%s, %llu tensors, %s): %zu loaders, one process each", first.model.c_str(),
-                first.format.c_str(), static_cast<unsigned long long>(first.tensor_count), human(first.model_bytes).c_str(), n);
-  out += "<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" + escape(clip(text, 110)) + "</text>\n";
+  std::string title = "loading " + first.model.substr(first.model.find_last_of('/') + 1);  // the file's name
+  std::snprintf(text, sizeof text, " (%s, %llu tensors, %s): ", first.format.c_str(),
+                static_cast<unsigned long long>(first.tensor_count), human(first.model_bytes).c_str());
+  title += text;
+  for (std::size_t i = 0; i < n; ++i) title += (i ? " vs " : "") + series[i].label;
+  out += "<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" + escape(clip(title, 100)) + "</text>\n";
   out += "<text x=\"20\" y=\"42\" font-size=\"12\" fill=\"#333\">memory each loader added above its own "
          "baseline, from the start of its load; each loader ran in a fresh process</text>\n";
   out += "<g class=\"legend\" font-size=\"12\">\n";
