@@ -113,7 +113,7 @@ void peak_label(std::string& out, LabelPlacer& placer, const Frame& f, double ms
                 const std::string& text) {
   const double x = f.x(ms), y = f.y(mib);
   const bool anchor_end = x > kLeft + kPlotW * 0.6;
-  const double width = 6.2 * static_cast<double>(text.size());
+  const double width = 7.0 * static_cast<double>(text.size());  // bold 11 px sans, generously
   const double ly = placer.place(anchor_end ? x - 7 : x + 7, std::max(y - 6, f.top + 12), width, anchor_end);
   out += "<circle cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"4\" fill=\"" + stroke + "\"/>\n";
   out += "<text x=\"" + num(anchor_end ? x - 7 : x + 7) + "\" y=\"" + num(ly) + "\" font-size=\"11\" font-weight=\"bold\"" +
