@@ -1,6 +1,7 @@
 // lwload profile: loads a model while sampling this process's memory, prints baseline, peak,
 // growth and the memory contract's bound with HELD / VIOLATED (exit 1 when violated), and writes
-// the timeline as JSON, CSV and SVG on request.
+// the timeline as JSON, CSV and SVG on request. --loader naive profiles the naive baseline instead;
+// --compare runs several loaders, each in its own child process, into one summary and SVG.
 #include <boost/json.hpp>
 #include <fstream>
 #include <iostream>
