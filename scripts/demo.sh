@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The main job: installs what the build needs, builds, shows lwload on a bundled sample, then
-# proves the memory contract on the default device: synthesizes a 256 MiB page-aligned
-# safetensors model in a temporary folder (removed at exit), loads it under `lwload profile`
-# (--device auto) and writes the memory timeline as an SVG.
+# shows what lwload is for: synthesizes a 512 MiB model in the layout real writers produce
+# (packed safetensors: tensors back to back after an 8-byte-padded header), and profiles the
+# naive loader (read the file, copy every tensor) beside lwload on the default device, each in
+# its own process, into one SVG. Ends with the one line to remember and where the SVG is.
 #   BUILD_DIR    build folder (default: build)
-#   PROFILE_SVG  where the SVG goes (default: $BUILD_DIR/lwload-profile.svg)
-#   DEMO_SIZE    synthetic model size (default: 256MiB)
+#   PROFILE_SVG  where the SVG goes (default: $BUILD_DIR/lwload-compare.svg; .json and .png beside)
+#   DEMO_SIZE    synthetic model size (default: 512MiB)
+#   DEMO_FORMAT  safetensors (default) or gguf (packed: alignment 32, as llama.cpp writes)
 #   NINJA_JOBS   parallel build jobs (default: ninja's own choice)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,18 +28,27 @@ echo "== lwload devices"
 "$lwload" devices
 echo
 
-workdir=$(mktemp -d "${TMPDIR:-/tmp}/lwload-demo.XXXXXX")
+# The model lives beside the build (a real disk: on a tmpfs /tmp its pages would be shared memory,
+# not file pages) and is removed at exit.
+workdir=$(mktemp -d "$build/lwload-demo.XXXXXX")
 trap 'rm -rf "$workdir"' EXIT
-model="$workdir/model.safetensors"
-size=${DEMO_SIZE:-256MiB}
-echo "== lwload synth $model --size $size"
-"$lwload" synth "$model" --format safetensors --size "$size" --tensors 16 --alignment 4096
+format=${DEMO_FORMAT:-safetensors}
+model="$workdir/model.$format"
+size=${DEMO_SIZE:-512MiB}
+echo "== lwload synth $model --format $format --layout packed --size $size"
+"$lwload" synth "$model" --format "$format" --layout packed --size "$size" --tensors 64
 echo
 
-svg=${PROFILE_SVG:-$build/lwload-profile.svg}
-echo "== lwload profile $model --device auto --svg $svg"
+svg=${PROFILE_SVG:-$build/lwload-compare.svg}
+echo "== lwload profile $model --device auto --compare naive --svg $svg"
 status=0
-"$lwload" profile "$model" --device auto --svg "$svg" || status=$?
+summary=$("$lwload" profile "$model" --device auto --compare naive --svg "$svg" --json "${svg%.svg}.json" 2>&1) || status=$?
+echo "$summary"
+if command -v rsvg-convert >/dev/null; then
+  rsvg-convert "$svg" -o "${svg%.svg}.png"
+fi
 echo
-echo "memory timeline: $svg (open it in a browser)"
+# The line to remember: what the loader people use today costs, and what lwload costs.
+echo "$summary" | sed -n 's/^in short: //p'
+echo "comparison: $svg$(command -v rsvg-convert >/dev/null && echo " (and ${svg%.svg}.png)") — open it in a browser"
 exit "$status"

@@ -14,6 +14,8 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc
   # test runtime and writers
   doctest-dev pocl-opencl-icd mesa-opencl-icd clinfo python3-onnx python3-numpy
+  # SVG render checks (test_profile) and the demo's PNG: rsvg-convert
+  librsvg2-bin
 )
 
 missing=()

@@ -113,3 +113,22 @@ TEST_CASE("synthetic safetensors: aligned layout pads the header and sizes, cont
   synth::expected_bytes(spec.seed + 1, 2, 10, other);
   CHECK(expect != other);
 }
+
+#include <cstdlib>
+
+#include "lwload/version.hpp"
+
+TEST_CASE("the version: the macro, the linked library and `lwload --version` agree") {
+  const std::string macro = LWLOAD_VERSION;
+  CHECK(std::string(lwload::version()) == macro);
+  CHECK(macro == std::to_string(LWLOAD_VERSION_MAJOR) + "." + std::to_string(LWLOAD_VERSION_MINOR) + "." +
+                     std::to_string(LWLOAD_VERSION_PATCH));
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) {
+    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    return;
+  }
+  std::string out;
+  REQUIRE(lwload::test::run_command(std::string(exe) + " --version", &out) == 0);
+  CHECK(out == "lwload " + macro + "\n");
+}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <boost/json.hpp>
@@ -114,6 +115,51 @@ std::filesystem::path synth_model(const test::TempDir& dir, const std::string& n
   const auto path = dir / name;
   synth::write_model(path, spec);
   return path;
+}
+
+// The number in `name="..."` on the SVG's root element.
+double svg_attribute(const std::string& svg, const std::string& name) {
+  const auto root = svg.find("<svg ");
+  REQUIRE(root != std::string::npos);
+  const auto at = svg.find(" " + name + "=\"", root);
+  REQUIRE(at != std::string::npos);
+  return std::stod(svg.substr(at + name.size() + 3));
+}
+
+// Renders `svg_path` with rsvg-convert (the renderer DESIGN names for SVG checks) and checks the
+// PNG has the SVG's size, is not blank, and shows every colour in `colours` (RRGGBB). False when
+// rsvg-convert is not installed (the check is skipped with a message).
+bool check_renders(const std::filesystem::path& svg_path, const std::vector<std::string>& colours) {
+  const char* rsvg = std::getenv("LWLOAD_RSVG_CONVERT");
+  const char* summary = std::getenv("LWLOAD_PNG_SUMMARY");
+  if (!rsvg || !summary) {
+    MESSAGE("rsvg-convert not found (scripts/install-deps.sh installs librsvg2-bin): render check skipped");
+    return false;
+  }
+  const auto png = svg_path.string() + ".png";
+  REQUIRE(test::run_command(std::string(rsvg) + " " + svg_path.string() + " -o " + png) == 0);
+  // The PNG header (IHDR: width and height, big-endian, at bytes 16 and 20) as written.
+  const auto head = test::read_range(png, 0, 24);
+  const auto be32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v = v << 8 | std::to_integer<std::uint32_t>(head[at + i]);
+    return v;
+  };
+  CHECK(std::to_integer<int>(head[1]) == 'P');
+  const auto bytes = test::read_file(svg_path);
+  const std::string svg(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  CHECK(be32(16) == static_cast<std::uint32_t>(std::lround(svg_attribute(svg, "width"))));
+  CHECK(be32(20) == static_cast<std::uint32_t>(std::lround(svg_attribute(svg, "height"))));
+  std::string command = std::string("/usr/bin/python3 ") + summary + " " + png;
+  for (const auto& c : colours) command += " " + c;
+  std::string out;
+  REQUIRE(test::run_command(command, &out) == 0);
+  INFO(out);
+  const auto json = boost::json::parse(out);
+  CHECK(json.at("width").to_number<std::uint32_t>() == be32(16));
+  CHECK(json.at("colours").to_number<std::uint64_t>() > 16);  // not blank: text, lines, shading
+  CHECK(json.at("present").as_array().size() == colours.size());
+  return true;
 }
 
 }  // namespace
@@ -379,6 +425,53 @@ TEST_CASE("lwload synth writes models open_manifest reads with the requested cou
   CHECK(test::run_command(std::string(exe) + " synth " + (dir / "x").string() + " --format onnx 2>/dev/null") == 2);
 }
 
+TEST_CASE("lwload synth --layout: packed is what real writers produce, aligned puts tensors on pages") {
+  const char* exe = lwload_exe();
+  if (!exe) {
+    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    return;
+  }
+  test::TempDir dir;
+  const std::string synth = std::string(exe) + " synth ";
+  // Packed safetensors: the header is padded to 8, tensors follow each other with no gap.
+  const auto st = dir / "p.safetensors";
+  REQUIRE(test::run_command(synth + st.string() + " --layout packed --size 1MiB --tensors 5 >/dev/null") == 0);
+  const auto header_len = test::read_range(st, 0, 8);
+  std::uint64_t json_len = 0;
+  std::memcpy(&json_len, header_len.data(), 8);
+  CHECK(json_len % 8 == 0);
+  const Manifest packed = open_manifest(st);
+  REQUIRE(packed.tensors.size() == 5);
+  CHECK(packed.tensors[0].pieces[0].offset == 8 + json_len);
+  bool any_off_page = false;
+  for (std::size_t i = 1; i < packed.tensors.size(); ++i) {
+    const auto& prev = packed.tensors[i - 1].pieces[0];
+    CHECK(packed.tensors[i].pieces[0].offset == prev.offset + prev.length);
+    any_off_page = any_off_page || packed.tensors[i].pieces[0].offset % 4096 != 0;
+  }
+  CHECK(any_off_page);
+  // Packed is the default; a packed GGUF is at llama.cpp's alignment of 32, not on pages.
+  const auto gg = dir / "p.gguf";
+  std::string text;
+  REQUIRE(test::run_command(synth + gg.string() + " --format gguf --size 1MiB --tensors 3 --json", &text) == 0);
+  CHECK(boost::json::parse(text).at("alignment").to_number<std::uint64_t>() == 32);
+  CHECK(boost::json::parse(text).at("layout").as_string() == "packed");
+  for (const auto& t : open_manifest(gg).tensors) CHECK(t.pieces[0].offset % 32 == 0);
+  // Aligned: every tensor on a page, in both formats.
+  for (const char* format : {"safetensors", "gguf"}) {
+    CAPTURE(format);
+    const auto out = dir / (std::string("a.") + format);
+    text.clear();
+    REQUIRE(test::run_command(synth + out.string() + " --layout aligned --format " + format + " --size 1MiB --tensors 3 --json", &text) == 0);
+    CHECK(boost::json::parse(text).at("layout").as_string() == "aligned");
+    for (const auto& t : open_manifest(out).tensors) CHECK(t.pieces[0].offset % 4096 == 0);
+  }
+  // A layout and an alignment that contradict each other, or an unknown layout, are usage errors.
+  CHECK(test::run_command(synth + st.string() + " --layout packed --alignment 4096 2>/dev/null") == 2);
+  CHECK(test::run_command(synth + st.string() + " --layout aligned --alignment 0 2>/dev/null") == 2);
+  CHECK(test::run_command(synth + st.string() + " --layout sideways 2>/dev/null") == 2);
+}
+
 TEST_CASE("profiled loads on host and null hold their contracts") {
   test::TempDir dir;
   const auto model = synth_model(dir, "m.safetensors", "safetensors", 24 * MiB, 6, 4096);
@@ -501,6 +594,95 @@ TEST_CASE("lwload profile prints the verdict and writes SVG, JSON and CSV") {
   REQUIRE(test::run_command(std::string(exe) + " profile " + model.string() + " --device null --budget 4MiB", &out) == 0);
   CHECK(out.find("discrete") != std::string::npos);
   CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --memory sideways 2>/dev/null") == 2);
+}
+
+TEST_CASE("lwload profile --compare naive: each loader in its own process, both series, one SVG") {
+  const char* exe = lwload_exe();
+  if (!exe) {
+    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    return;
+  }
+  test::TempDir dir;
+  // Packed, as real writers produce: the layout the README's demo compares on.
+  const auto model = synth_model(dir, "m.safetensors", "safetensors", 32 * MiB, 8, 0);
+  const auto svg_path = dir / "c.svg";
+  std::string out;
+  const int status = test::run_command(std::string(exe) + " profile " + model.string() +
+                                           " --device host --compare naive --svg " + svg_path.string() + " --json " +
+                                           (dir / "c.json").string() + " 2>/dev/null",
+                                       &out);
+  CHECK(status == 0);  // lwload's contract held (the naive one is expected not to)
+  const auto bytes = test::read_file(dir / "c.json");
+  const auto json = boost::json::parse(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  const auto& series = json.at("series").as_array();
+  REQUIRE(series.size() == 2);
+  CHECK(series[0].at("label").as_string() == "naive");
+  CHECK(std::string(series[1].at("label").as_string()).starts_with("lwload "));
+  const std::uint64_t model_bytes = open_manifest(model).total_bytes();
+  for (const auto& s : series) {
+    const auto& report = s.at("report");
+    CAPTURE(boost::json::serialize(s.at("label")));
+    CHECK(report.at("model_bytes").to_number<std::uint64_t>() == model_bytes);
+    CHECK(report.at("samples").at("ms").as_array().size() >= 2);  // every series carries its samples
+    CHECK(report.at("load_ms").to_number<double>() > 0);
+  }
+  // The naive loader held the whole file and a copy of every tensor: at least the model in
+  // anonymous memory (read at its ready point, so no sample timing decides it).
+  const auto& naive = series[0].at("report");
+  CHECK(naive.at("growth").at("anon").to_number<std::uint64_t>() >= model_bytes);
+  CHECK(naive.at("placement").as_string() == "naive");
+  CHECK_FALSE(naive.at("contract").at("held").as_bool());
+  CHECK(series[1].at("report").at("contract").at("held").as_bool());
+  // The summary: a line per loader, the ratios, the one line to remember.
+  CHECK(out.find("naive / lwload") != std::string::npos);
+  CHECK(out.find("in short: naive: peak +") != std::string::npos);
+
+  // The SVG: well-formed, every loader in the legend and labelled on its curves, phases shaded.
+  const auto svg_bytes = test::read_file(svg_path);
+  const std::string svg(reinterpret_cast<const char*>(svg_bytes.data()), svg_bytes.size());
+  check_balanced_tags(svg);
+  CHECK(svg.find("naive: +") != std::string::npos);  // a peak label on the naive curve
+  CHECK(svg.find(std::string(series[1].at("label").as_string()) + ": +") != std::string::npos);
+  CHECK(svg.find("class=\"phases\"") != std::string::npos);
+  CHECK(svg.find("MiB above the baseline") != std::string::npos);
+  check_renders(svg_path, {"d62728", "1f77b4"});  // both loaders' colours are on the picture
+
+  // Several loaders at once; unknown ones and --csv (one loader's samples) are usage errors.
+  REQUIRE(test::run_command(std::string(exe) + " profile " + model.string() + " --device host --compare naive,direct " +
+                                "--placement zero-copy --json - 2>/dev/null",
+                            &(out = "")) == 0);
+  const auto three = boost::json::parse(out).at("series").as_array();
+  REQUIRE(three.size() == 3);
+  CHECK(three[1].at("report").at("placement").as_string() == "direct");
+  CHECK(three[2].at("report").at("placement").as_string() == "zero_copy");
+  CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --compare sideways 2>/dev/null") == 2);
+  CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --compare naive --csv x 2>/dev/null") == 2);
+}
+
+TEST_CASE("the single-load SVG renders: its size, not blank") {
+  test::TempDir dir;
+  const auto path = dir / "r.svg";
+  const std::string svg = report_to_svg(sample_report());
+  test::write_file(path, svg);
+  check_renders(path, {"000000"});  // the title's text (the bands are translucent: blended colours)
+}
+
+TEST_CASE("report_from_json reads back what report_to_json wrote") {
+  const Report r = sample_report();
+  const Report back = report_from_json(report_to_json(r));
+  CHECK(back.model == r.model);
+  CHECK(back.placement == r.placement);
+  CHECK(back.model_bytes == r.model_bytes);
+  CHECK(back.peak.anon == r.peak.anon);
+  CHECK(back.growth.rss == r.growth.rss);
+  CHECK(back.contract.held == r.contract.held);
+  CHECK(back.contract.bound == r.contract.bound);
+  REQUIRE(back.samples.size() == r.samples.size());
+  CHECK(back.samples.back().anon == r.samples.back().anon);
+  REQUIRE(back.phases.size() == r.phases.size());
+  CHECK(back.phases[1].name == "read");
+  CHECK_THROWS_AS(report_from_json("{\"model\": 1}"), Error);
+  CHECK_THROWS_AS(report_from_json("[1, 2"), Error);
 }
 
 TEST_CASE("lwload bench runs every variant side by side") {

@@ -11,3 +11,4 @@
 #include "lwload/manifest_json.hpp"
 #include "lwload/memory_file_system.hpp"
 #include "lwload/plan.hpp"
+#include "lwload/version.hpp"

@@ -238,6 +238,24 @@ std::string report_to_csv(const Report& report);
 // A self-contained SVG timeline: memory curves, baseline / model / bound lines, load phases.
 std::string report_to_svg(const Report& report);
 
+// Reads back what report_to_json wrote: figures, contract, samples and phases (not tensors or
+// bytes in flight). Throws Error(bad_input) naming the missing or mistyped field.
+Report report_from_json(std::string_view json);
+
+// `lwload profile --compare`: loaders profiled each in its own process (so each has its own
+// baseline and none inherits another's heap), then drawn and summarised together.
+struct Series {
+  std::string label;  // "naive read+copy", "lwload zero_copy"
+  Report report;
+};
+// One SVG, one time axis (ms since each load began) and one memory axis (MiB above each
+// process's own baseline): every series' anonymous (solid) and file-backed (dashed) growth, its
+// peaks labelled on the curves, its time to ready marked, its phases shaded in a lane below.
+std::string comparison_to_svg(const std::vector<Series>& series);
+// One line per series (peaks, time to ready, verdict), each earlier series against the last (the
+// ratios), and an "in short:" line with every series' anonymous growth, shared pages and time.
+void write_comparison_summary(std::ostream& out, const std::vector<Series>& series);
+
 // Runs `body` between a baseline reading and a stopped sampler: its time and memory peak. The
 // kernel's VmHWM is reset first, so the total peak is exact; anon/file/shmem peaks are sampled.
 struct Measurement {

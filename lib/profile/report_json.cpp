@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "lwload/error.hpp"
 #include "lwload/profile.hpp"
 
 namespace lwload::profile {
@@ -81,6 +82,110 @@ std::string report_to_json(const Report& r) {
     tensors.push_back({{"tensor", t.tensor}, {"begin_ms", t.begin_ms}, {"end_ms", t.end_ms}, {"bytes", t.bytes}});
   out["tensors"] = std::move(tensors);
   return boost::json::serialize(out);
+}
+
+namespace {
+
+// Typed reads of a report_to_json object, each failing with the field's name.
+struct JsonReader {
+  const boost::json::object& o;
+
+  const boost::json::value& at(std::string_view key) const {
+    const auto* v = o.if_contains(key);
+    if (!v) fail(ErrorCode::bad_input, "profile report: field '", key, "' is missing");
+    return *v;
+  }
+  std::string text(std::string_view key) const {
+    const auto* s = at(key).if_string();
+    if (!s) fail(ErrorCode::bad_input, "profile report: field '", key, "' is not a string");
+    return std::string(*s);
+  }
+  double number(std::string_view key) const {
+    const auto& v = at(key);
+    if (!v.is_number()) fail(ErrorCode::bad_input, "profile report: field '", key, "' is not a number");
+    return v.to_number<double>();
+  }
+  std::uint64_t bytes(std::string_view key) const {
+    const auto& v = at(key);
+    if (v.is_uint64()) return v.get_uint64();
+    if (v.is_int64() && v.get_int64() >= 0) return static_cast<std::uint64_t>(v.get_int64());
+    fail(ErrorCode::bad_input, "profile report: field '", key, "' is not a byte count");
+  }
+  const boost::json::object& object(std::string_view key) const {
+    const auto* obj = at(key).if_object();
+    if (!obj) fail(ErrorCode::bad_input, "profile report: field '", key, "' is not an object");
+    return *obj;
+  }
+  const boost::json::array& array(std::string_view key) const {
+    const auto* a = at(key).if_array();
+    if (!a) fail(ErrorCode::bad_input, "profile report: field '", key, "' is not an array");
+    return *a;
+  }
+};
+
+MemoryFigures figures_from(const boost::json::object& o) {
+  const JsonReader f{o};
+  return {f.bytes("rss"), f.bytes("anon"), f.bytes("file"), f.bytes("shmem")};
+}
+
+}  // namespace
+
+Report report_from_json(std::string_view json) {
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(json, ec);
+  if (ec || !parsed.is_object()) fail(ErrorCode::bad_input, "profile report: not a JSON object (", ec.message(), ")");
+  const JsonReader in{parsed.get_object()};
+  Report r;
+  r.model = in.text("model");
+  r.format = in.text("format");
+  r.device = in.text("device");
+  r.memory = in.text("memory");
+  r.placement = in.text("placement");
+  r.io_engine = in.text("io_engine");
+  r.tensor_count = in.bytes("tensor_count");
+  r.model_bytes = in.bytes("model_bytes");
+  const JsonReader largest{in.object("largest_tensor")};
+  r.largest_tensor = largest.bytes("bytes");
+  r.largest_tensor_name = largest.text("name");
+  r.staging_budget = in.bytes("staging_budget");
+  r.load_begin_ms = in.number("load_begin_ms");
+  r.load_ms = in.number("load_ms");
+  r.populate_ms = in.number("populate_ms");
+  r.period_ms = in.number("sample_period_ms");
+  r.baseline = figures_from(in.object("baseline"));
+  r.peak = figures_from(in.object("peak"));
+  r.growth = figures_from(in.object("growth"));
+  r.hwm_exact = in.at("peak_is_kernel_hwm").is_bool() && in.at("peak_is_kernel_hwm").get_bool();
+  const JsonReader contract{in.object("contract")};
+  r.contract.rule = contract.text("rule");
+  r.contract.bound = contract.bytes("bound");
+  r.contract.held = contract.at("held").is_bool() && contract.at("held").get_bool();
+  r.contract.verdict = contract.text("verdict");
+  const JsonReader samples{in.object("samples")};
+  const auto& ms = samples.array("ms");
+  const auto& rss = samples.array("rss");
+  const auto& anon = samples.array("anon");
+  const auto& file = samples.array("file");
+  const auto& shmem = samples.array("shmem");
+  if (rss.size() != ms.size() || anon.size() != ms.size() || file.size() != ms.size() || shmem.size() != ms.size())
+    fail(ErrorCode::bad_input, "profile report: the sample columns differ in length");
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const boost::json::object row{{"ms", ms[i]}, {"rss", rss[i]}, {"anon", anon[i]}, {"file", file[i]}, {"shmem", shmem[i]}};
+    const JsonReader s{row};
+    MemorySample sample;
+    sample.ms = s.number("ms");
+    sample.rss = s.bytes("rss");
+    sample.anon = s.bytes("anon");
+    sample.file = s.bytes("file");
+    sample.shmem = s.bytes("shmem");
+    r.samples.push_back(sample);
+  }
+  for (const auto& p : in.array("phases")) {
+    if (!p.is_object()) fail(ErrorCode::bad_input, "profile report: a phase is not an object");
+    const JsonReader phase{p.get_object()};
+    r.phases.push_back({phase.text("name"), phase.number("begin_ms"), phase.number("end_ms")});
+  }
+  return r;
 }
 
 std::string report_to_csv(const Report& r) {

@@ -10,67 +10,22 @@
 #include <vector>
 
 #include "lwload/profile.hpp"
+#include "profile/svg_text.hpp"
 
 namespace lwload::profile {
 namespace {
 
+using namespace svg;
+
 constexpr double kWidth = 1000, kHeight = 560;
 constexpr double kLeft = 80, kRight = 190, kTop = 70, kBottom = 60;
 constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", v);
-  return text;
-}
-
-double to_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
-
-// 1, 2 or 5 × 10^k: a tick step giving about `ticks` intervals over `range`.
-double nice_step(double range, int ticks) {
-  if (range <= 0) return 1;
-  const double raw = range / ticks;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * power) return m * power;
-  return 10 * power;
-}
 
 struct Scale {
   double max_ms, max_mib;
   double x(double ms) const { return kLeft + kPlotW * std::clamp(ms / max_ms, 0.0, 1.0); }
   double y(double mib) const { return kTop + kPlotH * (1 - std::clamp(mib / max_mib, 0.0, 1.0)); }
 };
-
-const char* phase_colour(std::string_view name) {
-  if (name == "allocate") return "#f6c28b";
-  if (name == "import") return "#f3e08a";
-  if (name == "read") return "#a8d5f2";
-  if (name == "upload") return "#b8e0a8";
-  if (name == "finish") return "#cfe8c4";
-  if (name == "verify") return "#d4b8ec";
-  return "#dddddd";
-}
-
-// Long model paths and device names must not run off the picture.
-std::string clip(std::string text, std::size_t max) {
-  if (text.size() > max) text = text.substr(0, max - 3) + "...";
-  return text;
-}
 
 // A filled band between two stacked curves: `top(s)` above, `bottom(s)` below, in MiB.
 template <typename Top, typename Bottom>
@@ -100,13 +55,6 @@ void hline(std::string& out, const Scale& sc, double mib, const char* colour, co
   out += "<text x=\"" + num(kLeft + kPlotW - 4) + "\" y=\"" + num(below ? y + 13 : y - 4) +
          "\" text-anchor=\"end\" font-size=\"11\" stroke=\"white\" stroke-width=\"3\" "
          "paint-order=\"stroke\" fill=\"" + colour + "\">" + escape(label) + "</text>\n";
-}
-
-// Tick labels: whole numbers when the step is, one decimal otherwise.
-std::string tick_label(double value, double step) {
-  char text[32];
-  std::snprintf(text, sizeof text, step >= 1 ? "%.0f" : "%.1f", value);
-  return text;
 }
 
 }  // namespace

@@ -65,12 +65,12 @@ class Output {
   std::uint64_t written_ = 0;
 };
 
-struct Layout {
+struct TensorSizes {
   std::uint64_t tensor_bytes;
   std::uint64_t elements;
 };
 
-Layout layout_for(const SynthSpec& spec, std::uint64_t granule) {
+TensorSizes layout_for(const SynthSpec& spec, std::uint64_t granule) {
   const auto block = dtype_layout(spec.dtype);
   if (!block || block->partial_block_rounds_up) fail(ErrorCode::usage, "synth: unsupported dtype ", dtype_name(spec.dtype));
   if (spec.tensor_count == 0) fail(ErrorCode::usage, "synth: tensor count must be at least 1");
@@ -82,7 +82,7 @@ Layout layout_for(const SynthSpec& spec, std::uint64_t granule) {
 }
 
 void write_safetensors(const std::filesystem::path& path, const SynthSpec& spec) {
-  const Layout layout = layout_for(spec, spec.alignment);
+  const TensorSizes layout = layout_for(spec, spec.alignment);
   std::string header = "{\"__metadata__\":{\"writer\":\"lwload synth\"}";
   for (std::uint32_t i = 0; i < spec.tensor_count; ++i) {
     header += str(",\"", tensor_name(i), "\":{\"dtype\":\"", dtype_name(spec.dtype), "\",\"shape\":[",
@@ -117,7 +117,7 @@ std::uint32_t ggml_id(DType type) {
 
 void write_gguf(const std::filesystem::path& path, const SynthSpec& spec) {
   const std::uint64_t alignment = spec.alignment ? spec.alignment : 32;
-  const Layout layout = layout_for(spec, 1);
+  const TensorSizes layout = layout_for(spec, 1);
   const std::uint64_t stride = round_up(layout.tensor_bytes, alignment);
   Output out(path);
   out.write("GGUF");
@@ -146,6 +146,19 @@ void write_gguf(const std::filesystem::path& path, const SynthSpec& spec) {
 }
 
 }  // namespace
+
+std::optional<Layout> layout_from_name(std::string_view name) {
+  if (name == "packed") return Layout::packed;
+  if (name == "aligned") return Layout::aligned;
+  return std::nullopt;
+}
+
+std::string_view layout_name(Layout layout) { return layout == Layout::packed ? "packed" : "aligned"; }
+
+std::uint64_t layout_alignment(std::string_view format, Layout layout) {
+  if (layout == Layout::aligned) return 4096;
+  return format == "gguf" ? 32 : 0;  // safetensors 0: contiguous data, header padded to 8
+}
 
 std::string tensor_name(std::uint32_t tensor_index) {
   char name[16];

@@ -5,12 +5,25 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "lwload/dtype.hpp"
 
 namespace lwload::synth {
+
+// The two layouts `lwload synth --layout` names; a layout only picks the default alignment.
+//   packed:  what real writers produce. safetensors: tensors back to back right after a JSON header
+//            padded to 8 bytes (the reference writer); GGUF: general.alignment 32 (llama.cpp's default).
+//   aligned: every tensor starts on a page (4096) boundary, the layout zero-copy likes best.
+enum class Layout { packed, aligned };
+
+std::optional<Layout> layout_from_name(std::string_view name);  // "packed" / "aligned"
+std::string_view layout_name(Layout layout);
+// The SynthSpec::alignment that gives `layout` for `format` ("safetensors" or "gguf").
+std::uint64_t layout_alignment(std::string_view format, Layout layout);
 
 struct SynthSpec {
   std::string format = "safetensors";  // "safetensors" or "gguf"

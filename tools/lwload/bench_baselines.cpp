@@ -69,13 +69,18 @@ void WholeFiles::copy_tensor(const TensorInfo& t, std::byte* dst) const {
   }
 }
 
-std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::function<void(NaiveStep)>& on_step) {
+  const auto step = [&](NaiveStep s) {
+    if (on_step) on_step(s);
+  };
+  step(NaiveStep::read);
   std::vector<std::unique_ptr<std::byte[]>> tensors;
   tensors.reserve(manifest.tensors.size());
   std::uint64_t copied = 0;
   std::uint8_t sum = 0;
   {
     const WholeFiles files(manifest, fs);
+    step(NaiveStep::copy);
     for (const auto& t : manifest.tensors) {
       if (t.encoding != Encoding::raw) continue;  // decoded at load time; not part of this baseline
       std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[std::max<std::uint64_t>(t.bytes, 1)]);
@@ -85,10 +90,12 @@ std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs) {
       copied += t.bytes;
       tensors.push_back(std::move(copy));
     }
+    g_sink = sum;
+    step(NaiveStep::ready);  // every copy made, the file buffers still held: the naive peak
   }
-  g_sink = sum;
   tensors.clear();
   release_freed_memory();
+  step(NaiveStep::released);
   return copied;
 }
 

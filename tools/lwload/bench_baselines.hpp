@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include <memory>
 #include <vector>
@@ -26,10 +27,16 @@ class WholeFiles {
   std::vector<std::uint64_t> sizes_;
 };
 
+// The naive loader's steps, for a profiler: each is reported as it begins. `ready` comes when every
+// tensor has its copy and the file buffers are still held (the loader's peak).
+enum class NaiveStep { read, copy, ready, released };
+
 // Reads each model file whole into one new[] buffer, then copies every tensor into its own new[]
 // allocation — what loaders built on `f.read()` + per-tensor tensors do. Everything is freed (and
 // returned to the OS with malloc_trim) before it returns. Returns the tensor bytes copied.
-std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs);
+// `lwload bench` times it; `lwload profile --loader naive` (and --compare naive) profiles it.
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs,
+                         const std::function<void(NaiveStep)>& on_step = {});
 
 // The naive loader on a device (what a first Vulkan, OpenCL or CUDA loader does): the whole file
 // read into memory, then per tensor a host buffer of its size filled by memcpy, a device-local

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -54,6 +55,16 @@ bool Args::parse(int argc, char** argv) {
     fail(ErrorCode::usage, "lwload ", command_, ": expected ", positional_names_.size(),
          " argument(s), got ", positional_.size(), " (see --help)");
   return true;
+}
+
+std::vector<std::string> Args::given_options(const std::vector<std::string_view>& except) const {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : values_) {
+    if (std::find(except.begin(), except.end(), name) != except.end()) continue;
+    out.push_back(name);
+    if (const OptionSpec* s = spec(name); s && !s->value_name.empty()) out.push_back(value);
+  }
+  return out;
 }
 
 const std::string& Args::positional(std::size_t i) const { return positional_.at(i); }

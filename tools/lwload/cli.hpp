@@ -38,6 +38,9 @@ class Args {
   std::uint64_t get_size(std::string_view name) const;
   std::uint64_t get_uint(std::string_view name) const;
   std::string help() const;
+  // The options given on the command line, but those in `except`, as arguments again: what a
+  // command passes on to a child lwload.
+  std::vector<std::string> given_options(const std::vector<std::string_view>& except) const;
 
  private:
   const OptionSpec* spec(std::string_view name) const;

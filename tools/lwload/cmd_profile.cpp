@@ -1,6 +1,8 @@
 // lwload profile: loads a model while sampling this process's memory, prints baseline, peak,
 // growth and the memory contract's bound with HELD / VIOLATED (exit 1 when violated), and writes
-// the timeline as JSON, CSV and SVG on request.
+// the timeline as JSON, CSV and SVG on request. --loader naive profiles the naive baseline instead;
+// --compare runs several loaders, each in its own child process, into one summary and SVG.
+#include <boost/json.hpp>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +11,8 @@
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
+#include "profile_compare.hpp"
+#include "profile_naive.hpp"
 
 namespace lwload::cli {
 namespace {
@@ -23,6 +27,29 @@ void write_text(const std::string& path, const std::string& text, const char* wh
   out.close();
   if (!out) fail(ErrorCode::io, path, ": cannot write the ", what);
   std::cerr << "wrote " << what << " to " << path << '\n';
+}
+
+// --compare: the loaders named, then lwload as asked (--placement, default auto), each in its own
+// process; the summary and SVG put them side by side. The exit status is lwload's verdict.
+int profile_comparison(const Args& args, const std::string& compare) {
+  std::vector<std::string> loaders = parse_compare_list(compare);
+  loaders.push_back(args.get("--placement"));
+  if (args.get_optional("--csv")) fail(ErrorCode::usage, "--csv is one loader's samples: use --json with --compare");
+  if (args.get("--loader") != "lwload") fail(ErrorCode::usage, "--loader and --compare do not go together");
+  const auto forwarded = args.given_options({"--compare", "--svg", "--json", "--csv", "--placement"});
+  const Comparison result = run_comparison(args.positional(0), loaders, forwarded);
+
+  const bool json_to_stdout = args.get("--json") == "-";
+  profile::write_comparison_summary(json_to_stdout ? std::cerr : std::cout, result.series);
+  if (const auto path = args.get_optional("--json")) {
+    boost::json::array series;
+    for (std::size_t i = 0; i < result.series.size(); ++i)
+      series.push_back({{"label", result.series[i].label}, {"report", boost::json::parse(result.reports_json[i])}});
+    const boost::json::object out{{"model", args.positional(0)}, {"series", std::move(series)}};
+    write_text(*path, boost::json::serialize(out) + "\n", "comparison JSON");
+  }
+  if (const auto path = args.get_optional("--svg")) write_text(*path, profile::comparison_to_svg(result.series), "comparison SVG");
+  return result.series.back().report.contract.held ? exit_ok : exit_failure;
 }
 
 }  // namespace
@@ -40,8 +67,15 @@ int cmd_profile(int argc, char** argv) {
              {"--period", "MS", "sampling period in milliseconds", "2"},
              {"--json", "FILE", "write the report and timeline as JSON ('-' = stdout)", ""},
              {"--csv", "FILE", "write the samples as CSV ('-' = stdout)", ""},
-             {"--svg", "FILE", "write the timeline as SVG", ""}});
+             {"--svg", "FILE", "write the timeline as SVG", ""},
+             {"--compare", "LOADERS",
+              "also profile these loaders, each in its own process, and draw all in one SVG: naive "
+              "(read the file, copy each tensor) and/or placements (zero-copy, direct, staged, auto), "
+              "comma-separated",
+              ""},
+             {"--loader", "L", "lwload, or naive (the baseline --compare runs)", "lwload"}});
   if (!args.parse(argc, argv)) return exit_ok;
+  if (const auto compare = args.get_optional("--compare")) return profile_comparison(args, *compare);
 
   const DeviceOverrides overrides = device_overrides(args);
   profile::ProfileOptions options;
@@ -54,8 +88,15 @@ int cmd_profile(int argc, char** argv) {
 
   // Headers first, then the device: the baseline is the process after device initialisation.
   const Manifest manifest = open_model(args);
-  const auto device = open_device(args.get("--device"), overrides);
-  profile::Report report = profile::profile_load(manifest, *device, options);
+  const std::string loader = args.get("--loader");
+  if (loader != "lwload" && loader != "naive") fail(ErrorCode::usage, "--loader: '", loader, "' is not lwload or naive");
+  profile::Report report;
+  if (loader == "naive") {
+    report = profile_naive(manifest, options.period);  // host memory: no device to open
+  } else {
+    const auto device = open_device(args.get("--device"), overrides);
+    report = profile::profile_load(manifest, *device, options);
+  }
   report.model = args.positional(0);
 
   const bool json_to_stdout = args.get("--json") == "-";

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "cli.hpp"
+#include "lwload/version.hpp"
 
 namespace {
 
@@ -23,7 +24,7 @@ constexpr Command kCommands[] = {
 };
 
 int usage(std::ostream& out) {
-  out << "usage: lwload COMMAND [args] [--help]\n\ncommands:\n";
+  out << "usage: lwload COMMAND [args] [--help]\n       lwload --version\n\ncommands:\n";
   for (const auto& c : kCommands) {
     std::string name(c.name);
     name.resize(10, ' ');
@@ -37,6 +38,10 @@ int usage(std::ostream& out) {
 int main(int argc, char** argv) {
   if (argc < 2) return usage(std::cerr);
   const std::string_view name = argv[1];
+  if (name == "--version") {
+    std::cout << "lwload " << lwload::version() << '\n';
+    return lwload::cli::exit_ok;
+  }
   if (name == "--help" || name == "-h" || name == "help") {
     usage(std::cout);
     return lwload::cli::exit_ok;

@@ -1,0 +1,70 @@
+// Small text helpers the SVG writers share (report_svg.cpp, report_compare_svg.cpp): SVG is
+// written as plain text, so escaping, number formatting and axis ticks live here once.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace lwload::profile::svg {
+
+inline std::string escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+inline std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", v);
+  return text;
+}
+
+inline double to_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// 1, 2 or 5 × 10^k: a tick step giving about `ticks` intervals over `range`.
+inline double nice_step(double range, int ticks) {
+  if (range <= 0) return 1;
+  const double raw = range / ticks;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * power) return m * power;
+  return 10 * power;
+}
+
+// Tick labels: whole numbers when the step is, one decimal otherwise.
+inline std::string tick_label(double value, double step) {
+  char text[32];
+  std::snprintf(text, sizeof text, step >= 1 ? "%.0f" : "%.1f", value);
+  return text;
+}
+
+inline const char* phase_colour(std::string_view name) {
+  if (name == "allocate") return "#f6c28b";
+  if (name == "import") return "#f3e08a";
+  if (name == "read") return "#a8d5f2";
+  if (name == "upload") return "#b8e0a8";
+  if (name == "finish") return "#cfe8c4";
+  if (name == "verify") return "#d4b8ec";
+  if (name == "copy") return "#f4a9a0";
+  if (name == "release") return "#e0e0e0";
+  return "#dddddd";
+}
+
+// Long model paths and device names must not run off the picture.
+inline std::string clip(std::string text, std::size_t max) {
+  if (text.size() > max) text = text.substr(0, max - 3) + "...";
+  return text;
+}
+
+}  // namespace lwload::profile::svg
