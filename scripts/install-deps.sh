@@ -12,7 +12,7 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   libze-dev libze1
   # test runtime and writers
-  doctest-dev pocl-opencl-icd clinfo python3-onnx python3-numpy
+  doctest-dev pocl-opencl-icd clinfo python3-onnx python3-numpy python3-torch
 )
 
 missing=()
