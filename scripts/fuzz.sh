@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang (+ ASan/UBSan) and runs each for SECONDS seconds
-# (default 20) on its seed corpus from ../shared/testdata. Any crash fails the script.
+# (default 20) on its seed corpus from ../shared/testdata/<format> and fuzz/seeds/<format> (small
+# committed seeds for formats the shared test data lacks, e.g. torch.save checkpoints). Any crash fails
+# the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -18,8 +20,11 @@ for harness in "${harnesses[@]}"; do
   name=$(basename "$harness")
   corpus="$build/fuzz/corpus-$name"
   mkdir -p "$corpus"
-  seeds="../shared/testdata/${name#fuzz_}"
-  echo "fuzz: $name for ${seeds} ${seconds}s"
-  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz/" "$corpus" $( [ -d "$seeds" ] && echo "$seeds" ) \
+  seeds=()
+  for dir in "../shared/testdata/${name#fuzz_}" "fuzz/seeds/${name#fuzz_}"; do
+    [ -d "$dir" ] && seeds+=("$dir")
+  done
+  echo "fuzz: $name for ${seeds[*]:-no seeds} ${seconds}s"
+  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz/" "$corpus" "${seeds[@]}" \
     2>&1 | tail -n 3
 done

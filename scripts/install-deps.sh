@@ -13,7 +13,7 @@ packages=(
   libze-dev libze1
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc
   # test runtime and writers
-  doctest-dev pocl-opencl-icd mesa-opencl-icd clinfo python3-onnx python3-numpy
+  doctest-dev pocl-opencl-icd mesa-opencl-icd clinfo python3-onnx python3-numpy python3-torch
   # SVG render checks (test_profile) and the demo's PNG: rsvg-convert
   librsvg2-bin
 )

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -766,4 +767,128 @@ TEST_CASE("lwload inspect: GGUF as JSON, exit code 3 for a malformed GGUF") {
   bad.tensor_count = std::uint64_t{1} << 60;
   write_file(dir / "bad.gguf", bad.bytes());
   CHECK(run_command(std::string(exe) + " inspect " + (dir / "bad.gguf").string() + " 2>&1", &out) == 3);
+}
+
+// ---- split GGUF (llama.cpp's gguf-split layout) ----------------------------------------------------
+
+namespace {
+
+// Part k (0-based) of a `count`-part model: a full GGUF holding tensors "blk.<k>.<j>" (two F32
+// tensors of 8 elements each) and the split keys gguf-split writes (UINT16 no/count, INT32 total);
+// the model's own KVs only in the first part, as gguf-split does.
+Gguf split_part(std::uint16_t k, std::uint16_t count, std::int32_t total, std::string_view arch = "llama") {
+  Gguf g;
+  if (k == 0) g.kv_string("general.architecture", arch);
+  put_u16(g.kv("split.no", kU16), k);
+  put_u16(g.kv("split.count", kU16), count);
+  put_u32(g.kv("split.tensors.count", kI32), static_cast<std::uint32_t>(total));
+  g.tensor("blk." + std::to_string(k) + ".a", {8}, kGgmlF32, 0);
+  g.tensor("blk." + std::to_string(k) + ".b", {8}, kGgmlF32, 32);
+  g.data_bytes = 64;
+  return g;
+}
+
+std::string part_file(int k, int count) {
+  char name[64];
+  std::snprintf(name, sizeof name, "model-%05d-of-%05d.gguf", k, count);
+  return name;
+}
+
+void write_split(const TempDir& dir, int count) {
+  for (int k = 0; k < count; ++k)
+    write_file(dir / part_file(k + 1, count), split_part(static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(count), 2 * count).bytes());
+}
+
+Error split_error(const std::filesystem::path& path) {
+  try {
+    open_manifest(path);
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::bad_input);
+    return e;
+  }
+  FAIL("no error for an inconsistent split GGUF");
+  return Error(ErrorCode::bad_input, "");
+}
+
+}  // namespace
+
+TEST_CASE("gguf split: opening any part gives the whole model, tensors in their own files") {
+  TempDir dir;
+  write_split(dir, 3);
+  for (int opened = 1; opened <= 3; ++opened) {
+    CAPTURE(opened);
+    const Manifest m = open_manifest(dir / part_file(opened, 3));
+    CHECK(m.format == "gguf");
+    REQUIRE(m.files.size() == 3);
+    REQUIRE(m.tensors.size() == 6);
+    for (int k = 0; k < 3; ++k) {
+      CHECK(m.files[static_cast<std::size_t>(k)].filename() == part_file(k + 1, 3));
+      const TensorInfo* b = m.find("blk." + std::to_string(k) + ".b");
+      REQUIRE(b != nullptr);
+      REQUIRE(b->pieces.size() == 1);
+      CHECK(b->pieces[0].file == static_cast<std::uint32_t>(k));
+      // The bytes are part k's own: data byte 32.. of that file's data section.
+      const Gguf part = split_part(static_cast<std::uint16_t>(k), 3, 6);
+      CHECK(b->pieces[0].offset == part.data_start() + 32);
+    }
+    CHECK(meta_as<std::string>(m, "general.architecture") == "llama");
+  }
+}
+
+TEST_CASE("gguf split: a missing part, inconsistent counts, a duplicate tensor, a wrong total") {
+  TempDir dir;
+  write_split(dir, 3);
+  SUBCASE("missing part") {
+    std::filesystem::remove(dir / part_file(2, 3));
+    const Error e = split_error(dir / part_file(1, 3));
+    CHECK_ERROR_HAS(e, "part 2 of 3");
+    CHECK_ERROR_HAS(e, "is missing");
+  }
+  SUBCASE("a part that disagrees on split.count") {
+    write_file(dir / part_file(3, 3), split_part(2, 4, 6).bytes());
+    const Error e = split_error(dir / part_file(1, 3));
+    CHECK_ERROR_HAS(e, "split.count is 4");
+    CHECK_ERROR_HAS(e, part_file(3, 3));
+  }
+  SUBCASE("a part whose split.no is not its place") {
+    write_file(dir / part_file(3, 3), split_part(1, 3, 6).bytes());
+    CHECK_ERROR_HAS(split_error(dir / part_file(1, 3)), "split.no is 1");
+  }
+  SUBCASE("split.tensors.count differs from the tensors the parts hold") {
+    for (int k = 0; k < 3; ++k)
+      write_file(dir / part_file(k + 1, 3), split_part(static_cast<std::uint16_t>(k), 3, 7).bytes());
+    CHECK_ERROR_HAS(split_error(dir / part_file(2, 3)), "split.tensors.count is 7 but the 3 parts hold 6 tensors");
+  }
+  SUBCASE("a tensor in two parts") {
+    Gguf dup = split_part(2, 3, 6);
+    dup.infos.clear();
+    dup.tensor_count = 0;
+    dup.tensor("blk.0.a", {8}, kGgmlF32, 0);
+    dup.tensor("blk.2.b", {8}, kGgmlF32, 32);
+    write_file(dir / part_file(3, 3), dup.bytes());
+    const Error e = split_error(dir / part_file(1, 3));
+    CHECK_ERROR_HAS(e, "tensor 'blk.0.a' also appears in");
+    CHECK_ERROR_HAS(e, part_file(1, 3));
+  }
+  SUBCASE("a split file whose name does not say where its parts are") {
+    std::filesystem::rename(dir / part_file(1, 3), dir / "renamed.gguf");
+    CHECK_ERROR_HAS(split_error(dir / "renamed.gguf"), "NAME-0000k-of-0000N.gguf");
+  }
+}
+
+TEST_CASE("lwload load --verify on a split GGUF") {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) return;
+  TempDir dir;
+  write_split(dir, 3);
+  std::string out;
+  CHECK(run_command(std::string(exe) + " inspect " + (dir / part_file(2, 3)).string(), &out) == 0);
+  CHECK(out.find("blk.2.b") != std::string::npos);
+  for (const char* placement : {"", " --placement direct", " --placement staged"}) {
+    CAPTURE(placement);
+    out.clear();
+    CHECK(run_command(std::string(exe) + " load " + (dir / part_file(1, 3)).string() + " --device host --verify" +
+                          placement, &out) == 0);
+    CHECK(out.find("verify: ok, 6 tensors") != std::string::npos);
+  }
 }

@@ -69,7 +69,7 @@ struct TensorInfo {
 };
 
 struct Manifest {
-  std::string format;                           // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs"
+  std::string format;                           // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs", "pytorch"
   std::vector<std::filesystem::path> files;     // as opened (relative if the input path was)
   std::vector<TensorInfo> tensors;              // in file order
   std::vector<MetaEntry> metadata;

@@ -34,6 +34,7 @@ extern const FormatReader gguf_reader;
 extern const FormatReader onnx_reader;
 extern const FormatReader tflite_reader;
 extern const FormatReader tfjs_reader;
+extern const FormatReader pytorch_reader;
 
 // offset + length, or Error(bad_input) "<file>: <what>: offset O + length L overflows 64 bits".
 std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what,

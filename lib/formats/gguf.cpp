@@ -17,6 +17,7 @@
 //   against the bytes left in the file (so 2^60 tensors fail before anything is allocated), and a
 //   header may hold at most kMaxTensors tensors, kMaxMetaValues metadata values and arrays nested
 //   kMaxArrayDepth deep.
+// - A file with split.count is one part of a split model (gguf_split.cpp): the whole model is read.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "formats/format.hpp"
+#include "formats/gguf_split.hpp"
 #include "formats/header_reader.hpp"
 #include "lwload/error.hpp"
 
@@ -364,11 +366,17 @@ bool detect(const ModelSource& source) {
 }
 
 Manifest read(const ModelSource& source) {
-  const auto file = source.fs.open(source.path);
-  return GgufParser(*file, source.path).parse();
+  Manifest manifest = read_gguf_file(source.fs, source.path);
+  if (is_gguf_split(manifest)) return read_gguf_split(source.fs, source.path, std::move(manifest));
+  return manifest;
 }
 
 }  // namespace
+
+Manifest read_gguf_file(FileSystem& fs, const std::filesystem::path& path) {
+  const auto file = fs.open(path);
+  return GgufParser(*file, path).parse();
+}
 
 const FormatReader gguf_reader{"gguf", detect, read};
 

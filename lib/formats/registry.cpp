@@ -10,8 +10,8 @@ namespace lwload {
 namespace {
 
 // Binary formats with magic numbers first; ONNX (no magic) and JSON-based TFJS last.
-const std::array<const formats::FormatReader*, 5> kReaders{
-    &formats::gguf_reader, &formats::tflite_reader, &formats::safetensors_reader,
+const std::array<const formats::FormatReader*, 6> kReaders{
+    &formats::gguf_reader, &formats::tflite_reader, &formats::safetensors_reader, &formats::pytorch_reader,
     &formats::tfjs_reader, &formats::onnx_reader,
 };
 
@@ -49,7 +49,7 @@ Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& opt
   if (!options.format.empty())
     fail(ErrorCode::usage, "unknown format '", options.format, "'");
   fail(ErrorCode::bad_input, path.string(),
-       ": not a model lwload recognises (safetensors, GGUF, ONNX, TFLite/Circle, TFJS)");
+       ": not a model lwload recognises (safetensors, GGUF, PyTorch, ONNX, TFLite/Circle, TFJS)");
 }
 
 }  // namespace lwload

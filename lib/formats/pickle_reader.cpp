@@ -1,0 +1,330 @@
+// The restricted unpickler (see pickle_reader.hpp). Opcode values and argument layouts follow
+// CPython's Lib/pickletools.py. Every argument is bounds-checked against the pickle's bytes before
+// it is read, so a truncated or lying pickle fails with its offset.
+#include "formats/pickle_reader.hpp"
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "formats/header_reader.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload::formats::pickle {
+
+std::string_view kind_name(Node::Kind kind) noexcept {
+  switch (kind) {
+    case Node::Kind::none: return "None";
+    case Node::Kind::boolean: return "bool";
+    case Node::Kind::integer: return "int";
+    case Node::Kind::floating: return "float";
+    case Node::Kind::string: return "str";
+    case Node::Kind::bytes: return "bytes";
+    case Node::Kind::list: return "list";
+    case Node::Kind::tuple: return "tuple";
+    case Node::Kind::dict: return "dict";
+    case Node::Kind::global: return "global";
+    case Node::Kind::call: return "call";
+    case Node::Kind::persistent: return "persistent id";
+  }
+  return "?";
+}
+
+namespace {
+
+class Machine {
+ public:
+  Machine(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
+          const Options& options)
+      : data_(data), file_(file), what_(what), options_(options) {}
+
+  Tree run();
+
+ private:
+  template <typename... Parts>
+  [[noreturn]] void bad(const Parts&... parts) const {
+    fail(ErrorCode::bad_input, file_.string(), ": ", what_, " at offset ", op_offset_, ": ", parts...);
+  }
+  const std::byte* take(std::uint64_t n) {
+    if (n > data_.size() - pos_) bad("opcode argument of ", n, " bytes runs past the end of the pickle");
+    const std::byte* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  template <typename T>
+  T arg() { return load_le<T>(take(sizeof(T))); }
+  std::string text(std::uint64_t n) {
+    const std::byte* p = take(n);
+    return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+  }
+  std::string line() {
+    const std::size_t start = pos_;
+    while (pos_ < data_.size() && data_[pos_] != std::byte{'\n'}) ++pos_;
+    if (pos_ == data_.size()) bad("GLOBAL argument has no terminating newline");
+    std::string out(reinterpret_cast<const char*>(data_.data() + start), pos_ - start);
+    ++pos_;
+    return out;
+  }
+
+  Value pop() {
+    if (stack_.size() <= floor()) bad("pops from an empty stack");
+    Value v = std::move(stack_.back());
+    stack_.pop_back();
+    return v;
+  }
+  Value& top() {
+    if (stack_.size() <= floor()) bad("needs a value on an empty stack");
+    return stack_.back();
+  }
+  std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
+  std::vector<Value> pop_mark() {
+    if (marks_.empty()) bad("needs a MARK that was never pushed");
+    const std::size_t mark = marks_.back();
+    marks_.pop_back();
+    std::vector<Value> items(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(mark)),
+                             std::make_move_iterator(stack_.end()));
+    stack_.resize(mark);
+    return items;
+  }
+  Value tuple(std::vector<Value> items) {
+    Value t = make(Node::Kind::tuple);
+    t->items = std::move(items);
+    return t;
+  }
+  Value global(std::string module, std::string name);
+  Value reduce(Value callee, Value args);
+  void set_items(Value& target, std::vector<Value>& items);
+  void append(Value& target, std::vector<Value>& items);
+  void put(std::uint64_t index) { memo_[index] = top(); }
+  Value get(std::uint64_t index) {
+    const auto it = memo_.find(index);
+    if (it == memo_.end()) bad("memo entry ", index, " was never stored");
+    return it->second;
+  }
+
+  std::span<const std::byte> data_;
+  const std::filesystem::path& file_;
+  std::string_view what_;
+  const Options& options_;
+  std::size_t pos_ = 0;
+  std::size_t op_offset_ = 0;
+  std::vector<Value> stack_;
+  std::vector<std::size_t> marks_;
+  std::unordered_map<std::uint64_t, Value> memo_;
+  std::vector<std::unique_ptr<Node>> arena_;
+
+  Value make(Node::Kind kind) {
+    arena_.push_back(std::make_unique<Node>());
+    arena_.back()->kind = kind;
+    return arena_.back().get();
+  }
+};
+
+Value Machine::global(std::string module, std::string name) {
+  std::string full = module + "." + name;
+  if (!options_.allow_global || !options_.allow_global(full))
+    bad("refuses global '", full,
+        "': lwload's unpickler executes nothing and accepts only the globals torch.save writes for a state dict");
+  Value g = make(Node::Kind::global);
+  g->text = std::move(full);
+  return g;
+}
+
+Value Machine::reduce(Value callee, Value args) {
+  if (callee->kind != Node::Kind::global) bad("REDUCE calls a ", kind_name(callee->kind), ", not a global");
+  if (args->kind != Node::Kind::tuple) bad("REDUCE arguments are a ", kind_name(args->kind), ", not a tuple");
+  if (options_.is_dict_type && options_.is_dict_type(callee->text)) {
+    if (!args->items.empty()) bad(callee->text, "() with arguments is not supported");
+    return make(Node::Kind::dict);
+  }
+  Value call = make(Node::Kind::call);
+  call->items = {std::move(callee), std::move(args)};
+  return call;
+}
+
+void Machine::set_items(Value& target, std::vector<Value>& items) {
+  if (target->kind != Node::Kind::dict) bad("SETITEM(S) on a ", kind_name(target->kind), ", not a dict");
+  if (items.size() % 2 != 0) bad("SETITEMS with an odd number of values");
+  for (std::size_t i = 0; i < items.size(); i += 2) {
+    bool replaced = false;
+    for (auto& entry : target->entries) {  // keys are usually strings and unique: a rare linear scan
+      if (entry.first->kind == items[i]->kind && entry.first->text == items[i]->text &&
+          entry.first->integer == items[i]->integer && items[i]->kind != Node::Kind::tuple) {
+        entry.second = items[i + 1];
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) target->entries.emplace_back(items[i], items[i + 1]);
+  }
+}
+
+void Machine::append(Value& target, std::vector<Value>& items) {
+  if (target->kind != Node::Kind::list) bad("APPEND(S) on a ", kind_name(target->kind), ", not a list");
+  for (auto& item : items) target->items.push_back(std::move(item));
+}
+
+Tree Machine::run() {
+  while (pos_ < data_.size()) {
+    op_offset_ = pos_;
+    const auto op = static_cast<unsigned char>(data_[pos_++]);
+    switch (op) {
+      case 0x80: {  // PROTO
+        const auto proto = arg<std::uint8_t>();
+        if (proto < 2 || proto > 5) bad("pickle protocol ", int{proto}, " is not one torch.save writes (2-5)");
+        break;
+      }
+      case 0x95: (void)arg<std::uint64_t>(); break;  // FRAME: a hint for buffered readers
+      case '.': {  // STOP
+        if (stack_.size() != 1 || !marks_.empty()) bad("STOP with ", stack_.size(), " values on the stack");
+        return Tree{std::move(arena_), stack_.back()};
+      }
+      case '(': marks_.push_back(stack_.size()); break;  // MARK
+      case '}': stack_.push_back(make(Node::Kind::dict)); break;
+      case ']': stack_.push_back(make(Node::Kind::list)); break;
+      case ')': stack_.push_back(make(Node::Kind::tuple)); break;
+      case 'N': stack_.push_back(make(Node::Kind::none)); break;
+      case 0x88: case 0x89: {  // NEWTRUE, NEWFALSE
+        Value b = make(Node::Kind::boolean);
+        b->integer = op == 0x88;
+        stack_.push_back(std::move(b));
+        break;
+      }
+      case 'J': case 'K': case 'M': {  // BININT, BININT1, BININT2
+        Value v = make(Node::Kind::integer);
+        v->integer = op == 'J' ? std::int64_t{arg<std::int32_t>()}
+                   : op == 'K' ? std::int64_t{arg<std::uint8_t>()} : std::int64_t{arg<std::uint16_t>()};
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 0x8a: {  // LONG1: n-byte little-endian two's complement
+        const auto n = arg<std::uint8_t>();
+        if (n > 8) bad("LONG1 of ", int{n}, " bytes does not fit 64 bits");
+        const std::byte* p = take(n);
+        std::uint64_t u = 0;
+        for (unsigned i = 0; i < n; ++i) u |= std::uint64_t{std::to_integer<std::uint8_t>(p[i])} << (8 * i);
+        if (n > 0 && n < 8 && (std::to_integer<std::uint8_t>(p[n - 1]) & 0x80)) u |= ~std::uint64_t{0} << (8 * n);
+        Value v = make(Node::Kind::integer);
+        v->integer = static_cast<std::int64_t>(u);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'G': {  // BINFLOAT: big-endian double
+        auto bits = arg<std::uint64_t>();
+        bits = __builtin_bswap64(bits);
+        Value v = make(Node::Kind::floating);
+        v->floating = std::bit_cast<double>(bits);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'X': case 0x8c: case 0x8d:  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
+      case 'T': case 'U': case 'B': case 'C': case 0x8e: {  // BINSTRING, SHORT_BINSTRING, BINBYTES(8), SHORT_BINBYTES
+        std::uint64_t n = 0;
+        if (op == 0x8c || op == 'U' || op == 'C') n = arg<std::uint8_t>();
+        else if (op == 0x8d || op == 0x8e) n = arg<std::uint64_t>();
+        else n = arg<std::uint32_t>();
+        const bool is_bytes = op == 'B' || op == 'C' || op == 0x8e;
+        Value v = make(is_bytes ? Node::Kind::bytes : Node::Kind::string);
+        v->text = text(n);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'c': {  // GLOBAL "module\nname\n"
+        std::string module = line();
+        std::string name = line();
+        stack_.push_back(global(std::move(module), std::move(name)));
+        break;
+      }
+      case 0x93: {  // STACK_GLOBAL
+        Value name = pop();
+        Value module = pop();
+        if (name->kind != Node::Kind::string || module->kind != Node::Kind::string)
+          bad("STACK_GLOBAL needs two strings");
+        stack_.push_back(global(module->text, name->text));
+        break;
+      }
+      case 'q': put(arg<std::uint8_t>()); break;   // BINPUT
+      case 'r': put(arg<std::uint32_t>()); break;  // LONG_BINPUT
+      case 0x94: put(memo_.size()); break;         // MEMOIZE
+      case 'h': stack_.push_back(get(arg<std::uint8_t>())); break;   // BINGET
+      case 'j': stack_.push_back(get(arg<std::uint32_t>())); break;  // LONG_BINGET
+      case 't': stack_.push_back(tuple(pop_mark())); break;          // TUPLE
+      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+        std::vector<Value> items(op - 0x84);
+        for (std::size_t i = items.size(); i-- > 0;) items[i] = pop();
+        stack_.push_back(tuple(std::move(items)));
+        break;
+      }
+      case 'l': {  // LIST (from mark)
+        Value l = make(Node::Kind::list);
+        l->items = pop_mark();
+        stack_.push_back(std::move(l));
+        break;
+      }
+      case 'd': {  // DICT (from mark)
+        std::vector<Value> items = pop_mark();
+        stack_.push_back(make(Node::Kind::dict));
+        set_items(stack_.back(), items);
+        break;
+      }
+      case 's': {  // SETITEM
+        std::vector<Value> items(2);
+        items[1] = pop();
+        items[0] = pop();
+        set_items(top(), items);
+        break;
+      }
+      case 'u': {  // SETITEMS
+        std::vector<Value> items = pop_mark();
+        set_items(top(), items);
+        break;
+      }
+      case 'a': {  // APPEND
+        std::vector<Value> items{pop()};
+        append(top(), items);
+        break;
+      }
+      case 'e': {  // APPENDS
+        std::vector<Value> items = pop_mark();
+        append(top(), items);
+        break;
+      }
+      case 'Q': {  // BINPERSID: torch's storage references
+        Value p = make(Node::Kind::persistent);
+        p->items = {pop()};
+        stack_.push_back(std::move(p));
+        break;
+      }
+      case 'R': {  // REDUCE: recorded, never called
+        Value args = pop();
+        Value callee = pop();
+        stack_.push_back(reduce(std::move(callee), std::move(args)));
+        break;
+      }
+      case 'b': {  // BUILD: object state (OrderedDict's _metadata); an inert tree has no use for it
+        (void)pop();
+        (void)top();
+        break;
+      }
+      case '0': (void)pop(); break;  // POP
+      case '1': (void)pop_mark(); break;  // POP_MARK
+      case '2': stack_.push_back(top()); break;  // DUP
+      case 'i': case 'o': case 0x81: case 0x92:
+        bad("opcode ", op == 'i' ? "INST" : op == 'o' ? "OBJ" : op == 0x81 ? "NEWOBJ" : "NEWOBJ_EX",
+            " builds an arbitrary object; lwload's unpickler refuses it");
+      default:
+        bad("opcode 0x", std::hex, int{op}, std::dec, " is not one a torch state dict uses");
+    }
+  }
+  op_offset_ = pos_;
+  bad("the pickle ends without STOP (truncated?)");
+}
+
+}  // namespace
+
+Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
+               const Options& options) {
+  return Machine(data, file, what, options).run();
+}
+
+}  // namespace lwload::formats::pickle

@@ -1,0 +1,61 @@
+// A restricted unpickler that executes nothing. It understands the opcodes of pickle protocols 2-5
+// that describe data (containers, numbers, strings, memo, marks) and turns the three that would run
+// code into inert nodes: GLOBAL/STACK_GLOBAL become a `global` node — and only names the caller
+// allows are accepted at all, any other is refused with an error naming it —, REDUCE becomes a
+// `call` node (callee + arguments, never called) and BINPERSID a `persistent` node. Opcodes that
+// build arbitrary objects (INST, OBJ, NEWOBJ, NEWOBJ_EX) are refused.
+//
+// Hand-written because Debian has no C++ library that reads pickle safely: the one C++ reader
+// (PyTorch's own torch::jit::Unpickler) needs libtorch and runs its type resolver, and Python's
+// pickle executes by design. A data-only pickle is a small stack machine.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lwload::formats::pickle {
+
+struct Node;
+// Nodes are owned by their Tree's arena: a pickle may build cycles (a list appended to itself
+// through the memo), which shared ownership would leak.
+using Value = Node*;
+
+struct Node {
+  enum class Kind { none, boolean, integer, floating, string, bytes, list, tuple, dict, global, call, persistent };
+  Kind kind = Kind::none;
+  std::int64_t integer = 0;          // boolean (0/1) and integer
+  double floating = 0;
+  std::string text;                  // string, bytes; global: "module.name"
+  std::vector<Value> items;          // list, tuple; call: [callee, args tuple]; persistent: [pid]
+  std::vector<std::pair<Value, Value>> entries;  // dict, in insertion order
+};
+
+std::string_view kind_name(Node::Kind kind) noexcept;
+
+struct Options {
+  // True for a global ("module.name") the caller accepts; any other is refused by name.
+  std::function<bool(std::string_view)> allow_global;
+  // Globals whose call with no arguments makes an empty dict that later SETITEMS fill
+  // (collections.OrderedDict): the one construction whose result later opcodes mutate.
+  std::function<bool(std::string_view)> is_dict_type;
+};
+
+struct Tree {
+  std::vector<std::unique_ptr<Node>> arena;
+  Value root = nullptr;
+};
+
+// Interprets `data` (the bytes of `what` inside `file`, for messages) up to STOP and returns the
+// top of the stack. Throws Error(bad_input) naming the file, `what`, the opcode's offset and the
+// problem — including "refuses global 'os.system'".
+Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
+               const Options& options);
+
+}  // namespace lwload::formats::pickle

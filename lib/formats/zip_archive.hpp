@@ -1,0 +1,38 @@
+// The central directory of a zip archive (ZIP64 included), as PyTorch checkpoints use it: records
+// that are stored, never compressed or encrypted, so each record's bytes sit at a fixed file offset
+// a loader can map. Hand-written because the job is small (find the end record, walk the
+// directory, read each local header's length fields) and a zip library (libzip, minizip) would
+// hide the one thing we need: the absolute offset of each record's data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lwload/file_system.hpp"
+
+namespace lwload::formats {
+
+struct ZipRecord {
+  std::string name;
+  std::uint64_t data_offset = 0;  // absolute offset of the stored bytes
+  std::uint64_t size = 0;
+};
+
+class ZipArchive {
+ public:
+  // Reads the directory and every local header. Throws Error(bad_input) naming the file, the
+  // record and the field for a truncated or inconsistent archive, a record past the end of the file
+  // or a size that overflows; Error(unsupported) for a compressed or encrypted record.
+  explicit ZipArchive(const RandomAccessFile& file);
+
+  const std::vector<ZipRecord>& records() const noexcept { return records_; }
+  const ZipRecord* find(std::string_view name) const noexcept;
+
+ private:
+  std::vector<ZipRecord> records_;
+};
+
+}  // namespace lwload::formats

@@ -1,0 +1,445 @@
+// The PyTorch checkpoint reader against the real writer: Debian's python3-torch (through
+// /usr/bin/python3) saves state dicts in the test and torch.load gives the reference names, dtypes,
+// shapes and bytes. Malformed archives are cut or patched from torch-written ones, or built by hand
+// where torch cannot write them (ZIP64 records, compressed or encrypted records, overflowing sizes).
+// Checkpoints that ask to run code are refused, and a marker file proves nothing ran.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lwload/error.hpp"
+#include "lwload/manifest.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace lwload;
+using lwload::test::TempDir;
+
+namespace {
+
+// Writes the checkpoints into argv[1]: every dtype, tied embeddings (one storage, two tensors),
+// views with a storage offset, nested containers, a transpose, and two that ask to run code.
+constexpr const char* kWriter = R"PY(
+import os, sys, builtins, torch
+out = sys.argv[1]
+torch.manual_seed(7)
+def ramp(n, dtype):
+    if dtype == torch.bool: return torch.arange(n) % 3 == 0
+    if dtype.is_complex: return torch.complex(torch.randn(n), torch.randn(n)).to(dtype)
+    if dtype.is_floating_point: return torch.randn(n).to(dtype)
+    return (torch.arange(n) * 37 - 50).to(dtype)
+dtypes = {'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16, 'f64': torch.float64,
+          'i64': torch.int64, 'i32': torch.int32, 'i16': torch.int16, 'i8': torch.int8, 'u8': torch.uint8,
+          'bool': torch.bool, 'c64': torch.complex64, 'c128': torch.complex128}
+sd = {k: ramp(24, d).reshape(2, 3, 4) for k, d in dtypes.items()}
+sd['scalar'] = torch.tensor(3.5)
+sd['empty'] = torch.zeros(0, 4)
+torch.save(sd, os.path.join(out, 'dtypes.pt'))
+
+class Tied(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+        self.norm = torch.nn.LayerNorm(8)
+        self.lm_head = torch.nn.Linear(8, 16, bias=False)
+        self.lm_head.weight = self.embed.weight
+torch.save(Tied().state_dict(), os.path.join(out, 'tied.pt'))
+
+base = torch.arange(100, dtype=torch.float32)
+torch.save({'head': base[:10], 'middle': base[10:30], 'grid': base[40:60].view(4, 5), 'row': base.view(10, 10)[7]},
+           os.path.join(out, 'views.pt'))
+
+torch.save({'model': {'layer': {'w': torch.randn(3, 2), 'b': torch.randn(2)}},
+            'optimizer': {'state': {0: {'exp_avg': torch.randn(3, 2), 'step': torch.tensor(5.0)}},
+                          'param_groups': [{'lr': 0.1, 'params': [0]}]},
+            'epoch': 3, 'history': [torch.ones(2), torch.zeros(3, dtype=torch.int64)], 'name': 'run-1'},
+           os.path.join(out, 'nested.pt'))
+
+torch.save({'t': torch.randn(3, 4).t()}, os.path.join(out, 'transpose.pt'))
+
+class System:
+    def __reduce__(self): return (os.system, ('touch ' + os.path.join(out, 'ran-system'),))
+class Eval:
+    def __reduce__(self): return (builtins.eval, ("open(%r, 'w')" % os.path.join(out, 'ran-eval'),))
+torch.save({'w': torch.ones(2), 'x': System()}, os.path.join(out, 'system.pt'))
+torch.save({'w': torch.ones(2), 'x': Eval()}, os.path.join(out, 'eval.pt'))
+)PY";
+
+// One line per tensor of torch.load(argv[1]): name dtype dims(comma) hex-bytes. Nested names join
+// keys with '.', as lwload names them.
+constexpr const char* kReference = R"PY(
+import sys, torch
+names = {torch.float32: 'F32', torch.float16: 'F16', torch.bfloat16: 'BF16', torch.float64: 'F64',
+         torch.int64: 'I64', torch.int32: 'I32', torch.int16: 'I16', torch.int8: 'I8', torch.uint8: 'U8',
+         torch.bool: 'BOOL', torch.complex64: 'C64', torch.complex128: 'C128'}
+def walk(obj, name):
+    if isinstance(obj, torch.Tensor):
+        data = obj.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes().hex()
+        print(name, names[obj.dtype], ','.join(str(d) for d in obj.shape) or '-', data or '-')
+    elif isinstance(obj, dict):
+        for k, v in obj.items(): walk(v, f'{name}.{k}' if name else str(k))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj): walk(v, f'{name}.{i}' if name else str(i))
+walk(torch.load(sys.argv[1], map_location='cpu'), '')
+)PY";
+
+struct RefTensor {
+  std::string dtype, shape, hex;
+};
+
+std::string hex_of(const std::vector<std::byte>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::byte b : bytes) {
+    out += digits[std::to_integer<int>(b) >> 4];
+    out += digits[std::to_integer<int>(b) & 15];
+  }
+  return out;
+}
+
+// The checkpoints, written once per process (torch's import costs seconds).
+const fs::path& checkpoints() {
+  static TempDir dir;
+  static const bool written = [] {
+    test::write_file(dir / "make.py", std::string_view(kWriter));
+    test::write_file(dir / "ref.py", std::string_view(kReference));
+    return test::run_command(str(test::kPython, " ", (dir / "make.py").string(), " ", dir.path().string())) == 0;
+  }();
+  REQUIRE(written);
+  return dir.path();
+}
+
+std::map<std::string, RefTensor> reference(const fs::path& file) {
+  std::string out;
+  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ref.py").string(), " ", file.string()), &out) == 0);
+  std::map<std::string, RefTensor> ref;
+  std::istringstream lines(out);
+  std::string name;
+  RefTensor t;
+  while (lines >> name >> t.dtype >> t.shape >> t.hex) ref[name] = t;
+  return ref;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out;
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out.empty() ? "-" : out;
+}
+
+std::vector<std::byte> tensor_data(const Manifest& m, const TensorInfo& t) {
+  std::vector<std::byte> bytes;
+  for (const Piece& p : t.pieces) {
+    const auto part = test::read_range(m.files[p.file], p.offset, p.length);
+    bytes.insert(bytes.end(), part.begin(), part.end());
+  }
+  return bytes;
+}
+
+// The manifest matches torch.load tensor for tensor: names, dtypes, shapes and bytes.
+void check_against_torch(const fs::path& file) {
+  const Manifest m = open_manifest(file);
+  CHECK(m.format == "pytorch");
+  const auto ref = reference(file);
+  REQUIRE(ref.size() == m.tensors.size());
+  for (const TensorInfo& t : m.tensors) {
+    CAPTURE(t.name);
+    const auto it = ref.find(t.name);
+    REQUIRE(it != ref.end());
+    CHECK(std::string(dtype_name(t.dtype)) == it->second.dtype);
+    CHECK(shape_text(t.shape) == it->second.shape);
+    const std::string hex = hex_of(tensor_data(m, t));
+    CHECK((hex.empty() ? std::string("-") : hex) == it->second.hex);
+  }
+}
+
+ErrorCode error_of(const fs::path& file, std::string* message) {
+  try {
+    (void)open_manifest(file);
+  } catch (const Error& e) {
+    *message = e.what();
+    return e.code();
+  }
+  FAIL("expected an Error for ", file.string());
+  return ErrorCode::usage;
+}
+
+// ---- hand-built zip archives -------------------------------------------------------------------
+
+struct Record {
+  std::string name;
+  std::string data;
+  std::uint16_t method = 0;
+  std::uint16_t flags = 0;
+  std::uint64_t claimed_size = 0;  // 0: the real size
+};
+
+// A stored zip with every directory field in ZIP64 form when `zip64` (as writers do past 4 GiB).
+std::vector<std::byte> build_zip(const std::vector<Record>& records, bool zip64) {
+  std::vector<std::byte> out;
+  std::vector<std::uint64_t> local_offsets;
+  for (const Record& r : records) {
+    local_offsets.push_back(out.size());
+    test::put_u32(out, 0x04034b50);
+    test::put_u16(out, 20);
+    test::put_u16(out, r.flags);
+    test::put_u16(out, r.method);
+    test::put_u32(out, 0);
+    test::put_u32(out, 0);  // crc: not checked by a loader that maps
+    test::put_u32(out, static_cast<std::uint32_t>(r.data.size()));
+    test::put_u32(out, static_cast<std::uint32_t>(r.data.size()));
+    test::put_u16(out, static_cast<std::uint16_t>(r.name.size()));
+    test::put_u16(out, 0);
+    test::put_bytes(out, r.name);
+    test::put_bytes(out, r.data);
+  }
+  const std::uint64_t cd_offset = out.size();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    const std::uint64_t size = r.claimed_size ? r.claimed_size : r.data.size();
+    test::put_u32(out, 0x02014b50);
+    test::put_u16(out, 45);
+    test::put_u16(out, 45);
+    test::put_u16(out, r.flags);
+    test::put_u16(out, r.method);
+    test::put_u32(out, 0);
+    test::put_u32(out, 0);
+    test::put_u32(out, zip64 ? 0xFFFFFFFF : static_cast<std::uint32_t>(size));
+    test::put_u32(out, zip64 ? 0xFFFFFFFF : static_cast<std::uint32_t>(size));
+    test::put_u16(out, static_cast<std::uint16_t>(r.name.size()));
+    test::put_u16(out, zip64 ? 28 : 0);
+    test::put_u16(out, 0);  // comment length
+    test::put_u16(out, 0);  // disk
+    test::put_u16(out, 0);  // internal attributes
+    test::put_u32(out, 0);  // external attributes
+    test::put_u32(out, zip64 ? 0xFFFFFFFF : static_cast<std::uint32_t>(local_offsets[i]));
+    test::put_bytes(out, r.name);
+    if (zip64) {
+      test::put_u16(out, 0x0001);
+      test::put_u16(out, 24);
+      test::put_u64(out, size);
+      test::put_u64(out, size);
+      test::put_u64(out, local_offsets[i]);
+    }
+  }
+  const std::uint64_t cd_size = out.size() - cd_offset;
+  if (zip64) {
+    const std::uint64_t record = out.size();
+    test::put_u32(out, 0x06064b50);
+    test::put_u64(out, 44);
+    test::put_u16(out, 45);
+    test::put_u16(out, 45);
+    test::put_u32(out, 0);
+    test::put_u32(out, 0);
+    test::put_u64(out, records.size());
+    test::put_u64(out, records.size());
+    test::put_u64(out, cd_size);
+    test::put_u64(out, cd_offset);
+    test::put_u32(out, 0x07064b50);
+    test::put_u32(out, 0);
+    test::put_u64(out, record);
+    test::put_u32(out, 1);
+  }
+  test::put_u32(out, 0x06054b50);
+  test::put_u16(out, 0);
+  test::put_u16(out, 0);
+  test::put_u16(out, zip64 ? 0xFFFF : static_cast<std::uint16_t>(records.size()));
+  test::put_u16(out, zip64 ? 0xFFFF : static_cast<std::uint16_t>(records.size()));
+  test::put_u32(out, zip64 ? 0xFFFFFFFF : static_cast<std::uint32_t>(cd_size));
+  test::put_u32(out, zip64 ? 0xFFFFFFFF : static_cast<std::uint32_t>(cd_offset));
+  test::put_u16(out, 0);
+  return out;
+}
+
+// The records of a torch-written checkpoint (read back through the reader's own zip index: a
+// wrong index would show as a manifest that disagrees with torch below).
+std::vector<Record> records_of(const fs::path& file) {
+  std::string out;
+  REQUIRE(test::run_command(str(test::kPython, " -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
+                                "print('\\n'.join(z.namelist()))\" ", file.string()), &out) == 0);
+  std::vector<Record> records;
+  std::istringstream names(out);
+  std::string name;
+  while (std::getline(names, name)) {
+    if (name.empty()) continue;
+    std::string data;
+    REQUIRE(test::run_command(str(test::kPython, " -c \"import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).hex().encode())\" ",
+                                  file.string(), " ", name), &data) == 0);
+    std::string raw;
+    for (std::size_t i = 0; i + 1 < data.size(); i += 2) raw += static_cast<char>(std::stoi(data.substr(i, 2), nullptr, 16));
+    records.push_back(Record{name, raw});
+  }
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE("pytorch: every dtype torch has matches torch.load (names, dtypes, shapes, bytes)") {
+  check_against_torch(checkpoints() / "dtypes.pt");
+  const Manifest m = open_manifest(checkpoints() / "dtypes.pt");
+  CHECK(m.find("scalar")->shape.empty());
+  CHECK(m.find("empty")->pieces.empty());
+  CHECK(m.find("c128")->bytes == 24 * 16);
+}
+
+TEST_CASE("pytorch: tied embeddings are two tensors whose pieces are the same bytes") {
+  check_against_torch(checkpoints() / "tied.pt");
+  const Manifest m = open_manifest(checkpoints() / "tied.pt");
+  const TensorInfo* embed = m.find("embed.weight");
+  const TensorInfo* head = m.find("lm_head.weight");
+  REQUIRE(embed != nullptr);
+  REQUIRE(head != nullptr);
+  REQUIRE(embed->pieces.size() == 1);
+  REQUIRE(head->pieces.size() == 1);
+  CHECK(embed->pieces[0].offset == head->pieces[0].offset);
+  CHECK(embed->pieces[0].length == 16 * 8 * 4);
+}
+
+TEST_CASE("pytorch: views with a storage offset point into their storage record") {
+  check_against_torch(checkpoints() / "views.pt");
+  const Manifest m = open_manifest(checkpoints() / "views.pt");
+  const std::uint64_t base = m.find("head")->pieces[0].offset;
+  CHECK(m.find("middle")->pieces[0].offset == base + 10 * 4);
+  CHECK(m.find("grid")->pieces[0].offset == base + 40 * 4);
+  CHECK(m.find("row")->pieces[0].offset == base + 70 * 4);
+  CHECK(base % 64 == 0);  // torch aligns records to 64 bytes: zero-copy friendly
+}
+
+TEST_CASE("pytorch: nested containers name tensors by their path; other values are skipped") {
+  check_against_torch(checkpoints() / "nested.pt");
+  const Manifest m = open_manifest(checkpoints() / "nested.pt");
+  CHECK(m.find("model.layer.w") != nullptr);
+  CHECK(m.find("optimizer.state.0.exp_avg") != nullptr);
+  CHECK(m.find("history.1")->dtype == DType::I64);
+  CHECK(m.tensors.size() == 6);
+}
+
+TEST_CASE("pytorch: a non-contiguous tensor is a clear unsupported error naming it") {
+  std::string message;
+  CHECK(error_of(checkpoints() / "transpose.pt", &message) == ErrorCode::unsupported);
+  CHECK(message.find("tensor 't'") != std::string::npos);
+  CHECK(message.find("not contiguous") != std::string::npos);
+}
+
+TEST_CASE("pytorch: a checkpoint that names os.system or builtins.eval is refused and nothing runs") {
+  std::string message;
+  CHECK(error_of(checkpoints() / "system.pt", &message) == ErrorCode::bad_input);
+  CHECK(message.find("refuses global 'posix.system'") != std::string::npos);  // os.system pickles as posix.system
+  CHECK(message.find("system.pt") != std::string::npos);
+  CHECK(error_of(checkpoints() / "eval.pt", &message) == ErrorCode::bad_input);
+  // Protocol 2 writes builtins under its Python 2 name.
+  CHECK(message.find("refuses global '__builtin__.eval'") != std::string::npos);
+  CHECK_FALSE(fs::exists(checkpoints() / "ran-system"));
+  CHECK_FALSE(fs::exists(checkpoints() / "ran-eval"));
+  // The payloads are live: torch.load does run them (which is why lwload must not).
+  CHECK(test::run_command(str(test::kPython, " -c \"import torch,sys; torch.load(sys.argv[1])\" ",
+                              (checkpoints() / "system.pt").string(), " >/dev/null 2>&1")) == 0);
+  CHECK(fs::exists(checkpoints() / "ran-system"));
+  fs::remove(checkpoints() / "ran-system");
+}
+
+TEST_CASE("pytorch: a truncated archive is bad input at every cut") {
+  TempDir dir;
+  const auto bytes = test::read_file(checkpoints() / "views.pt");
+  for (std::size_t cut : {std::size_t{0}, std::size_t{10}, bytes.size() / 2, bytes.size() - 30, bytes.size() - 1}) {
+    CAPTURE(cut);
+    test::write_file(dir / "cut.pt", std::span(bytes).first(cut));
+    try {
+      (void)open_manifest(dir / "cut.pt", OpenOptions{nullptr, "pytorch"});
+      FAIL("a truncated archive was accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::bad_input);
+      CHECK(std::string(e.what()).find("cut.pt") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad records are refused") {
+  TempDir dir;
+  const auto records = records_of(checkpoints() / "views.pt");
+  REQUIRE(records.size() >= 3);
+  std::string message;
+
+  SUBCASE("ZIP64 directory and end records") {
+    test::write_file(dir / "z64.pt", build_zip(records, true));
+    const Manifest original = open_manifest(checkpoints() / "views.pt");
+    const Manifest m = open_manifest(dir / "z64.pt");
+    REQUIRE(m.tensors.size() == original.tensors.size());
+    for (std::size_t i = 0; i < m.tensors.size(); ++i)
+      CHECK(tensor_data(m, m.tensors[i]) == tensor_data(original, original.tensors[i]));
+  }
+  SUBCASE("a record past the end of the file") {
+    auto bad = records;
+    bad.back().claimed_size = 1 << 20;
+    test::write_file(dir / "past.pt", build_zip(bad, false));
+    CHECK(error_of(dir / "past.pt", &message) == ErrorCode::bad_input);
+    CHECK(message.find("extend past the end of the file") != std::string::npos);
+    CHECK(message.find(bad.back().name) != std::string::npos);
+  }
+  SUBCASE("a ZIP64 size that overflows 64 bits") {
+    auto bad = records;
+    bad.back().claimed_size = ~std::uint64_t{0} - 8;
+    test::write_file(dir / "overflow.pt", build_zip(bad, true));
+    CHECK(error_of(dir / "overflow.pt", &message) == ErrorCode::bad_input);
+    CHECK(message.find("overflows 64 bits") != std::string::npos);
+  }
+  SUBCASE("a compressed record") {
+    auto bad = records;
+    bad.front().method = 8;
+    test::write_file(dir / "deflate.pt", build_zip(bad, false));
+    CHECK(error_of(dir / "deflate.pt", &message) == ErrorCode::unsupported);
+    CHECK(message.find("compressed (method 8)") != std::string::npos);
+  }
+  SUBCASE("an encrypted record") {
+    auto bad = records;
+    bad.front().flags = 1;
+    test::write_file(dir / "crypt.pt", build_zip(bad, false));
+    CHECK(error_of(dir / "crypt.pt", &message) == ErrorCode::unsupported);
+    CHECK(message.find("encrypted") != std::string::npos);
+  }
+  SUBCASE("a storage record missing from the archive") {
+    std::vector<Record> bad;
+    for (const Record& r : records)
+      if (r.name.find("/data/") == std::string::npos) bad.push_back(r);
+    test::write_file(dir / "missing.pt", build_zip(bad, false));
+    CHECK(error_of(dir / "missing.pt", &message) == ErrorCode::bad_input);
+    CHECK(message.find("is missing from the archive") != std::string::npos);
+  }
+  SUBCASE("a zip that is not a checkpoint") {
+    test::write_file(dir / "other.zip", build_zip({Record{"readme.txt", "hello"}}, false));
+    CHECK(error_of(dir / "other.zip", &message) == ErrorCode::bad_input);
+    CHECK(message.find("data.pkl") != std::string::npos);
+  }
+}
+
+TEST_CASE("lwload inspect / plan / load --verify on a torch checkpoint; exit 3 for code") {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  if (!exe) {
+    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    return;
+  }
+  const std::string tied = (checkpoints() / "tied.pt").string();
+  std::string out;
+  REQUIRE(test::run_command(str(exe, " inspect --json ", tied), &out) == 0);
+  CHECK(out.find("\"pytorch\"") != std::string::npos);
+  CHECK(out.find("\"lm_head.weight\"") != std::string::npos);
+  out.clear();
+  CHECK(test::run_command(str(exe, " plan ", tied, " --device host"), &out) == 0);
+  CHECK(out.find("zero_copy") != std::string::npos);
+  for (const char* placement : {"", " --placement direct", " --placement staged"}) {
+    CAPTURE(placement);
+    for (const char* model : {"tied.pt", "dtypes.pt", "nested.pt"}) {
+      out.clear();
+      CHECK(test::run_command(str(exe, " load ", (checkpoints() / model).string(), " --device host --verify",
+                                  placement), &out) == 0);
+      CHECK(out.find("verify: ok") != std::string::npos);
+    }
+  }
+  CHECK(test::run_command(str(exe, " inspect ", (checkpoints() / "system.pt").string(), " 2>&1"), &out) == 3);
+  CHECK(out.find("posix.system") != std::string::npos);
+  CHECK_FALSE(fs::exists(checkpoints() / "ran-system"));
+}
