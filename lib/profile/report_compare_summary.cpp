@@ -4,23 +4,14 @@
 #include <ostream>
 
 #include "lwload/profile.hpp"
+#include "profile/svg_text.hpp"
 
 namespace lwload::profile {
 namespace {
 
-std::string human(std::uint64_t bytes) {
-  char text[32];
-  if (bytes >= (1ull << 30)) std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  else std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
+using svg::duration;
+using svg::human;
 
-std::string duration(double ms) {
-  char text[32];
-  if (ms >= 1000) std::snprintf(text, sizeof text, "%.2f s", ms / 1000);
-  else std::snprintf(text, sizeof text, "%.1f ms", ms);
-  return text;
-}
 
 // a / b; below 1 MiB the denominator is "nothing", so the ratio is a floor (">= N x").
 std::string ratio(std::uint64_t a, std::uint64_t b) {

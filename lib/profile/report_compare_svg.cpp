@@ -27,21 +27,6 @@ constexpr std::uint64_t kLabelFloor = 16ull << 20;
 const char* colour(std::size_t i) { return kColours[i % std::size(kColours)]; }
 
 // "1.00 GiB" from 1 GiB up, "12.3 MiB" below: the units a person remembers.
-std::string human(std::uint64_t bytes) {
-  char text[32];
-  if (bytes >= (1ull << 30))
-    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  else
-    std::snprintf(text, sizeof text, "%.1f MiB", to_mib(bytes));
-  return text;
-}
-
-std::string duration(double ms) {
-  char text[32];
-  if (ms >= 1000) std::snprintf(text, sizeof text, "%.2f s", ms / 1000);
-  else std::snprintf(text, sizeof text, "%.1f ms", ms);
-  return text;
-}
 
 double signed_growth(std::uint64_t value, std::uint64_t baseline) {
   return value > baseline ? to_mib(value - baseline) : 0.0;

@@ -32,6 +32,24 @@ inline std::string num(double v) {
 
 inline double to_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
+// "1.00 GiB" / "512.3 MiB": sizes in the comparison's summary and drawing.
+inline std::string human(std::uint64_t bytes) {
+  char text[32];
+  if (bytes >= (1ull << 30))
+    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  else
+    std::snprintf(text, sizeof text, "%.1f MiB", to_mib(bytes));
+  return text;
+}
+
+// "1.36 s" / "51.7 ms".
+inline std::string duration(double ms) {
+  char text[32];
+  if (ms >= 1000) std::snprintf(text, sizeof text, "%.2f s", ms / 1000);
+  else std::snprintf(text, sizeof text, "%.1f ms", ms);
+  return text;
+}
+
 // 1, 2 or 5 × 10^k: a tick step giving about `ticks` intervals over `range`.
 inline double nice_step(double range, int ticks) {
   if (range <= 0) return 1;
