@@ -5,6 +5,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <random>
+#include <stdexcept>
+#include <thread>
 
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
@@ -272,6 +275,105 @@ TEST_CASE("a throwing ready callback fails the load; nothing leaks") {
       if (++ready == 3) fail(ErrorCode::usage, "engine refused tensor 3");
     };
     expect_failure(m, *device, options, ErrorCode::usage, {"engine refused"});
+  }
+}
+
+TEST_CASE("a ready callback throwing a non-lwload exception: the load fails with its message, on every placement") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(1 << 20, 8, 0));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                             std::optional{Placement::staged}}) {
+    auto device = faulty("host");
+    LoadOptions options = forced(placement);
+    int ready = 0;
+    options.on_tensor_ready = [&](const TensorHandle&) {
+      if (++ready == 2) throw std::runtime_error("engine ran out of patience");
+    };
+    try {
+      load(m, *device, options);
+      FAIL("the load succeeded");
+    } catch (const std::exception& e) {
+      CHECK_MESSAGE(std::string(e.what()).find("engine ran out of patience") != std::string::npos, e.what());
+    }
+    CHECK(device->counters.live_buffers == 0);
+    CHECK(device->counters.live_staging == 0);
+  }
+}
+
+TEST_CASE("two threads load the same model into separate Weights at once; both verify") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(4 << 20, 16, 0));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::staged}}) {
+    auto a = faulty("host");
+    auto b = faulty("host");
+    std::exception_ptr error_a, error_b;
+    std::size_t verified_a = 0, verified_b = 0;
+    const auto run = [&](FaultyDevice& device, std::exception_ptr& error, std::size_t& verified) {
+      try {
+        const Weights w = load(m, device, forced(placement));
+        verified = verify(w).tensors;
+      } catch (...) {
+        error = std::current_exception();
+      }
+    };
+    std::thread ta(run, std::ref(*a), std::ref(error_a), std::ref(verified_a));
+    std::thread tb(run, std::ref(*b), std::ref(error_b), std::ref(verified_b));
+    ta.join();
+    tb.join();
+    CHECK(!error_a);
+    CHECK(!error_b);
+    CHECK(verified_a == m.tensors.size());
+    CHECK(verified_b == m.tensors.size());
+    CHECK(a->counters.live_buffers == 0);
+    CHECK(b->counters.live_buffers == 0);
+  }
+}
+
+TEST_CASE("cancellation from another thread at random points of a staged load: cancelled, or complete and verified") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec(2 << 20, 32, 0));
+  const Manifest m = open_manifest(dir / "m.safetensors");
+  // How many progress steps a whole load reports, so cancellation points cover all of it and
+  // past its end (some rounds must complete).
+  int total_steps = 0;
+  {
+    auto device = faulty("host");
+    LoadOptions options = forced(Placement::staged, 4 * 16 * 1024);
+    options.on_progress = [&](std::uint64_t, std::uint64_t) { ++total_steps; };
+    load(m, *device, options);
+  }
+  REQUIRE(total_steps > 1);
+  std::mt19937 random(15);  // fixed seed: the same cancellation points every run
+  for (int round = 0; round < 16; ++round) {
+    auto device = faulty("host");
+    LoadOptions options = forced(Placement::staged, 4 * 16 * 1024);
+    options.cancel = std::make_shared<CancelToken>();
+    // The other thread cancels once the load has reported `after` progress steps; where the
+    // load is when that store lands is up to the scheduler: both outcomes are correct.
+    const int after = static_cast<int>(random() % static_cast<unsigned>(total_steps + total_steps / 4 + 1));
+    std::atomic<int> steps{0};
+    options.on_progress = [&](std::uint64_t, std::uint64_t) { steps.fetch_add(1); };
+    std::atomic<bool> done{false};
+    std::thread canceller([&] {
+      while (steps.load() < after && !done.load()) std::this_thread::yield();
+      options.cancel->cancel();
+    });
+    bool cancelled = false;
+    try {
+      const Weights w = load(m, *device, options);
+      done = true;
+      CHECK(verify(w).tensors == m.tensors.size());
+    } catch (const Error& e) {
+      done = true;
+      CHECK_MESSAGE(e.code() == ErrorCode::cancelled, e.what());
+      cancelled = true;
+    }
+    canceller.join();
+    CHECK(device->counters.live_buffers == 0);
+    CHECK(device->counters.live_staging == 0);
+    MESSAGE("round ", round, ": cancel after ", after, " steps -> ", std::string(cancelled ? "cancelled" : "complete"));
   }
 }
 
