@@ -91,16 +91,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan, Placement p
   CHECK(sim_live() == 0);  // device and weights gone: nothing left in the driver
 }
 
-template <typename F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("expected lwload::Error");
-  return Error(ErrorCode::usage, "");
-}
+using test::error_of;
 
 }  // namespace
 

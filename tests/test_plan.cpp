@@ -39,16 +39,7 @@ TensorInfo raw_tensor(std::string name, std::uint64_t offset, std::uint64_t byte
   return t;
 }
 
-template <typename F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("expected lwload::Error");
-  return Error(ErrorCode::usage, "");
-}
+using test::error_of;
 
 }  // namespace
 

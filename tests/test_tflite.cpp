@@ -156,16 +156,7 @@ void pwrite_at(const fs::path& path, std::uint64_t offset, const std::vector<std
   ::close(fd);
 }
 
-// The Error `action` throws (the test fails when it throws nothing or something else).
-Error error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("expected lwload::Error");
-  return Error(ErrorCode::io, "unreachable");
-}
+using test::error_of;
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 

@@ -35,32 +35,22 @@ Loaded load() {
     return l;
   }
   Driver& d = l.driver;
-  std::string& why = l.why;
+  // Every entry point by its ABI name (the member's own name), stopping at the first one missing.
+#define LWLOAD_CUDA_ENTRY(name) resolve(library, #name, d.name, l.why)
   const bool all =
-      resolve(library, "cuInit", d.cuInit, why) && resolve(library, "cuDriverGetVersion", d.cuDriverGetVersion, why) &&
-      resolve(library, "cuGetErrorName", d.cuGetErrorName, why) &&
-      resolve(library, "cuDeviceGetCount", d.cuDeviceGetCount, why) &&
-      resolve(library, "cuDeviceGet", d.cuDeviceGet, why) && resolve(library, "cuDeviceGetName", d.cuDeviceGetName, why) &&
-      resolve(library, "cuDeviceTotalMem_v2", d.cuDeviceTotalMem_v2, why) &&
-      resolve(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, why) &&
-      resolve(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, why) &&
-      resolve(library, "cuDevicePrimaryCtxRelease_v2", d.cuDevicePrimaryCtxRelease_v2, why) &&
-      resolve(library, "cuCtxPushCurrent_v2", d.cuCtxPushCurrent_v2, why) &&
-      resolve(library, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent_v2, why) &&
-      resolve(library, "cuMemAlloc_v2", d.cuMemAlloc_v2, why) && resolve(library, "cuMemFree_v2", d.cuMemFree_v2, why) &&
-      resolve(library, "cuMemAllocHost_v2", d.cuMemAllocHost_v2, why) &&
-      resolve(library, "cuMemFreeHost", d.cuMemFreeHost, why) &&
-      resolve(library, "cuMemHostRegister_v2", d.cuMemHostRegister_v2, why) &&
-      resolve(library, "cuMemHostUnregister", d.cuMemHostUnregister, why) &&
-      resolve(library, "cuMemHostGetDevicePointer_v2", d.cuMemHostGetDevicePointer_v2, why) &&
-      resolve(library, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync_v2, why) &&
-      resolve(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH_v2, why) &&
-      resolve(library, "cuStreamCreate", d.cuStreamCreate, why) &&
-      resolve(library, "cuStreamDestroy_v2", d.cuStreamDestroy_v2, why) &&
-      resolve(library, "cuStreamSynchronize", d.cuStreamSynchronize, why) &&
-      resolve(library, "cuEventCreate", d.cuEventCreate, why) && resolve(library, "cuEventRecord", d.cuEventRecord, why) &&
-      resolve(library, "cuEventSynchronize", d.cuEventSynchronize, why) &&
-      resolve(library, "cuEventDestroy_v2", d.cuEventDestroy_v2, why);
+      LWLOAD_CUDA_ENTRY(cuInit) && LWLOAD_CUDA_ENTRY(cuDriverGetVersion) && LWLOAD_CUDA_ENTRY(cuGetErrorName) &&
+      LWLOAD_CUDA_ENTRY(cuDeviceGetCount) && LWLOAD_CUDA_ENTRY(cuDeviceGet) && LWLOAD_CUDA_ENTRY(cuDeviceGetName) &&
+      LWLOAD_CUDA_ENTRY(cuDeviceTotalMem_v2) && LWLOAD_CUDA_ENTRY(cuDeviceGetAttribute) &&
+      LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRetain) && LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRelease_v2) &&
+      LWLOAD_CUDA_ENTRY(cuCtxPushCurrent_v2) && LWLOAD_CUDA_ENTRY(cuCtxPopCurrent_v2) &&
+      LWLOAD_CUDA_ENTRY(cuMemAlloc_v2) && LWLOAD_CUDA_ENTRY(cuMemFree_v2) && LWLOAD_CUDA_ENTRY(cuMemAllocHost_v2) &&
+      LWLOAD_CUDA_ENTRY(cuMemFreeHost) && LWLOAD_CUDA_ENTRY(cuMemHostRegister_v2) &&
+      LWLOAD_CUDA_ENTRY(cuMemHostUnregister) && LWLOAD_CUDA_ENTRY(cuMemHostGetDevicePointer_v2) &&
+      LWLOAD_CUDA_ENTRY(cuMemcpyHtoDAsync_v2) && LWLOAD_CUDA_ENTRY(cuMemcpyDtoH_v2) &&
+      LWLOAD_CUDA_ENTRY(cuStreamCreate) && LWLOAD_CUDA_ENTRY(cuStreamDestroy_v2) &&
+      LWLOAD_CUDA_ENTRY(cuStreamSynchronize) && LWLOAD_CUDA_ENTRY(cuEventCreate) && LWLOAD_CUDA_ENTRY(cuEventRecord) &&
+      LWLOAD_CUDA_ENTRY(cuEventSynchronize) && LWLOAD_CUDA_ENTRY(cuEventDestroy_v2);
+#undef LWLOAD_CUDA_ENTRY
   if (!all) return l;
   if (const CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
     l.why = str("cuInit failed: ", result_name(d, r));

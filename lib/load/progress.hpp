@@ -30,7 +30,6 @@ class Progress {
   // Throws Error(cancelled) when the caller's token says so.
   void check_cancel() const;
 
-  std::uint64_t done_bytes() const noexcept { return done_bytes_; }
   // Staging bytes read but not yet uploaded, reported with every event (the pipeline keeps it).
   std::uint64_t in_flight = 0;
 

@@ -2,6 +2,7 @@
 // themselves, and small file writers. Every suite links this with doctest's main.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -9,6 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include <doctest/doctest.h>
+
+#include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
 
 namespace lwload::test {
@@ -38,6 +42,18 @@ void write_file(const std::filesystem::path& path, std::string_view text);
 std::vector<std::byte> read_file(const std::filesystem::path& path);
 // Bytes [offset, offset+length) of a file.
 std::vector<std::byte> read_range(const std::filesystem::path& path, std::uint64_t offset, std::uint64_t length);
+
+// The lwload::Error `action` throws; the test fails when it throws nothing (or something else).
+template <std::invocable F>
+Error error_of(F&& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("expected lwload::Error");
+  return Error(ErrorCode::usage, "unreachable");
+}
 
 // Runs a shell command, returns its exit status; stdout is captured into *out when given.
 int run_command(const std::string& command, std::string* out = nullptr);
