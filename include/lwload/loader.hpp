@@ -108,7 +108,7 @@ struct LoadStats {
   double allocate_seconds = 0;       // allocations + imports
   double populate_seconds = 0;       // making zero_copy pages resident (0 when lazy)
   std::uint64_t zero_copy_bytes = 0; // bytes of zero_copy tensors
-  std::uint64_t resident_bytes = 0;  // of the imported regions, resident in memory when load() returned
+  std::uint64_t resident_bytes = 0;  // resident when load() returned, at most zero_copy_bytes
   std::uint64_t bytes_read = 0;      // file bytes read (direct + staged, incl. alignment slack)
   std::uint64_t bytes_uploaded = 0;  // bytes passed to Device::upload
   std::size_t reads = 0;             // read calls issued

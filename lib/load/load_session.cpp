@@ -1,5 +1,7 @@
 #include "load/load_session.hpp"
 
+#include <algorithm>
+
 #include "load/residency.hpp"
 #include "load/setup.hpp"
 
@@ -66,7 +68,9 @@ Weights LoadSession::run() {
   pipeline_->run();
   pipeline_.reset();
 
+  // Regions also map the bytes around their tensors (headers, padding): count at most the tensors'.
   for (const ImportedRegion& region : regions_) state_->stats.resident_bytes += region.mapping->resident_bytes();
+  state_->stats.resident_bytes = std::min(state_->stats.resident_bytes, state_->stats.zero_copy_bytes);
   progress_->phase("done");
   state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   return Weights(std::move(state_));
