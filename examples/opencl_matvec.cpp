@@ -1,7 +1,8 @@
-// opencl_matvec: the smallest real edge app on top of lwload. It loads a model onto an OpenCL
-// device with lwload, runs a matrix-vector product on one loaded weight matrix on that device
-// (reading the tensor where lwload put it: its cl_mem plus the tensor's offset inside it), and
-// checks the result against the same product computed on the CPU from the file's bytes.
+// opencl_matvec: the smallest real edge app on top of lwload. Like any inference engine it owns
+// its OpenCL context and queue; it hands them to lwload (lwload/opencl.hpp), which loads a model
+// into that context, then runs a matrix-vector product on one loaded weight matrix in its own
+// context (reading the tensor where lwload put it: its cl_mem plus the tensor's offset inside it),
+// and checks the result against the same product computed on the CPU from the file's bytes.
 //
 //   opencl_matvec [MODEL] [--tensor NAME] [--device opencl:N] [--placement auto|zero-copy|direct|staged]
 //                 [--memory unified|discrete]
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "lwload/lwload.hpp"
+#include "lwload/opencl.hpp"
 
 namespace {
 
@@ -122,17 +124,43 @@ void check_cl(cl_int status, const char* call) {
   if (status != CL_SUCCESS) lwload::fail(lwload::ErrorCode::device, call, " failed (", status, ")");
 }
 
-// Runs the kernel on the device that owns `weights` (its own context, from the handle).
-std::vector<float> device_matvec(cl_mem weights, std::uint64_t byte_offset, const MatrixShape& m,
-                                 const std::vector<float>& x) {
-  cl_context raw_context = nullptr;
-  check_cl(clGetMemObjectInfo(weights, CL_MEM_CONTEXT, sizeof raw_context, &raw_context, nullptr),
-           "clGetMemObjectInfo(CL_MEM_CONTEXT)");
-  const cl::Context context(raw_context, true);
-  const cl::Device device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
+// The application's own OpenCL objects, made before lwload is involved.
+struct AppContext {
+  cl::Device device;
+  cl::Context context;
+  cl::CommandQueue queue;
+};
+
+// "opencl:N": the N-th device of all platforms, in the order `lwload devices` lists them.
+AppContext make_app_context(const std::string& spec) {
+  const std::string prefix = "opencl:";
+  if (spec.rfind(prefix, 0) != 0) lwload::fail(lwload::ErrorCode::usage, "--device ", spec, " is not opencl:N");
+  const std::size_t wanted = std::stoul(spec.substr(prefix.size()));
+  std::vector<cl::Platform> platforms;
+  cl::Platform::get(&platforms);
+  std::vector<cl::Device> all;
+  for (const cl::Platform& platform : platforms) {
+    std::vector<cl::Device> devices;
+    if (platform.getDevices(CL_DEVICE_TYPE_ALL, &devices) == CL_SUCCESS)
+      all.insert(all.end(), devices.begin(), devices.end());
+  }
+  if (wanted >= all.size()) lwload::fail(lwload::ErrorCode::usage, spec, ": there are ", all.size(), " OpenCL devices");
+  AppContext app{all[wanted], {}, {}};
   cl_int status = CL_SUCCESS;
-  cl::CommandQueue queue(context, device, cl::QueueProperties::None, &status);
+  app.context = cl::Context(app.device, nullptr, nullptr, nullptr, &status);
+  check_cl(status, "clCreateContext");
+  app.queue = cl::CommandQueue(app.context, app.device, cl::QueueProperties::None, &status);
   check_cl(status, "clCreateCommandQueue");
+  return app;
+}
+
+// Runs the kernel in the application's context, on the buffer lwload loaded into it.
+std::vector<float> device_matvec(const AppContext& app, const lwload::OpenClTensor& weights, const MatrixShape& m,
+                                 const std::vector<float>& x) {
+  const cl::Context& context = app.context;
+  const cl::Device& device = app.device;
+  const cl::CommandQueue& queue = app.queue;
+  cl_int status = CL_SUCCESS;
   cl::Program program(context, kKernel, false, &status);
   check_cl(status, "clCreateProgramWithSource");
   if (program.build({device}) != CL_SUCCESS) {
@@ -146,8 +174,8 @@ std::vector<float> device_matvec(cl_mem weights, std::uint64_t byte_offset, cons
   check_cl(status, "clCreateBuffer(x)");
   cl::Buffer y_buffer(context, CL_MEM_WRITE_ONLY, m.rows * 4, nullptr, &status);
   check_cl(status, "clCreateBuffer(y)");
-  check_cl(kernel.setArg(0, sizeof(cl_mem), &weights), "clSetKernelArg(weights)");
-  check_cl(kernel.setArg(1, static_cast<cl_ulong>(byte_offset)), "clSetKernelArg(offset)");
+  check_cl(kernel.setArg(0, sizeof(cl_mem), &weights.mem), "clSetKernelArg(weights)");
+  check_cl(kernel.setArg(1, static_cast<cl_ulong>(weights.offset)), "clSetKernelArg(offset)");
   check_cl(kernel.setArg(2, static_cast<cl_uint>(m.cols)), "clSetKernelArg(cols)");
   check_cl(kernel.setArg(3, x_buffer), "clSetKernelArg(x)");
   check_cl(kernel.setArg(4, y_buffer), "clSetKernelArg(y)");
@@ -212,9 +240,8 @@ int run(const Options& options) {
 
   lwload::DeviceOverrides overrides;
   overrides.memory = options.memory;
-  const auto device = lwload::open_device(options.device, overrides);
-  if (device->info().backend != "opencl")
-    lwload::fail(lwload::ErrorCode::usage, "--device ", options.device, " is not an OpenCL device");
+  const AppContext app = make_app_context(options.device);
+  const auto device = lwload::open_opencl_device(app.context(), app.device(), app.queue(), overrides);
 
   lwload::LoadOptions load_options;
   load_options.plan.force = options.placement;
@@ -224,13 +251,14 @@ int run(const Options& options) {
 
   const lwload::TensorHandle* handle = weights.find(tensor->name);
   if (!handle || !handle->buffer) lwload::fail(lwload::ErrorCode::device, "tensor '", tensor->name, "' was not loaded");
-  if (handle->native.type != "cl_mem")
-    lwload::fail(lwload::ErrorCode::unsupported, "tensor '", tensor->name, "' is a ", handle->native.type,
-                 " handle; this example runs kernels on cl_mem buffers");
+  const std::optional<lwload::OpenClTensor> in_cl = lwload::opencl_tensor(*handle);
+  if (!in_cl)
+    lwload::fail(lwload::ErrorCode::unsupported, "tensor '", tensor->name, "' is a ",
+                 lwload::native_type_name(handle->native.type), " handle; this example runs kernels on cl_mem buffers");
 
   std::vector<float> x(shape->cols);
   for (std::size_t c = 0; c < x.size(); ++c) x[c] = static_cast<float>(static_cast<int>(c * 7 % 13) - 6) / 8.0f;
-  const std::vector<float> y = device_matvec(static_cast<cl_mem>(handle->native.handle), handle->offset, *shape, x);
+  const std::vector<float> y = device_matvec(app, *in_cl, *shape, x);
 
   // The CPU reference comes from the file, not from anything lwload produced.
   const std::vector<float> w = read_tensor_from_file(manifest, *tensor);
@@ -252,7 +280,7 @@ int run(const Options& options) {
   }
 
   std::cout << "device:    " << device->info().id() << " (" << device->info().name << ", "
-            << lwload::memory_model_name(device->info().memory) << ")\n"
+            << lwload::memory_model_name(device->info().memory) << ", the application's own context)\n"
             << "model:     " << model.string() << " (" << manifest.format << ", " << manifest.tensors.size()
             << " tensors, loaded in " << load_ms << " ms)\n"
             << "tensor:    " << tensor->name << " " << shape->rows << "x" << shape->cols << " F32, placement "

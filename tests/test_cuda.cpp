@@ -84,7 +84,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan, Placement p
                         << weights.plan().find(t.index)->reason);
       CHECK(t.placement == placement);
       CHECK(t.mechanism == mechanism);
-      CHECK(t.native.type == "cu_deviceptr");
+      CHECK(t.native.type == lwload::NativeType::cu_deviceptr);
     }
     CHECK(verify(weights).tensors == manifest.tensors.size());
   }

@@ -23,6 +23,7 @@
 
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
+#include "lwload/level_zero.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/plan.hpp"
@@ -137,7 +138,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan_options, con
     for (const TensorHandle& t : weights.tensors()) {
       INFO("tensor " << t.info->name << " placement " << placement_name(t.placement));
       CHECK(t.mechanism == mechanism);
-      CHECK(t.native.type == "ze_ptr");
+      CHECK(t.native.type == lwload::NativeType::ze_ptr);
     }
     const VerifyReport report = verify(weights);
     CHECK(report.tensors == manifest.tensors.size());
@@ -329,6 +330,49 @@ TEST_CASE("ze child: load and verify" * doctest::skip()) {
   child_ok("ze child: load and verify");
 }
 
+TEST_CASE("ze child: application context" * doctest::skip()) {
+  // The application's own driver, context and device, made before lwload is involved.
+  REQUIRE(zeInit(0) == ZE_RESULT_SUCCESS);
+  std::uint32_t count = 1;
+  ze_driver_handle_t driver = nullptr;
+  REQUIRE(zeDriverGet(&count, &driver) == ZE_RESULT_SUCCESS);
+  ze_device_handle_t ze_device = nullptr;
+  count = 1;
+  REQUIRE(zeDeviceGet(driver, &count, &ze_device) == ZE_RESULT_SUCCESS);
+  const ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t context = nullptr;
+  REQUIRE(zeContextCreate(driver, &desc, &context) == ZE_RESULT_SUCCESS);
+
+  test::TempDir dir;
+  const Manifest manifest = open_manifest(write_synth(dir, 6 << 20, 6, 0));
+  for (const auto placement : {std::optional<Placement>{}, std::optional{Placement::staged}}) {
+    auto device = open_level_zero_device(driver, context, ze_device);
+    CHECK(device->info().id() == "level_zero:0");
+    LoadOptions options;
+    options.plan.force = placement;  // automatic (zero_copy where the device imports), then staged
+    const Weights weights = load(manifest, *device, options);
+    for (const TensorHandle& t : weights.tensors()) {
+      const auto in_ze = level_zero_tensor(t);
+      REQUIRE(in_ze.has_value());
+      CHECK(in_ze->pointer == t.native.handle);
+      CHECK(in_ze->offset == t.offset);
+    }
+    CHECK(verify(weights).tensors == manifest.tensors.size());
+  }
+  // lwload released what it made and nothing of the application's: its context is the one object
+  // left, still usable, and the application destroys it.
+  CHECK(sim_live_objects() == 1);
+  void* scratch = nullptr;
+  const ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  CHECK(zeMemAllocHost(context, &host_desc, 4096, 64, &scratch) == ZE_RESULT_SUCCESS);
+  CHECK(zeMemFree(context, scratch) == ZE_RESULT_SUCCESS);
+  CHECK(zeContextDestroy(context) == ZE_RESULT_SUCCESS);
+  CHECK(sim_live_objects() == 0);
+
+  CHECK(test::error_of([&] { (void)open_level_zero_device(driver, context, nullptr); }).code() == ErrorCode::usage);
+  child_ok("ze child: application context");
+}
+
 // Expects the load to fail cleanly with `code` and a message containing `text`, and no leaks.
 static void expect_load_failure(ErrorCode code, const std::string& text, const PlanOptions& plan_options = {}) {
   test::TempDir dir;
@@ -401,6 +445,11 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: device api");
     expect_child(mode, "ze child: load and verify");
   }
+}
+
+TEST_CASE("level_zero: lwload works in the application's own context and never destroys it") {
+  if (!have_sim()) return;
+  for (const std::string mode : {"igpu-import", "dgpu"}) expect_child(mode, "ze child: application context");
 }
 
 TEST_CASE("level_zero: the other import path on each integrated device") {

@@ -47,7 +47,7 @@ Manifest write_synth(const std::filesystem::path& path, const synth::SynthSpec& 
 void check_host_contents(const Weights& weights) {
   for (const TensorHandle& h : weights.tensors()) {
     REQUIRE(h.buffer != nullptr);
-    CHECK(h.native.type == "host_ptr");
+    CHECK(h.native.type == lwload::NativeType::host_ptr);
     std::vector<std::byte> expected(h.bytes);
     synth::expected_bytes(kSeed, static_cast<std::uint32_t>(h.index), 0, expected);
     const auto* data = static_cast<const std::byte*>(h.native.handle) + h.offset;
@@ -248,7 +248,7 @@ TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
   CHECK(w.plan().count(Placement::staged) == 8);
   CHECK(w.plan().staging_budget == 1 << 20);
   CHECK(w.stats().bytes_uploaded == m.total_bytes());
-  for (const auto& h : w.tensors()) CHECK(h.native.type == "null");
+  for (const auto& h : w.tensors()) CHECK(h.native.type == lwload::NativeType::none);
   try {
     verify(w);
     FAIL("null verified");

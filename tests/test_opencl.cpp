@@ -57,7 +57,7 @@ cl_device_id first_cl_device() {
 
 cl_mem as_mem(const DeviceBuffer& buffer) {
   const NativeHandle native = buffer.native();
-  REQUIRE(native.type == "cl_mem");
+  REQUIRE(native.type == lwload::NativeType::cl_mem);
   return static_cast<cl_mem>(native.handle);
 }
 

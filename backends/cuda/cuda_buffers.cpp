@@ -58,7 +58,7 @@ CudaBuffer::~CudaBuffer() {
 }
 
 NativeHandle CudaBuffer::native() const noexcept {
-  return {"cu_deviceptr", reinterpret_cast<void*>(static_cast<std::uintptr_t>(device_))};
+  return {NativeType::cu_deviceptr, reinterpret_cast<void*>(static_cast<std::uintptr_t>(device_))};
 }
 
 std::string_view CudaBuffer::mechanism() const noexcept {

@@ -24,7 +24,7 @@ class HostBuffer final : public DeviceBuffer {
         writable_(false) {}
 
   std::uint64_t size() const noexcept override { return size_; }
-  NativeHandle native() const noexcept override { return {"host_ptr", data_}; }
+  NativeHandle native() const noexcept override { return {NativeType::host_ptr, data_}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }
   std::span<std::byte> begin_host_write() override {
     if (!writable_) return {};

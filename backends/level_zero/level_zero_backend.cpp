@@ -1,9 +1,11 @@
 // The level_zero backend: Intel GPUs and NPUs through the Level Zero loader. Discovery lives in
-// ze_discovery, placements in ze_device; this file only adapts them to lwload::Backend.
+// ze_discovery, placements in ze_device; this file only adapts them to lwload::Backend (and to
+// applications that bring their own context, lwload/level_zero.hpp).
 #include "backends/builtin.hpp"
 #include "backends/level_zero/ze_device.hpp"
 #include "backends/level_zero/ze_discovery.hpp"
 #include "lwload/error.hpp"
+#include "lwload/level_zero.hpp"
 
 namespace lwload {
 namespace {
@@ -30,5 +32,17 @@ class LevelZeroBackend final : public Backend {
 }  // namespace
 
 std::shared_ptr<Backend> make_level_zero_backend() { return std::make_shared<LevelZeroBackend>(); }
+
+std::unique_ptr<Device> open_level_zero_device(ze_driver_handle_t driver, ze_context_handle_t context,
+                                               ze_device_handle_t device, const DeviceOverrides& overrides) {
+  for (const auto& found : ze::discover())
+    if (found.driver == driver && found.device == device) return ze::adopt_device(found, context, overrides);
+  fail(ErrorCode::usage, "level_zero: the given device is not a device of the given driver (zeDeviceGet)");
+}
+
+std::optional<LevelZeroTensor> level_zero_tensor(const TensorHandle& tensor) {
+  if (tensor.native.type != NativeType::ze_ptr) return std::nullopt;
+  return LevelZeroTensor{tensor.native.handle, tensor.offset};
+}
 
 }  // namespace lwload

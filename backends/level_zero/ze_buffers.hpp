@@ -31,7 +31,7 @@ class ZeBuffer final : public DeviceBuffer {
   ZeBuffer& operator=(const ZeBuffer&) = delete;
 
   std::uint64_t size() const noexcept override { return size_; }
-  NativeHandle native() const noexcept override { return {"ze_ptr", ptr_}; }
+  NativeHandle native() const noexcept override { return {NativeType::ze_ptr, ptr_}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
   void read_back(std::uint64_t offset, std::span<std::byte> dst) override;

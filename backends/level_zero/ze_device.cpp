@@ -52,8 +52,8 @@ class ZeDevice final : public Device {
                     std::uint64_t bytes, TransferDone done) override {
     const auto src = staging.bytes();
     const NativeHandle target = dst.native();
-    if (target.type != "ze_ptr")
-      fail(ErrorCode::usage, session_->label(), ": upload target is a '", target.type, "' buffer, not a Level Zero one");
+    if (target.type != NativeType::ze_ptr)
+      fail(ErrorCode::usage, session_->label(), ": upload target is a '", native_type_name(target.type), "' buffer, not a Level Zero one");
     if (bytes == 0) {
       done(nullptr);
       return;
@@ -72,6 +72,11 @@ class ZeDevice final : public Device {
 
 std::unique_ptr<Device> open_device(const DiscoveredDevice& found, const DeviceOverrides& overrides) {
   return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::open(found));
+}
+
+std::unique_ptr<Device> adopt_device(const DiscoveredDevice& found, ze_context_handle_t context,
+                                     const DeviceOverrides& overrides) {
+  return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::adopt(found, context));
 }
 
 }  // namespace lwload::ze

@@ -7,7 +7,28 @@
 namespace lwload::ze {
 
 std::shared_ptr<Session> Session::open(const DiscoveredDevice& found) {
+  ze_context_handle_t context = nullptr;
+  const ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  check(zeContextCreate(found.driver, &context_desc, &context), str(found.info.id(), " (", found.info.name, ")"),
+        "zeContextCreate");
+  try {
+    auto session = start(found, context);
+    session->owns_context_ = true;
+    return session;
+  } catch (...) {
+    zeContextDestroy(context);
+    throw;
+  }
+}
+
+std::shared_ptr<Session> Session::adopt(const DiscoveredDevice& found, ze_context_handle_t context) {
+  if (context == nullptr) fail(ErrorCode::usage, found.info.id(), ": no Level Zero context given");
+  return start(found, context);
+}
+
+std::shared_ptr<Session> Session::start(const DiscoveredDevice& found, ze_context_handle_t context) {
   std::shared_ptr<Session> s(new Session);
+  s->context_ = context;
   s->driver_ = found.driver;
   s->device_ = found.device;
   s->copy_ordinal_ = found.copy_ordinal;
@@ -23,8 +44,6 @@ std::shared_ptr<Session> Session::open(const DiscoveredDevice& found) {
     s->import_fn_ = reinterpret_cast<ImportExternalPointerFn>(import_fn);
     s->release_fn_ = reinterpret_cast<ReleaseImportedPointerFn>(release_fn);
   }
-  const ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-  check(zeContextCreate(found.driver, &context_desc, &s->context_), s->label_, "zeContextCreate");
   const ze_command_queue_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, found.copy_ordinal, 0, 0,
                                           ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   check(zeCommandListCreateImmediate(s->context_, found.device, &list_desc, &s->sync_list_), s->label_,
@@ -34,7 +53,7 @@ std::shared_ptr<Session> Session::open(const DiscoveredDevice& found) {
 
 Session::~Session() {
   if (sync_list_ != nullptr) zeCommandListDestroy(sync_list_);
-  if (context_ != nullptr) zeContextDestroy(context_);
+  if (owns_context_) zeContextDestroy(context_);
 }
 
 void Session::copy_now(void* dst, const void* src, std::size_t bytes) {

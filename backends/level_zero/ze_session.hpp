@@ -18,6 +18,8 @@ class Session {
  public:
   // Creates the context and read-back list; throws Error(device) naming the failing call.
   static std::shared_ptr<Session> open(const DiscoveredDevice& found);
+  // The same in the application's `context`, which the session uses and never destroys.
+  static std::shared_ptr<Session> adopt(const DiscoveredDevice& found, ze_context_handle_t context);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -37,9 +39,11 @@ class Session {
 
  private:
   Session() = default;
+  static std::shared_ptr<Session> start(const DiscoveredDevice& found, ze_context_handle_t context);
   ze_driver_handle_t driver_ = nullptr;
   ze_device_handle_t device_ = nullptr;
   ze_context_handle_t context_ = nullptr;
+  bool owns_context_ = false;
   ze_command_list_handle_t sync_list_ = nullptr;
   std::mutex sync_mutex_;
   std::uint32_t copy_ordinal_ = 0;

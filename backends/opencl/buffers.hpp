@@ -1,5 +1,5 @@
 // lwload::DeviceBuffer over a cl_mem: allocated device-local or host-visible memory, an imported
-// host range, or a sub-buffer view of one of those. The native handle is {"cl_mem", cl_mem}.
+// host range, or a sub-buffer view of one of those. The native handle is {NativeType::cl_mem, cl_mem}.
 #pragma once
 
 #include <memory>
@@ -22,7 +22,7 @@ class ClBuffer final : public DeviceBuffer {
   ~ClBuffer() override;
 
   std::uint64_t size() const noexcept override { return size_; }
-  NativeHandle native() const noexcept override { return {"cl_mem", mem_()}; }
+  NativeHandle native() const noexcept override { return {NativeType::cl_mem, mem_()}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }
 
   // Maps the whole buffer with CL_MAP_WRITE_INVALIDATE_REGION (nothing to read back first).
@@ -48,13 +48,13 @@ class ClBuffer final : public DeviceBuffer {
 };
 
 // A zero-copy range used through fine-grain system SVM: the host pointer itself is what kernels
-// take (clSetKernelArgSVMPointer), so the handle is {"cl_svm_ptr", pointer}; no cl_mem exists.
+// take (clSetKernelArgSVMPointer), so the handle is {NativeType::cl_svm_ptr, pointer}; no cl_mem exists.
 class SvmRange final : public DeviceBuffer {
  public:
   explicit SvmRange(std::span<const std::byte> range) : range_(range) {}
   std::uint64_t size() const noexcept override { return range_.size(); }
   NativeHandle native() const noexcept override {
-    return {"cl_svm_ptr", const_cast<std::byte*>(range_.data())};
+    return {NativeType::cl_svm_ptr, const_cast<std::byte*>(range_.data())};
   }
   std::string_view mechanism() const noexcept override { return "svm"; }
   void read_back(std::uint64_t offset, std::span<std::byte> dst) override;

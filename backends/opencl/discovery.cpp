@@ -195,4 +195,15 @@ std::vector<FoundDevice> discover_devices() {
   return found;
 }
 
+FoundDevice describe_device(cl_device_id device) {
+  const std::vector<FoundDevice> listed = discover_devices();
+  for (const FoundDevice& found : listed)
+    if (found.device() == device) return found;
+  cl_platform_id platform = nullptr;
+  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),
+        "clGetDeviceInfo(CL_DEVICE_PLATFORM)", " of the application's device");
+  return describe(cl::Platform(platform, /*retainObject=*/true), cl::Device(device, /*retainObject=*/true),
+                  static_cast<std::uint32_t>(listed.size()));
+}
+
 }  // namespace lwload::opencl

@@ -28,4 +28,8 @@ struct FoundDevice {
 // Error(device) when a present device fails to answer a query.
 std::vector<FoundDevice> discover_devices();
 
+// An application's device (lwload::open_opencl_device): described as discovery would, numbered by
+// its place in discover_devices(); one not listed there (a sub-device) is numbered after them.
+FoundDevice describe_device(cl_device_id device);
+
 }  // namespace lwload::opencl

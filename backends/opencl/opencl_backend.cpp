@@ -1,11 +1,13 @@
 // The "opencl" backend: lists every OpenCL device once (discovery is cached: devices do not come
-// and go while a process runs) and opens them by index.
+// and go while a process runs) and opens them by index; open_opencl_device adopts an application's
+// own context instead.
 #include <mutex>
 
 #include "backends/builtin.hpp"
 #include "backends/opencl/discovery.hpp"
 #include "backends/opencl/opencl_device.hpp"
 #include "lwload/error.hpp"
+#include "lwload/opencl.hpp"
 
 namespace lwload {
 namespace {
@@ -45,5 +47,17 @@ class OpenClBackend final : public Backend {
 }  // namespace
 
 std::shared_ptr<Backend> make_opencl_backend() { return std::make_shared<OpenClBackend>(); }
+
+std::unique_ptr<Device> open_opencl_device(cl_context context, cl_device_id device, cl_command_queue queue,
+                                           const DeviceOverrides& overrides) {
+  if (device == nullptr) fail(ErrorCode::usage, "opencl: no device given");
+  const opencl::FoundDevice found = opencl::describe_device(device);
+  return std::make_unique<opencl::OpenClDevice>(opencl::adopt_runtime(found, context, queue, overrides));
+}
+
+std::optional<OpenClTensor> opencl_tensor(const TensorHandle& tensor) {
+  if (tensor.native.type != NativeType::cl_mem) return std::nullopt;
+  return OpenClTensor{static_cast<cl_mem>(tensor.native.handle), tensor.offset};
+}
 
 }  // namespace lwload

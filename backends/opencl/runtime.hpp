@@ -33,4 +33,11 @@ struct Runtime {
 // Creates the context and queue for `found` and applies `overrides`. Throws Error(device).
 std::shared_ptr<Runtime> open_runtime(const FoundDevice& found, const DeviceOverrides& overrides);
 
+// Works in the application's `context` (which must hold found.device) and on its in-order `queue`
+// when one is given (nullptr, or an out-of-order queue: lwload's own queue in that context). The
+// Runtime holds one reference (clRetain*) to each while its buffers live and drops only that one.
+// Throws Error(usage) for a queue of another context or device, or a device not in the context.
+std::shared_ptr<Runtime> adopt_runtime(const FoundDevice& found, cl_context context, cl_command_queue queue,
+                                       const DeviceOverrides& overrides);
+
 }  // namespace lwload::opencl

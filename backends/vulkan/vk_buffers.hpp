@@ -25,7 +25,7 @@ class VkBufferMemory final : public DeviceBuffer {
   VkBufferMemory& operator=(const VkBufferMemory&) = delete;
 
   std::uint64_t size() const noexcept override { return size_; }
-  NativeHandle native() const noexcept override { return {"vk_buffer", reinterpret_cast<void*>(buffer_)}; }
+  NativeHandle native() const noexcept override { return {NativeType::vk_buffer, reinterpret_cast<void*>(buffer_)}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
   void read_back(std::uint64_t offset, std::span<std::byte> dst) override;

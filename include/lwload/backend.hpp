@@ -18,13 +18,25 @@
 #include <vector>
 
 #include "lwload/device.hpp"
+#include "lwload/export.h"
 
 namespace lwload {
 
-// A backend's own handle for a buffer: type says what `handle` is ("host_ptr": a void* to the
-// bytes, "cl_mem", "ze_ptr": a Level Zero USM pointer, "null").
+// What a NativeHandle's `handle` is. The C API spells these with native_type_name().
+enum class NativeType : std::uint8_t {
+  none,          // no handle: the null device, or a skipped tensor
+  host_ptr,      // a void* to the bytes in host memory
+  cl_mem,        // an OpenCL cl_mem (lwload/opencl.hpp)
+  cl_svm_ptr,    // a host pointer an OpenCL device with fine-grain system SVM uses in place
+  ze_ptr,        // a Level Zero USM pointer (lwload/level_zero.hpp)
+  vk_buffer,     // a VkBuffer (lwload/vulkan.hpp gives its VkDeviceMemory too)
+  cu_deviceptr,  // a CUDA CUdeviceptr (lwload/cuda.hpp)
+};
+LWLOAD_API std::string_view native_type_name(NativeType type) noexcept;  // "none", "host_ptr", "cl_mem", ...
+
+// A backend's own handle for a buffer.
 struct NativeHandle {
-  std::string_view type;
+  NativeType type = NativeType::none;
   void* handle = nullptr;
 };
 
@@ -34,7 +46,7 @@ enum class MemoryPlace {
 };
 
 // Device memory lwload allocated or imported. Destroying it releases the memory (or the import).
-class DeviceBuffer {
+class LWLOAD_API DeviceBuffer {
  public:
   virtual ~DeviceBuffer() = default;
   virtual std::uint64_t size() const noexcept = 0;
@@ -56,7 +68,7 @@ class DeviceBuffer {
 };
 
 // Pinned host memory the loader reads file bytes into before upload().
-class StagingBuffer {
+class LWLOAD_API StagingBuffer {
  public:
   virtual ~StagingBuffer() = default;
   virtual std::span<std::byte> bytes() noexcept = 0;
@@ -74,7 +86,7 @@ struct ImportResult {
   static ImportResult decline(std::string why) { return {nullptr, std::move(why)}; }
 };
 
-class Device {
+class LWLOAD_API Device {
  public:
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const noexcept = 0;
@@ -107,7 +119,7 @@ class Device {
                             std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
 };
 
-class Backend {
+class LWLOAD_API Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const noexcept = 0;
@@ -121,7 +133,7 @@ class Backend {
 
 // The one singleton: built-in backends (host, null, and opencl / level_zero when built) are
 // registered on first use; applications add their own.
-class BackendRegistry {
+class LWLOAD_API BackendRegistry {
  public:
   // Defined beside the built-in backends (backends/builtin.cpp), which it starts with, so the core
   // library never includes a backend.
@@ -137,13 +149,13 @@ class BackendRegistry {
 };
 
 // Every device of every registered backend.
-std::vector<DeviceInfo> list_devices();
+LWLOAD_API std::vector<DeviceInfo> list_devices();
 
 // Opens "BACKEND[:INDEX]" or "auto" (the best device present: a unified-memory GPU/NPU that can
 // import, then any GPU/NPU, then host). Throws Error(usage) for an unknown backend or index.
-std::unique_ptr<Device> open_device(std::string_view spec, const DeviceOverrides& overrides = {});
+LWLOAD_API std::unique_ptr<Device> open_device(std::string_view spec, const DeviceOverrides& overrides = {});
 
 // DeviceInfo with the overrides applied (backends call this from open()).
-DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides);
+LWLOAD_API DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides);
 
 }  // namespace lwload

@@ -8,14 +8,15 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "lwload/export.h"
 
 namespace lwload {
 
 enum class DeviceKind { cpu, igpu, dgpu, npu, accelerator };
 enum class MemoryModel { unified, discrete };
 
-std::string_view device_kind_name(DeviceKind kind) noexcept;
-std::string_view memory_model_name(MemoryModel memory) noexcept;
+LWLOAD_API std::string_view device_kind_name(DeviceKind kind) noexcept;
+LWLOAD_API std::string_view memory_model_name(MemoryModel memory) noexcept;
 
 struct DeviceCaps {
   bool import_host_ptr = false;            // can use mapped file pages in place (zero-copy)

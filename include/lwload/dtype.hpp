@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include "lwload/export.h"
 
 namespace lwload {
 
@@ -26,20 +27,20 @@ struct DTypeLayout {
   bool partial_block_rounds_up;
 };
 
-std::string_view dtype_name(DType type) noexcept;
-std::optional<DType> dtype_from_name(std::string_view name) noexcept;
+LWLOAD_API std::string_view dtype_name(DType type) noexcept;
+LWLOAD_API std::optional<DType> dtype_from_name(std::string_view name) noexcept;
 
 // STRING has no fixed layout (variable-length payloads): nullopt.
-std::optional<DTypeLayout> dtype_layout(DType type) noexcept;
+LWLOAD_API std::optional<DTypeLayout> dtype_layout(DType type) noexcept;
 
 // Bytes needed for `element_count` elements, or nullopt when the count is not a whole number of
 // blocks or the size overflows 64 bits.
-std::optional<std::uint64_t> dtype_bytes(DType type, std::uint64_t element_count) noexcept;
+LWLOAD_API std::optional<std::uint64_t> dtype_bytes(DType type, std::uint64_t element_count) noexcept;
 
 // Product of a shape's dimensions; nullopt for a negative dimension or on overflow.
-std::optional<std::uint64_t> element_count(std::span<const std::int64_t> shape) noexcept;
+LWLOAD_API std::optional<std::uint64_t> element_count(std::span<const std::int64_t> shape) noexcept;
 
 // ggml's numeric type ids (ggml.h `enum ggml_type`, as written in GGUF tensor infos).
-std::optional<DType> dtype_from_ggml(std::uint32_t ggml_type) noexcept;
+LWLOAD_API std::optional<DType> dtype_from_ggml(std::uint32_t ggml_type) noexcept;
 
 }  // namespace lwload

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include "lwload/export.h"
 
 namespace lwload {
 
@@ -22,9 +23,9 @@ enum class ErrorCode {
   unsupported,    // valid input lwload cannot handle (yet)
 };
 
-std::string_view error_code_name(ErrorCode code) noexcept;
+LWLOAD_API std::string_view error_code_name(ErrorCode code) noexcept;
 
-class Error : public std::runtime_error {
+class LWLOAD_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include "lwload/export.h"
 
 namespace lwload {
 
@@ -17,7 +18,7 @@ enum class MapAccess { normal, random };
 
 // A read-only view of a byte range of a file, valid while this object lives: what zero-copy
 // placements hand to devices. Made by RandomAccessFile::map().
-class FileMapping {
+class LWLOAD_API FileMapping {
  public:
   virtual ~FileMapping() = default;
   virtual std::span<const std::byte> bytes() const noexcept = 0;
@@ -44,7 +45,7 @@ struct FileOpenFlags {
   bool direct_io = false;  // O_DIRECT (cold loads); reads must then be aligned by the caller
 };
 
-class RandomAccessFile {
+class LWLOAD_API RandomAccessFile {
  public:
   virtual ~RandomAccessFile() = default;
   virtual const std::filesystem::path& path() const noexcept = 0;
@@ -70,7 +71,7 @@ class RandomAccessFile {
   void read_exact(std::uint64_t offset, std::span<std::byte> dst, std::string_view what) const;
 };
 
-class FileSystem {
+class LWLOAD_API FileSystem {
  public:
   virtual ~FileSystem() = default;
   // Throws Error(io) naming the path when the file cannot be opened.
@@ -85,7 +86,7 @@ class FileSystem {
 
 // Forwards every call to another file system (LevelDB's EnvWrapper): derive from it to change one
 // behaviour — count opens, fail a read — of a real file system in a test.
-class FileSystemWrapper : public FileSystem {
+class LWLOAD_API FileSystemWrapper : public FileSystem {
  public:
   explicit FileSystemWrapper(std::shared_ptr<FileSystem> target) : target_(std::move(target)) {}
   std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override {
@@ -101,6 +102,6 @@ class FileSystemWrapper : public FileSystem {
 };
 
 // The real file system (pread, fstat, mmap). Stateless; each call returns a new instance.
-std::shared_ptr<FileSystem> posix_file_system();
+LWLOAD_API std::shared_ptr<FileSystem> posix_file_system();
 
 }  // namespace lwload

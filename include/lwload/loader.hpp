@@ -25,6 +25,7 @@
 #include "lwload/file_system.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/plan.hpp"
+#include "lwload/export.h"
 
 namespace lwload {
 
@@ -34,12 +35,12 @@ enum class IoEngine : std::uint8_t {
   io_uring,  // Boost.Asio random_access_file on io_uring (falls back, with the reason, if refused)
   pread,     // pread(2) on a small thread pool (always available; the only one for test files)
 };
-std::string_view io_engine_name(IoEngine engine) noexcept;  // "auto", "io_uring", "pread"
-IoEngine parse_io_engine(std::string_view text);            // throws Error(usage)
+LWLOAD_API std::string_view io_engine_name(IoEngine engine) noexcept;  // "auto", "io_uring", "pread"
+LWLOAD_API IoEngine parse_io_engine(std::string_view text);            // throws Error(usage)
 
 // Cancels a load from any thread; the loader checks it between chunks and throws
 // Error(cancelled) after releasing everything.
-class CancelToken {
+class LWLOAD_API CancelToken {
  public:
   void cancel() noexcept { cancelled_.store(true, std::memory_order_relaxed); }
   bool cancelled() const noexcept { return cancelled_.load(std::memory_order_relaxed); }
@@ -127,7 +128,7 @@ struct IoReport {
 // them (mappings outlive the buffers made from them). Backends' buffers keep alive what they need
 // of their runtime, so Weights may outlive the Device they were loaded onto. It also remembers
 // each file's identity, so verify() can tell a file that changed since.
-class Weights {
+class LWLOAD_API Weights {
  public:
   struct State;
   explicit Weights(std::unique_ptr<State> state);
@@ -157,11 +158,11 @@ class Weights {
 // Plans (with options.plan) and loads. The Weights keep a copy of the manifest (their handles
 // point into it); pass it as an rvalue to move it in instead — with millions of tensors the copy
 // is most of the loader's own memory.
-Weights load(const Manifest& manifest, Device& device, const LoadOptions& options = {});
-Weights load(Manifest&& manifest, Device& device, const LoadOptions& options = {});
+LWLOAD_API Weights load(const Manifest& manifest, Device& device, const LoadOptions& options = {});
+LWLOAD_API Weights load(Manifest&& manifest, Device& device, const LoadOptions& options = {});
 // Loads with a plan made earlier by make_plan for this manifest and this device.
-Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options = {});
-Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options = {});
+LWLOAD_API Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options = {});
+LWLOAD_API Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options = {});
 
 struct VerifyReport {
   std::size_t tensors = 0;  // tensors compared
@@ -173,6 +174,6 @@ struct VerifyReport {
 // first differing byte on a mismatch, Error(io) naming the file when it changed since the load
 // (identity) or its mapped pages can no longer be read, Error(unsupported) "... not verifiable"
 // when the device cannot read back (the null device). `file_system` nullptr = the one the load used.
-VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system = nullptr);
+LWLOAD_API VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system = nullptr);
 
 }  // namespace lwload

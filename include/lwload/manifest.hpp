@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lwload/dtype.hpp"
+#include "lwload/export.h"
 
 namespace lwload {
 
@@ -31,7 +32,7 @@ enum class Encoding : std::uint8_t {
   onnx_fixed,   // ONNX float_data/double_data written unpacked: `pieces` are tagged fields of one
                 // fixed32/fixed64 element each
 };
-std::string_view encoding_name(Encoding encoding) noexcept;
+LWLOAD_API std::string_view encoding_name(Encoding encoding) noexcept;
 
 // Quantization parameters a format stores beside the data (GGUF block types need none: the dtype
 // says it all). Scales and zero points are per tensor (one value) or per channel along `axis`.
@@ -68,7 +69,7 @@ struct TensorInfo {
   std::shared_ptr<const Quantization> quantization;
 };
 
-struct Manifest {
+struct LWLOAD_API Manifest {
   std::string format;                           // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs", "pytorch"
   std::vector<std::filesystem::path> files;     // as opened (relative if the input path was)
   std::vector<TensorInfo> tensors;              // in file order
@@ -91,9 +92,9 @@ struct OpenOptions {
 
 // Reads the headers of the model at `path` (a file, or a folder holding one model) and returns its
 // manifest. Throws Error(bad_input) naming the file, tensor and field when the headers are invalid.
-Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options = {});
+LWLOAD_API Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options = {});
 
 // The names of the formats lwload reads, in detection order.
-std::vector<std::string> supported_formats();
+LWLOAD_API std::vector<std::string> supported_formats();
 
 }  // namespace lwload

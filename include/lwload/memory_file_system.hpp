@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "lwload/file_system.hpp"
+#include "lwload/export.h"
 
 namespace lwload {
 
-class MemoryFileSystem final : public FileSystem {
+class LWLOAD_API MemoryFileSystem final : public FileSystem {
  public:
   void add_file(const std::filesystem::path& path, std::vector<std::byte> bytes);
   void add_directory(const std::filesystem::path& path);

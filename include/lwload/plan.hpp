@@ -14,6 +14,7 @@
 
 #include "lwload/device.hpp"
 #include "lwload/manifest.hpp"
+#include "lwload/export.h"
 
 namespace lwload {
 
@@ -25,9 +26,9 @@ enum class Placement : std::uint8_t {
 };
 
 // "zero_copy", "direct", "staged", "skipped".
-std::string_view placement_name(Placement placement) noexcept;
+LWLOAD_API std::string_view placement_name(Placement placement) noexcept;
 // "auto" → nullopt; "zero-copy"/"zero_copy", "direct", "staged". Throws Error(usage) otherwise.
-std::optional<Placement> parse_placement(std::string_view text);
+LWLOAD_API std::optional<Placement> parse_placement(std::string_view text);
 
 inline constexpr std::size_t no_region = std::numeric_limits<std::size_t>::max();
 
@@ -62,7 +63,7 @@ struct StagingShape {
 // The ring for `staged_bytes` of staged tensors within `budget` bytes in `slots` slots: a model
 // smaller than the budget gets no more than it needs. Throws Error(does_not_fit) when a slot
 // would be smaller than a page; {} when nothing is staged.
-StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std::uint32_t slots);
+LWLOAD_API StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std::uint32_t slots);
 
 struct TensorPlan {
   std::size_t tensor = 0;       // index into Manifest::tensors
@@ -72,7 +73,7 @@ struct TensorPlan {
   std::uint64_t region_offset = 0;    // zero_copy: tensor offset inside its region
 };
 
-struct Plan {
+struct LWLOAD_API Plan {
   std::string device;                  // DeviceInfo::id()
   MemoryModel memory = MemoryModel::unified;
   std::vector<TensorPlan> tensors;     // the selected tensors, in manifest order (the load order)
@@ -100,7 +101,7 @@ struct Plan {
 // Throws Error(does_not_fit) with the numbers when the selected tensors cannot fit the device
 // (caps.device_memory, caps.max_alloc) or the staging budget is too small for its slots, and
 // Error(usage) for an unknown `only` name or a placement the device cannot do at all.
-Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options = {});
+LWLOAD_API Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options = {});
 
 // A region the device declined at load time, and the device's reason.
 struct DeclinedRegion {
@@ -113,7 +114,7 @@ struct DeclinedRegion {
 // are removed, and every total — device bytes, staging ring, predicted peak — is recomputed, so
 // the executed plan stays self-consistent. Returns, per old region index, its new index or
 // no_region. Throws Error(does_not_fit) when the re-planned load no longer fits.
-std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
+LWLOAD_API std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
                                          const std::vector<DeclinedRegion>& declined);
 
 // {"device", "memory", "model_bytes", "largest_tensor", "mapped_bytes", "device_bytes",
@@ -121,6 +122,6 @@ std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, c
 //  "counts": {"zero_copy", "direct", "staged", "skipped"},
 //  "regions": [{"file", "offset", "length", "used", "tensors": [names]}],
 //  "tensors": [{"name", "bytes", "placement", "reason", "region", "region_offset"}]}
-std::string plan_to_json(const Plan& plan, const Manifest& manifest);
+LWLOAD_API std::string plan_to_json(const Plan& plan, const Manifest& manifest);
 
 }  // namespace lwload

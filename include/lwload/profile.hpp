@@ -19,6 +19,7 @@
 
 #include "lwload/device.hpp"
 #include "lwload/loader.hpp"
+#include "lwload/export.h"
 
 namespace lwload::profile {
 
@@ -36,10 +37,10 @@ struct MemorySample {
 
 // Parses the text of /proc/<pid>/status into `out` (ms untouched). False when a field is missing.
 // No allocation: safe to call from the sampler thread every few milliseconds.
-bool parse_status(std::string_view text, MemorySample& out) noexcept;
+LWLOAD_API bool parse_status(std::string_view text, MemorySample& out) noexcept;
 
 // Reads /proc/self/status now. Throws Error(io) when /proc is unavailable.
-MemorySample read_memory_now();
+LWLOAD_API MemorySample read_memory_now();
 
 // Proportional set size (/proc/self/smaps_rollup): each shared page counted 1/N for N processes
 // mapping it — how much of a zero-copy model this process really costs when others map it too.
@@ -50,16 +51,16 @@ struct Proportional {
 };
 // nullopt where the kernel has no smaps_rollup (before 4.14) or /proc is unreadable. Walks every
 // mapping, so it is read at the baseline and after the load, not by the sampler.
-std::optional<Proportional> read_pss_now();
+LWLOAD_API std::optional<Proportional> read_pss_now();
 
 // Resets the kernel's VmHWM to the current RSS (writes 5 to /proc/self/clear_refs), so a later
 // VmHWM is the exact peak since this call — no sample can miss it. False when not permitted.
-bool reset_peak_rss() noexcept;
+LWLOAD_API bool reset_peak_rss() noexcept;
 
 // Samples memory on its own thread from start() to stop(). Storage is allocated (and touched) up
 // front so sampling never grows the resident set it measures; when it fills, neighbouring samples
 // are merged (keeping the larger RSS) and the stride doubles, so any load length fits.
-class MemorySampler {
+class LWLOAD_API MemorySampler {
  public:
   explicit MemorySampler(std::chrono::microseconds period = std::chrono::milliseconds(2),
                          std::size_t capacity = 8192, Clock::time_point origin = Clock::now());
@@ -116,7 +117,7 @@ struct InFlightPoint {
   std::uint64_t bytes = 0;  // bytes read into staging but not yet uploaded
 };
 
-class Timeline {
+class LWLOAD_API Timeline {
  public:
   explicit Timeline(Clock::time_point origin) : origin_(origin) {}
 
@@ -147,11 +148,11 @@ struct MemoryFigures {
   std::uint64_t rss = 0, anon = 0, file = 0, shmem = 0;
 };
 // "12.3 MiB": how every profile report and bench table prints a memory figure.
-std::string mib(std::uint64_t bytes);
+LWLOAD_API std::string mib(std::uint64_t bytes);
 
-MemoryFigures figures_of(const MemorySample& s) noexcept;
+LWLOAD_API MemoryFigures figures_of(const MemorySample& s) noexcept;
 // a - b per field, clamped at 0 (memory can shrink below the baseline).
-MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) noexcept;
+LWLOAD_API MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) noexcept;
 
 // Fixed host overhead the discrete contract allows beyond the staging budget: thread stacks,
 // the plan, bookkeeping. Independent of model size.
@@ -193,7 +194,7 @@ struct Contract {
 //    bytes resident when load() returns ("ready means resident");
 //  - discrete (or any staged tensor): baseline + staging budget + 16 MiB, plus the bytes of
 //    buffers that live in this process (unified placements, or in-process device memory).
-Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
+LWLOAD_API Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
                            const MemoryFigures& peak);
 
 // Everything `lwload profile` prints and writes.
@@ -226,21 +227,21 @@ struct Report {
 };
 
 // Fills baseline/peak/growth/contract from samples already in the report.
-void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak,
+LWLOAD_API void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak,
                    bool hwm_exact);
 
 // The human summary `lwload profile` prints.
-void write_summary(std::ostream& out, const Report& report);
+LWLOAD_API void write_summary(std::ostream& out, const Report& report);
 // One JSON object: figures, contract, and the timeline (samples, phases, tensors).
-std::string report_to_json(const Report& report);
+LWLOAD_API std::string report_to_json(const Report& report);
 // One row per sample: ms,rss,anon,file,shmem (bytes), plus in_flight at that time.
-std::string report_to_csv(const Report& report);
+LWLOAD_API std::string report_to_csv(const Report& report);
 // A self-contained SVG timeline: memory curves, baseline / model / bound lines, load phases.
-std::string report_to_svg(const Report& report);
+LWLOAD_API std::string report_to_svg(const Report& report);
 
 // Reads back what report_to_json wrote: figures, contract, samples and phases (not tensors or
 // bytes in flight). Throws Error(bad_input) naming the missing or mistyped field.
-Report report_from_json(std::string_view json);
+LWLOAD_API Report report_from_json(std::string_view json);
 
 // `lwload profile --compare`: loaders profiled each in its own process (so each has its own
 // baseline and none inherits another's heap), then drawn and summarised together.
@@ -251,10 +252,10 @@ struct Series {
 // One SVG, one time axis (ms since each load began) and one memory axis (MiB above each
 // process's own baseline): every series' anonymous (solid) and file-backed (dashed) growth, its
 // peaks labelled on the curves, its time to ready marked, its phases shaded in a lane below.
-std::string comparison_to_svg(const std::vector<Series>& series);
+LWLOAD_API std::string comparison_to_svg(const std::vector<Series>& series);
 // One line per series (peaks, time to ready, verdict), each earlier series against the last (the
 // ratios), and an "in short:" line with every series' anonymous growth, shared pages and time.
-void write_comparison_summary(std::ostream& out, const std::vector<Series>& series);
+LWLOAD_API void write_comparison_summary(std::ostream& out, const std::vector<Series>& series);
 
 // Runs `body` between a baseline reading and a stopped sampler: its time and memory peak. The
 // kernel's VmHWM is reset first, so the total peak is exact; anon/file/shmem peaks are sampled.
@@ -265,7 +266,7 @@ struct Measurement {
   bool hwm_exact = false;
   MemoryFigures growth() const noexcept { return profile::growth(figures_of(peak), figures_of(baseline)); }
 };
-Measurement measure(const std::function<void()>& body,
+LWLOAD_API Measurement measure(const std::function<void()>& body,
                     std::chrono::microseconds period = std::chrono::milliseconds(2));
 
 struct ProfileOptions {
@@ -280,6 +281,6 @@ struct ProfileOptions {
 // Plans and loads `manifest` on `device` (already open: the baseline is taken after device
 // initialisation, just before the load) while sampling memory, then evaluates the contract.
 // The weights are released before it returns. Load errors propagate as lwload::Error.
-Report profile_load(const Manifest& manifest, Device& device, const ProfileOptions& options = {});
+LWLOAD_API Report profile_load(const Manifest& manifest, Device& device, const ProfileOptions& options = {});
 
 }  // namespace lwload::profile

@@ -11,11 +11,12 @@
 
 #include "lwload/backend.hpp"
 #include "lwload/loader.hpp"
+#include "lwload/export.h"
 
 namespace lwload {
 
 // Imports need VK_EXT_external_memory_host enabled on `device`; without it zero_copy is off.
-std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+LWLOAD_API std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
                                            std::uint32_t queue_family, const DeviceOverrides& overrides = {});
 
 struct VulkanTensor {
@@ -24,6 +25,6 @@ struct VulkanTensor {
   std::uint64_t offset;
 };
 // nullopt when the tensor is not on a Vulkan device (or was skipped).
-std::optional<VulkanTensor> vulkan_tensor(const TensorHandle& tensor);
+LWLOAD_API std::optional<VulkanTensor> vulkan_tensor(const TensorHandle& tensor);
 
 }  // namespace lwload

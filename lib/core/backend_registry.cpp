@@ -22,6 +22,19 @@ std::string_view memory_model_name(MemoryModel memory) noexcept {
   return memory == MemoryModel::unified ? "unified" : "discrete";
 }
 
+std::string_view native_type_name(NativeType type) noexcept {
+  switch (type) {
+    case NativeType::none: return "none";
+    case NativeType::host_ptr: return "host_ptr";
+    case NativeType::cl_mem: return "cl_mem";
+    case NativeType::cl_svm_ptr: return "cl_svm_ptr";
+    case NativeType::ze_ptr: return "ze_ptr";
+    case NativeType::vk_buffer: return "vk_buffer";
+    case NativeType::cu_deviceptr: return "cu_deviceptr";
+  }
+  return "?";
+}
+
 BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {}
 
 void BackendRegistry::add(std::shared_ptr<Backend> backend) {

@@ -16,7 +16,15 @@ int main(int argc, char** argv) {
     const lwload::TensorHandle* first = weights.find(manifest.tensors.front().name);
     std::cout << manifest.tensors.size() << " tensors loaded; " << first->info->name << " at offset "
               << first->offset << " via " << first->mechanism << '\n';
-    return first->bytes == manifest.tensors.front().bytes ? 0 : 1;
+    if (first->bytes != manifest.tensors.front().bytes) return 1;
+    // The library's exceptions are catchable as lwload::Error here (its type info is exported).
+    try {
+      (void)lwload::open_manifest("/nonexistent/model.safetensors");
+    } catch (const lwload::Error& e) {
+      std::cout << "caught lwload::Error (" << lwload::error_code_name(e.code()) << ") from liblwload\n";
+      return e.code() == lwload::ErrorCode::io ? 0 : 1;
+    }
+    return 1;
   } catch (const lwload::Error& e) {
     std::cerr << "consumer: " << e.what() << '\n';
     return 1;

@@ -108,20 +108,6 @@ std::string Args::help() const {
   return out.str();
 }
 
-std::uint64_t parse_size(std::string_view text, std::string_view what) {
-  double number = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-  const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  double scale = 0;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "KiB" || suffix == "K") scale = 1024.0;
-  else if (suffix == "MiB" || suffix == "M") scale = 1024.0 * 1024;
-  else if (suffix == "GiB" || suffix == "G") scale = 1024.0 * 1024 * 1024;
-  if (ec != std::errc{} || scale == 0 || number < 0 || !std::isfinite(number) || number * scale > 1.8e19)
-    fail(ErrorCode::usage, what, ": '", text, "' is not a size (bytes, or a number with KiB/MiB/GiB)");
-  return static_cast<std::uint64_t>(std::llround(number * scale));
-}
-
 std::string format_bytes(std::uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

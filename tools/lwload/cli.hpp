@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/option_text.hpp"
+
 namespace lwload::cli {
 
 enum ExitCode : int { exit_ok = 0, exit_failure = 1, exit_usage = 2, exit_bad_input = 3 };
@@ -53,8 +55,7 @@ class Args {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
-// "64MiB", "2GiB", "4096", "1.5GiB" → bytes; throws Error(usage) naming `what` otherwise.
-std::uint64_t parse_size(std::string_view text, std::string_view what);
+using lwload::parse_size;  // "64MiB", "2GiB", "4096" → bytes (core/option_text.hpp)
 std::string format_bytes(std::uint64_t bytes);  // "2.00 GiB"
 
 // Maps an lwload::Error (or any exception) to an exit code after printing it to stderr.

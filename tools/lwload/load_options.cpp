@@ -1,7 +1,6 @@
 #include "load_options.hpp"
 
 #include <iostream>
-#include <sstream>
 
 #include "lwload/error.hpp"
 
@@ -41,21 +40,26 @@ DeviceOverrides device_overrides(const Args& args) {
   return overrides;
 }
 
-PlanOptions plan_options(const Args& args) {
-  PlanOptions options;
-  if (const auto placement = args.get_optional("--placement")) options.force = parse_placement(*placement);
-  if (args.get_optional("--budget")) options.staging_budget = args.get_size("--budget");
-  if (args.get_optional("--slots")) {
-    const std::uint64_t slots = args.get_uint("--slots");
-    if (slots == 0 || slots > 1024) fail(ErrorCode::usage, "--slots: ", slots, " is not between 1 and 1024");
-    options.staging_slots = static_cast<std::uint32_t>(slots);
+namespace {
+
+// Each of `names` the command line gave, through the parser the C API shares (core/option_text).
+void set_given(const Args& args, LoadOptions& options, std::initializer_list<std::string_view> names) {
+  for (std::string_view name : names) {
+    const std::string option = str("--", name);
+    if (const auto value = args.get_optional(option)) set_load_option(options, name, *value);
   }
-  if (const auto only = args.get_optional("--only")) options.only = split_names(*only);
-  return options;
+}
+
+}  // namespace
+
+PlanOptions plan_options(const Args& args) {
+  LoadOptions options;
+  set_given(args, options, {"placement", "budget", "slots", "only"});
+  return options.plan;
 }
 
 void apply_io_options(const Args& args, LoadOptions& options) {
-  if (const auto io = args.get_optional("--io")) options.io = parse_io_engine(*io);
+  set_given(args, options, {"io"});
   options.direct_io = options.direct_io || args.flag("--direct-io");
   options.lazy = options.lazy || args.flag("--lazy");
 }
@@ -66,14 +70,6 @@ void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const
     if (tp.placement != *asked.force && tp.placement != Placement::skipped)
       std::cerr << "lwload: warning: --placement " << placement_name(*asked.force) << " not honoured for tensor '"
                 << manifest.tensors[tp.tensor].name << "': " << tp.reason << '\n';
-}
-
-std::vector<std::string> split_names(const std::string& comma_separated) {
-  std::vector<std::string> names;
-  std::istringstream in(comma_separated);
-  for (std::string name; std::getline(in, name, ',');)
-    if (!name.empty()) names.push_back(name);
-  return names;
 }
 
 }  // namespace lwload::cli

@@ -35,6 +35,6 @@ void apply_io_options(const Args& args, LoadOptions& options);  // --io, --direc
 // One stderr line per tensor the plan (as executed) did not place as --placement asked, with why.
 void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest);
 
-std::vector<std::string> split_names(const std::string& comma_separated);
+using lwload::split_names;  // core/option_text.hpp
 
 }  // namespace lwload::cli

@@ -1,0 +1,91 @@
+// C API errors: lwload::Error codes as lwload_status values, messages kept verbatim.
+#include <filesystem>
+#include <new>
+#include <system_error>
+
+#include "capi/capi_objects.hpp"
+#include "lwload/error.hpp"
+#include "lwload/version.hpp"
+
+namespace lwload::capi {
+namespace {
+
+lwload_status status_of(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::bad_input: return LWLOAD_BAD_INPUT;
+    case ErrorCode::io: return LWLOAD_IO;
+    case ErrorCode::device: return LWLOAD_DEVICE;
+    case ErrorCode::out_of_memory: return LWLOAD_OUT_OF_MEMORY;
+    case ErrorCode::does_not_fit: return LWLOAD_DOES_NOT_FIT;
+    case ErrorCode::cancelled: return LWLOAD_CANCELLED;
+    case ErrorCode::usage: return LWLOAD_USAGE;
+    case ErrorCode::unsupported: return LWLOAD_UNSUPPORTED;
+  }
+  return LWLOAD_DEVICE;
+}
+
+// Handed out when even the error object cannot be allocated; lwload_error_free leaves it alone.
+lwload_error out_of_memory_error{LWLOAD_OUT_OF_MEMORY, "out of memory"};
+
+}  // namespace
+
+void store_current_error(lwload_error** err) noexcept {
+  if (err == nullptr) return;
+  lwload_status status = LWLOAD_DEVICE;
+  const char* message = "unknown error";
+  try {
+    throw;
+  } catch (const Error& e) {
+    status = status_of(e.code());
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    *err = &out_of_memory_error;
+    return;
+  } catch (const std::system_error& e) {  // std::filesystem errors among them
+    status = LWLOAD_IO;
+    message = e.what();
+  } catch (const std::exception& e) {
+    message = e.what();
+  } catch (...) {
+  }
+  try {
+    *err = new lwload_error{status, message};
+  } catch (...) {
+    *err = &out_of_memory_error;
+  }
+}
+
+void require(const void* argument, const char* function, const char* what) {
+  if (argument == nullptr) fail(ErrorCode::usage, function, ": ", what, " is NULL");
+}
+
+}  // namespace lwload::capi
+
+extern "C" {
+
+const char* lwload_version(void) { return lwload::version(); }
+
+lwload_status lwload_error_status(const lwload_error* e) { return e ? e->status : LWLOAD_OK; }
+
+const char* lwload_error_message(const lwload_error* e) { return e ? e->message.c_str() : ""; }
+
+void lwload_error_free(lwload_error* e) {
+  if (e != &lwload::capi::out_of_memory_error) delete e;
+}
+
+const char* lwload_status_name(lwload_status status) {
+  switch (status) {
+    case LWLOAD_OK: return "ok";
+    case LWLOAD_BAD_INPUT: return "bad_input";
+    case LWLOAD_IO: return "io";
+    case LWLOAD_DEVICE: return "device";
+    case LWLOAD_OUT_OF_MEMORY: return "out_of_memory";
+    case LWLOAD_DOES_NOT_FIT: return "does_not_fit";
+    case LWLOAD_CANCELLED: return "cancelled";
+    case LWLOAD_USAGE: return "usage";
+    case LWLOAD_UNSUPPORTED: return "unsupported";
+  }
+  return "unknown";
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+// C API loading: options set by their CLI names, C callbacks adapted to LoadOptions, and handles
+// described in C structs that point into the Weights (valid while they live).
+#include "capi/capi_objects.hpp"
+#include "core/option_text.hpp"
+#include "lwload/error.hpp"
+
+namespace {
+
+using lwload::capi::guarded;
+using lwload::capi::require;
+
+lwload_tensor_handle to_c(const lwload::TensorHandle& t) {
+  // placement and native type names are string literals, so their views are NUL-terminated.
+  return lwload_tensor_handle{t.info->name.c_str(),
+                              lwload::placement_name(t.placement).data(),
+                              lwload::native_type_name(t.native.type).data(),
+                              t.native.handle,
+                              t.offset,
+                              t.bytes,
+                              t.info->pieces.empty() ? 0 : t.info->pieces.front().offset};
+}
+
+lwload::LoadOptions with_callbacks(const lwload_load_options* o) {
+  if (o == nullptr) return {};
+  lwload::LoadOptions options = o->options;
+  if (const auto fn = o->on_tensor_ready) {
+    options.on_tensor_ready = [fn, user = o->ready_user](const lwload::TensorHandle& t) {
+      const lwload_tensor_handle handle = to_c(t);
+      if (fn(user, &handle) != 0)
+        lwload::fail(lwload::ErrorCode::cancelled, "load cancelled: the on_tensor_ready callback returned non-zero for '",
+                     t.info->name, "'");
+    };
+  }
+  if (const auto fn = o->on_progress) {
+    options.on_progress = [fn, user = o->progress_user](std::uint64_t done, std::uint64_t total) {
+      fn(user, done, total);
+    };
+  }
+  return options;
+}
+
+}  // namespace
+
+extern "C" {
+
+lwload_load_options* lwload_load_options_new(void) {
+  return guarded(nullptr, static_cast<lwload_load_options*>(nullptr), [] { return new lwload_load_options; });
+}
+
+void lwload_load_options_free(lwload_load_options* o) { delete o; }
+
+lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value) {
+  if (o == nullptr || key == nullptr || value == nullptr) return LWLOAD_USAGE;
+  lwload_error* error = nullptr;
+  guarded(&error, 0, [&] {
+    lwload::LoadOptions changed = o->options;  // options unchanged on a bad value
+    lwload::set_load_option(changed, key, value);
+    o->options = std::move(changed);
+    return 0;
+  });
+  const lwload_status status = lwload_error_status(error);
+  lwload_error_free(error);
+  return status;
+}
+
+void lwload_load_options_on_tensor_ready(lwload_load_options* o, int (*fn)(void* user, const lwload_tensor_handle* t),
+                                         void* user) {
+  if (o == nullptr) return;
+  o->on_tensor_ready = fn;
+  o->ready_user = user;
+}
+
+void lwload_load_options_on_progress(lwload_load_options* o, void (*fn)(void* user, uint64_t done, uint64_t total),
+                                     void* user) {
+  if (o == nullptr) return;
+  o->on_progress = fn;
+  o->progress_user = user;
+}
+
+lwload_weights* lwload_load(const lwload_manifest* m, lwload_device* d, const lwload_load_options* o,
+                            lwload_error** err) {
+  return guarded(err, static_cast<lwload_weights*>(nullptr), [&] {
+    require(m, "lwload_load", "manifest");
+    require(d, "lwload_load", "device");
+    return new lwload_weights{lwload::load(m->manifest, *d->device, with_callbacks(o))};
+  });
+}
+
+int lwload_weights_find(const lwload_weights* w, const char* name, lwload_tensor_handle* out) {
+  if (!w || !name || !out) return -1;
+  const lwload::TensorHandle* t = w->weights.find(name);
+  if (!t) return -1;
+  *out = to_c(*t);
+  return 0;
+}
+
+size_t lwload_weights_tensor_count(const lwload_weights* w) { return w ? w->weights.tensors().size() : 0; }
+
+int lwload_weights_tensor(const lwload_weights* w, size_t index, lwload_tensor_handle* out) {
+  if (!w || !out || index >= w->weights.tensors().size()) return -1;
+  *out = to_c(w->weights.tensors()[index]);
+  return 0;
+}
+
+lwload_status lwload_weights_verify(const lwload_weights* w, lwload_error** err) {
+  lwload_error* error = nullptr;
+  guarded(&error, 0, [&] {
+    require(w, "lwload_weights_verify", "weights");
+    lwload::verify(w->weights);
+    return 0;
+  });
+  const lwload_status status = lwload_error_status(error);
+  if (err != nullptr && error != nullptr) *err = error;
+  else lwload_error_free(error);
+  return status;
+}
+
+void lwload_weights_free(lwload_weights* w) { delete w; }
+
+}  // extern "C"

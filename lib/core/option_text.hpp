@@ -1,0 +1,30 @@
+// Load options by name, spelled as the CLI spells them without "--" ("placement", "budget", "only",
+// ...): the one parser behind both the lwload tool's options and the C API's
+// lwload_load_options_set, so the two cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lwload/loader.hpp"
+
+namespace lwload {
+
+// "64MiB", "2GiB", "4096", "1.5GiB" → bytes; throws Error(usage) naming `what` otherwise.
+std::uint64_t parse_size(std::string_view text, std::string_view what);
+
+// "a,b,,c" → {"a", "b", "c"}.
+std::vector<std::string> split_names(std::string_view comma_separated);
+
+// Sets the option `name` ("placement", "budget", "slots", "only", "io", "direct-io", "lazy",
+// "io-threads"; a leading "--" is accepted) from its text. Switches take "1"/"true"/"yes"/"on"
+// or "0"/"false"/"no"/"off". Throws Error(usage) naming the option for an unknown name or value.
+void set_load_option(LoadOptions& options, std::string_view name, std::string_view value);
+
+// The names set_load_option knows, in the order the help lists them.
+std::span<const std::string_view> load_option_names() noexcept;
+
+}  // namespace lwload

@@ -1,0 +1,363 @@
+/* The C API from C11: manifests, errors as values, options by name, callbacks, loads on the host
+ * and on an OpenCL context the test made itself (lwload adopts it), every byte compared with the
+ * file. Plain C on purpose: it proves lwload.h is a C header and the library links from C.
+ *
+ *   test_capi SCRATCH_DIR */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwload/lwload.h"
+
+static int failures = 0;
+
+#define CHECK(condition)                                                  \
+  do {                                                                    \
+    if (!(condition)) {                                                   \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
+      ++failures;                                                         \
+    }                                                                     \
+  } while (0)
+
+/* ---- a packed safetensors file, as the reference writer lays it out ---------------------------- */
+
+typedef struct sample_tensor {
+  const char* name;
+  const char* dtype;
+  size_t rank;
+  int64_t shape[2];
+  uint64_t bytes;
+} sample_tensor;
+
+/* Odd sizes, so tensors start at unaligned offsets right after one another. */
+static const sample_tensor kTensors[] = {
+    {"embed", "F32", 2, {3, 5}, 60},
+    {"bias", "U8", 1, {7, 0}, 7},
+    {"proj", "F16", 2, {13, 3}, 78},
+    {"scale", "F32", 1, {1, 0}, 4},
+};
+enum { kTensorCount = sizeof kTensors / sizeof kTensors[0] };
+
+static unsigned char* file_bytes = NULL; /* the whole file, as written */
+static size_t file_size = 0;
+
+static void write_sample(const char* path) {
+  char header[1024];
+  size_t used = 0;
+  uint64_t offset = 0;
+  used += (size_t)snprintf(header + used, sizeof header - used, "{");
+  for (size_t i = 0; i < kTensorCount; ++i) {
+    const sample_tensor* t = &kTensors[i];
+    used += (size_t)snprintf(header + used, sizeof header - used, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld",
+                             i ? "," : "", t->name, t->dtype, (long long)t->shape[0]);
+    if (t->rank == 2) used += (size_t)snprintf(header + used, sizeof header - used, ",%lld", (long long)t->shape[1]);
+    used += (size_t)snprintf(header + used, sizeof header - used, "],\"data_offsets\":[%llu,%llu]}",
+                             (unsigned long long)offset, (unsigned long long)(offset + t->bytes));
+    offset += t->bytes;
+  }
+  used += (size_t)snprintf(header + used, sizeof header - used, "}");
+  while (used % 8 != 0) header[used++] = ' '; /* the reference writer pads the header to 8 bytes */
+
+  file_size = 8 + used + offset;
+  file_bytes = malloc(file_size);
+  uint64_t header_size = used;
+  for (int b = 0; b < 8; ++b) file_bytes[b] = (unsigned char)(header_size >> (8 * b));
+  memcpy(file_bytes + 8, header, used);
+  for (size_t i = 8 + used; i < file_size; ++i) file_bytes[i] = (unsigned char)(i * 131u + 7u);
+
+  FILE* out = fopen(path, "wb");
+  CHECK(out != NULL);
+  if (!out) exit(1);
+  CHECK(fwrite(file_bytes, 1, file_size, out) == file_size);
+  fclose(out);
+}
+
+/* ---- callbacks ----------------------------------------------------------------------------------- */
+
+typedef struct ready_log {
+  size_t calls;
+  int cancel_at; /* return non-zero on this call (1-based); 0 = never */
+  uint64_t last_done, last_total;
+  size_t progress_calls;
+} ready_log;
+
+static int on_ready(void* user, const lwload_tensor_handle* t) {
+  ready_log* log = user;
+  ++log->calls;
+  CHECK(t->name != NULL && t->native != NULL);
+  return log->cancel_at != 0 && (int)log->calls == log->cancel_at;
+}
+
+static void on_progress(void* user, uint64_t done, uint64_t total) {
+  ready_log* log = user;
+  CHECK(done >= log->last_done && done <= total);
+  log->last_done = done;
+  log->last_total = total;
+  ++log->progress_calls;
+}
+
+/* ---- checks -------------------------------------------------------------------------------------- */
+
+static void check_manifest(const lwload_manifest* m) {
+  CHECK(lwload_manifest_tensor_count(m) == kTensorCount);
+  CHECK(strcmp(lwload_manifest_format(m), "safetensors") == 0);
+  uint64_t total = 0;
+  for (size_t i = 0; i < kTensorCount; ++i) {
+    lwload_tensor_info info;
+    CHECK(lwload_manifest_tensor(m, i, &info) == 0);
+    CHECK(strcmp(info.name, kTensors[i].name) == 0);
+    CHECK(strcmp(info.dtype, kTensors[i].dtype) == 0);
+    CHECK(info.rank == kTensors[i].rank);
+    for (size_t d = 0; d < info.rank && d < 2; ++d) CHECK(info.shape[d] == kTensors[i].shape[d]);
+    CHECK(info.bytes == kTensors[i].bytes);
+    total += info.bytes;
+  }
+  CHECK(lwload_manifest_total_bytes(m) == total);
+  lwload_tensor_info none;
+  CHECK(lwload_manifest_tensor(m, kTensorCount, &none) == -1);
+}
+
+static void check_errors(const char* scratch) {
+  char path[4096];
+  lwload_error* err = NULL;
+
+  snprintf(path, sizeof path, "%s/missing.safetensors", scratch);
+  CHECK(lwload_manifest_open(path, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_IO);
+  CHECK(strstr(lwload_error_message(err), "missing.safetensors") != NULL); /* names the file */
+  lwload_error_free(err);
+
+  /* A header promising more data than the file holds: bad input naming the file and tensor. */
+  snprintf(path, sizeof path, "%s/truncated.safetensors", scratch);
+  FILE* out = fopen(path, "wb");
+  CHECK(out != NULL);
+  if (out) {
+    CHECK(fwrite(file_bytes, 1, file_size - 2, out) == file_size - 2);
+    fclose(out);
+  }
+  err = NULL;
+  CHECK(lwload_manifest_open(path, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_BAD_INPUT);
+  CHECK(strstr(lwload_error_message(err), "truncated.safetensors") != NULL);
+  CHECK(strstr(lwload_error_message(err), "scale") != NULL); /* the tensor past the end */
+  lwload_error_free(err);
+
+  err = NULL;
+  CHECK(lwload_device_open("no-such-backend", &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_USAGE);
+  CHECK(strcmp(lwload_status_name(lwload_error_status(err)), "usage") == 0);
+  lwload_error_free(err);
+
+  CHECK(lwload_manifest_open(NULL, NULL) == NULL); /* err may be NULL */
+
+  lwload_load_options* o = lwload_load_options_new();
+  CHECK(lwload_load_options_set(o, "no-such-option", "1") == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "budget", "lots") == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "placement", "sideways") == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "budget", "1MiB") == LWLOAD_OK);
+  CHECK(lwload_load_options_set(o, "--slots", "2") == LWLOAD_OK); /* the CLI spelling works too */
+  CHECK(lwload_load_options_set(o, "lazy", "maybe") == LWLOAD_USAGE);
+  lwload_load_options_free(o);
+}
+
+/* Every byte of every tensor, as `read` (host memory or a device read-back) sees it, against the file. */
+typedef int (*read_fn)(void* user, const lwload_tensor_handle* t, unsigned char* out);
+
+static void check_bytes(const lwload_weights* w, read_fn read, void* user, const char* expected_native) {
+  CHECK(lwload_weights_tensor_count(w) == kTensorCount);
+  for (size_t i = 0; i < kTensorCount; ++i) {
+    lwload_tensor_handle t;
+    CHECK(lwload_weights_find(w, kTensors[i].name, &t) == 0);
+    CHECK(strcmp(t.native_type, expected_native) == 0);
+    CHECK(t.bytes == kTensors[i].bytes);
+    CHECK(t.file_offset + t.bytes <= file_size);
+    unsigned char copy[256];
+    CHECK(t.bytes <= sizeof copy);
+    if (t.bytes > sizeof copy || read(user, &t, copy) != 0) continue;
+    CHECK(memcmp(copy, file_bytes + t.file_offset, t.bytes) == 0);
+  }
+  lwload_tensor_handle none;
+  CHECK(lwload_weights_find(w, "no-such-tensor", &none) == -1);
+}
+
+static int read_host(void* user, const lwload_tensor_handle* t, unsigned char* out) {
+  (void)user;
+  memcpy(out, (const unsigned char*)t->native + t->offset, t->bytes);
+  return 0;
+}
+
+static void check_host(const lwload_manifest* m) {
+  lwload_error* err = NULL;
+  lwload_device* host = lwload_device_open("host", &err);
+  CHECK(host != NULL && err == NULL);
+  if (!host) return;
+  CHECK(strcmp(lwload_device_id(host), "host:0") == 0);
+
+  const char* placements[] = {"auto", "direct", "staged"};
+  for (size_t p = 0; p < 3; ++p) {
+    lwload_load_options* o = lwload_load_options_new();
+    CHECK(lwload_load_options_set(o, "placement", placements[p]) == LWLOAD_OK);
+    ready_log log = {0, 0, 0, 0, 0};
+    lwload_load_options_on_tensor_ready(o, on_ready, &log);
+    lwload_load_options_on_progress(o, on_progress, &log);
+    lwload_weights* w = lwload_load(m, host, o, &err);
+    CHECK(w != NULL && err == NULL);
+    if (w) {
+      CHECK(log.calls == kTensorCount);
+      CHECK(log.progress_calls > 0 && log.last_done == log.last_total);
+      check_bytes(w, read_host, NULL, "host_ptr");
+      lwload_tensor_handle first;
+      CHECK(lwload_weights_tensor(w, 0, &first) == 0);
+      CHECK(strcmp(first.placement, p == 0 ? "zero_copy" : p == 1 ? "direct" : "staged") == 0);
+      CHECK(lwload_weights_verify(w, &err) == LWLOAD_OK);
+      lwload_weights_free(w);
+    }
+    lwload_load_options_free(o);
+  }
+
+  /* A callback returning non-zero cancels: no weights, LWLOAD_CANCELLED, its tensor named. */
+  lwload_load_options* o = lwload_load_options_new();
+  ready_log log = {0, 2, 0, 0, 0};
+  lwload_load_options_on_tensor_ready(o, on_ready, &log);
+  err = NULL;
+  CHECK(lwload_load(m, host, o, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_CANCELLED);
+  CHECK(strstr(lwload_error_message(err), kTensors[1].name) != NULL);
+  lwload_error_free(err);
+  lwload_load_options_free(o);
+
+  /* The weights keep what they need: the device may go first. */
+  err = NULL;
+  lwload_weights* w = lwload_load(m, host, NULL, &err);
+  CHECK(w != NULL);
+  lwload_device_free(host);
+  if (w) check_bytes(w, read_host, NULL, "host_ptr");
+  lwload_weights_free(w);
+}
+
+/* ---- OpenCL: the application's own context --------------------------------------------------------- */
+
+typedef struct cl_app {
+  cl_context context;
+  cl_device_id device;
+  cl_command_queue queue;
+} cl_app;
+
+static int read_cl(void* user, const lwload_tensor_handle* t, unsigned char* out) {
+  cl_app* app = user;
+  cl_mem mem = (cl_mem)t->native;
+  cl_context owner = NULL;
+  CHECK(clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof owner, &owner, NULL) == CL_SUCCESS);
+  CHECK(owner == app->context); /* allocated (or imported) in the application's context */
+  const cl_int status = clEnqueueReadBuffer(app->queue, mem, CL_TRUE, (size_t)t->offset, (size_t)t->bytes, out, 0,
+                                            NULL, NULL);
+  CHECK(status == CL_SUCCESS);
+  return status == CL_SUCCESS ? 0 : -1;
+}
+
+static cl_uint reference_count(cl_context context) {
+  cl_uint count = 0;
+  CHECK(clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof count, &count, NULL) == CL_SUCCESS);
+  return count;
+}
+
+/* PoCL when present (the suite's reference OpenCL), else the first platform with a device. */
+static int make_cl_app(cl_app* app) {
+  cl_platform_id platforms[8];
+  cl_uint count = 0;
+  if (clGetPlatformIDs(8, platforms, &count) != CL_SUCCESS || count == 0) return -1;
+  cl_platform_id chosen = NULL;
+  for (cl_uint p = 0; p < count && p < 8; ++p) {
+    char name[256] = {0};
+    clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+    cl_uint devices = 0;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &devices) != CL_SUCCESS || devices == 0) continue;
+    if (!chosen || strstr(name, "Portable Computing Language")) chosen = platforms[p];
+  }
+  if (!chosen || clGetDeviceIDs(chosen, CL_DEVICE_TYPE_ALL, 1, &app->device, NULL) != CL_SUCCESS) return -1;
+  cl_int status = CL_SUCCESS;
+  app->context = clCreateContext(NULL, 1, &app->device, NULL, NULL, &status);
+  if (status != CL_SUCCESS) return -1;
+  app->queue = clCreateCommandQueueWithProperties(app->context, app->device, NULL, &status);
+  return status == CL_SUCCESS ? 0 : -1;
+}
+
+static void check_opencl(const lwload_manifest* m) {
+  cl_app app = {NULL, NULL, NULL};
+  if (make_cl_app(&app) != 0) {
+    printf("opencl: no platform with a device; the adopted-context checks were skipped\n");
+    return;
+  }
+  const cl_uint references_before = reference_count(app.context);
+  const char* placements[] = {"auto", "direct", "staged"};
+  for (size_t p = 0; p < 3; ++p) {
+    lwload_error* err = NULL;
+    lwload_device* device = lwload_device_from_opencl(app.context, app.device, p == 1 ? NULL : app.queue, &err);
+    CHECK(device != NULL && err == NULL);
+    if (!device) {
+      if (err) fprintf(stderr, "lwload_device_from_opencl: %s\n", lwload_error_message(err));
+      lwload_error_free(err);
+      break;
+    }
+    CHECK(strncmp(lwload_device_id(device), "opencl:", 7) == 0);
+    lwload_load_options* o = lwload_load_options_new();
+    CHECK(lwload_load_options_set(o, "placement", placements[p]) == LWLOAD_OK);
+    lwload_weights* w = lwload_load(m, device, o, &err);
+    CHECK(w != NULL && err == NULL);
+    if (err) fprintf(stderr, "lwload_load: %s\n", lwload_error_message(err));
+    if (w) {
+      check_bytes(w, read_cl, &app, "cl_mem");
+      CHECK(lwload_weights_verify(w, NULL) == LWLOAD_OK);
+    }
+    lwload_weights_free(w);
+    lwload_load_options_free(o);
+    lwload_device_free(device);
+    lwload_error_free(err);
+  }
+  /* lwload held references of its own only: the application's count is back where it was, and the
+     application still owns (and releases) its context and queue. */
+  CHECK(reference_count(app.context) == references_before);
+  CHECK(clReleaseCommandQueue(app.queue) == CL_SUCCESS);
+  CHECK(clReleaseContext(app.context) == CL_SUCCESS);
+
+  lwload_error* err = NULL;
+  CHECK(lwload_device_from_opencl(NULL, NULL, NULL, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_USAGE);
+  lwload_error_free(err);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_capi SCRATCH_DIR\n");
+    return 2;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/capi.safetensors", argv[1]);
+  write_sample(path);
+  printf("liblwload %s\n", lwload_version());
+
+  lwload_error* err = NULL;
+  lwload_manifest* m = lwload_manifest_open(path, &err);
+  CHECK(m != NULL && err == NULL);
+  if (!m) {
+    fprintf(stderr, "%s\n", lwload_error_message(err));
+    return 1;
+  }
+  check_manifest(m);
+  check_errors(argv[1]);
+  check_host(m);
+  check_opencl(m);
+  lwload_manifest_free(m);
+  free(file_bytes);
+
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("all C API checks passed\n");
+  return 0;
+}
