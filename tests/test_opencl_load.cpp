@@ -13,6 +13,7 @@
 
 #include "backends/opencl/cl_headers.hpp"
 #include "lwload/lwload.hpp"
+#include "lwload/opencl.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -251,4 +252,55 @@ TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
     CHECK(test::run_command(str(exe, " load ", aligned.string(), " --device opencl:0 --verify", extra, " 2>&1"), &out) == 0);
     CHECK(out.find("verify: ok, 4 tensors") != std::string::npos);
   }
+}
+
+TEST_CASE("opencl: the application's own context and queue (lwload/opencl.hpp)") {
+  if (!have_opencl_device()) return;
+  // opencl:0, found the way an application would: the first device of the first platform.
+  cl::Device cl_device;
+  std::vector<cl::Platform> platforms;
+  cl::Platform::get(&platforms);
+  for (const cl::Platform& platform : platforms) {
+    std::vector<cl::Device> devices;
+    if (platform.getDevices(CL_DEVICE_TYPE_ALL, &devices) == CL_SUCCESS && !devices.empty()) {
+      cl_device = devices.front();
+      break;
+    }
+  }
+  REQUIRE(cl_device() != nullptr);
+  cl_int status = CL_SUCCESS;
+  const cl::Context app_context(cl_device, nullptr, nullptr, nullptr, &status);
+  REQUIRE(status == CL_SUCCESS);
+  const cl::CommandQueue in_order(app_context, cl_device, cl::QueueProperties::None, &status);
+  REQUIRE(status == CL_SUCCESS);
+  const auto references = [&] { return app_context.getInfo<CL_CONTEXT_REFERENCE_COUNT>(); };
+  const cl_uint before = references();
+
+  test::TempDir dir;
+  const Manifest manifest = open_manifest(synth_model(dir, 4 << 20, 6, 0));
+  for (const auto placement : {Placement::zero_copy, Placement::direct}) {
+    auto device = open_opencl_device(app_context(), cl_device(), in_order());
+    CHECK(device->info().backend == "opencl");
+    LoadOptions options;
+    options.plan.force = placement;
+    const Weights weights = load(manifest, *device, options);
+    for (const TensorHandle& t : weights.tensors()) {
+      const auto in_cl = opencl_tensor(t);
+      REQUIRE(in_cl.has_value());
+      cl_context owner = nullptr;
+      REQUIRE(clGetMemObjectInfo(in_cl->mem, CL_MEM_CONTEXT, sizeof owner, &owner, nullptr) == CL_SUCCESS);
+      CHECK(owner == app_context());  // made in the application's context, usable by its kernels
+      CHECK(kernel_copy(t, 0, 64) == expected(static_cast<std::uint32_t>(t.index), 0, 64));
+    }
+    CHECK(verify(weights).tensors == manifest.tensors.size());
+  }
+  CHECK(references() == before);  // lwload dropped exactly the references it took
+
+  // Misuse: a queue of another context, and a context without the device.
+  const cl::Context other_context(cl_device, nullptr, nullptr, nullptr, &status);
+  const cl::CommandQueue other_queue(other_context, cl_device, cl::QueueProperties::None, &status);
+  const Error wrong_queue = test::error_of([&] { (void)open_opencl_device(app_context(), cl_device(), other_queue()); });
+  CHECK(wrong_queue.code() == ErrorCode::usage);
+  CHECK(std::string(wrong_queue.what()).find("another context") != std::string::npos);
+  CHECK(test::error_of([&] { (void)open_opencl_device(nullptr, cl_device()); }).code() == ErrorCode::usage);
 }
