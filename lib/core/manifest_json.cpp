@@ -2,7 +2,10 @@
 #include "lwload/manifest_json.hpp"
 
 #include <boost/json.hpp>
+#include <charconv>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 namespace lwload {
 namespace {
@@ -41,23 +44,76 @@ boost::json::value quantization_to_json(const std::shared_ptr<const Quantization
 }
 
 
-// One tensor's object. Built and serialised one at a time: a DOM of the whole manifest would cost
-// hundreds of bytes per tensor (~1 GiB for a header that lists a million tensors).
-boost::json::object tensor_to_json(const TensorInfo& t) {
-  boost::json::object obj;
-  obj["name"] = t.name;
-  obj["dtype"] = dtype_name(t.dtype);
-  obj["shape"] = boost::json::value_from(t.shape);
-  obj["bytes"] = t.bytes;
-  boost::json::array pieces;
-  if (t.encoding == Encoding::raw) {
-    for (const auto& p : t.pieces)
-      pieces.push_back(boost::json::object{{"file", p.file}, {"offset", p.offset}, {"length", p.length}});
+// A JSON string literal, escaped exactly as Boost.JSON's serializer does (", \\, control bytes;
+// other bytes pass through).
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && ch != '"' && ch != '\\') {
+      out += ch;
+      continue;
+    }
+    out += '\\';
+    switch (ch) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '\b': out += 'b'; break;
+      case '\f': out += 'f'; break;
+      case '\n': out += 'n'; break;
+      case '\r': out += 'r'; break;
+      case '\t': out += 't'; break;
+      default:
+        out += "u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
   }
-  obj["pieces"] = std::move(pieces);
-  obj["quantization"] = quantization_to_json(t.quantization);
-  if (t.encoding != Encoding::raw) obj["encoding"] = encoding_name(t.encoding);
-  return obj;
+  out += '"';
+}
+
+template <typename Integer>
+void append_number(std::string& out, Integer value) {
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, end);
+}
+
+// One tensor's object, appended as text: a manifest may list a million tensors, and building a
+// Boost.JSON object per tensor (hashing its keys) took longer than reading the header. Same
+// keys in the same order as a DOM would serialise them.
+void append_tensor_json(std::string& out, const TensorInfo& t) {
+  out += "{\"name\":";
+  append_json_string(out, t.name);
+  out += ",\"dtype\":";
+  append_json_string(out, dtype_name(t.dtype));
+  out += ",\"shape\":[";
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) out += ',';
+    append_number(out, t.shape[i]);
+  }
+  out += "],\"bytes\":";
+  append_number(out, t.bytes);
+  out += ",\"pieces\":[";
+  if (t.encoding == Encoding::raw) {
+    for (std::size_t i = 0; i < t.pieces.size(); ++i) {
+      out += i ? ",{\"file\":" : "{\"file\":";
+      append_number(out, t.pieces[i].file);
+      out += ",\"offset\":";
+      append_number(out, t.pieces[i].offset);
+      out += ",\"length\":";
+      append_number(out, t.pieces[i].length);
+      out += '}';
+    }
+  }
+  out += "],\"quantization\":";
+  out += t.quantization ? boost::json::serialize(quantization_to_json(t.quantization)) : std::string("null");
+  if (t.encoding != Encoding::raw) {
+    out += ",\"encoding\":";
+    append_json_string(out, encoding_name(t.encoding));
+  }
+  out += '}';
 }
 
 }  // namespace
@@ -68,9 +124,18 @@ void write_manifest_json(std::ostream& out, const Manifest& manifest, bool with_
   out << "{\"format\":" << boost::json::serialize(boost::json::value(manifest.format))
       << ",\"files\":" << boost::json::serialize(files) << ",\"total_bytes\":" << manifest.total_bytes()
       << ",\"tensors\":[";
-  for (std::size_t i = 0; i < manifest.tensors.size(); ++i)
-    out << (i ? "," : "") << boost::json::serialize(tensor_to_json(manifest.tensors[i]));
-  out << ']';
+  std::string buffer;  // written out every 64 KiB
+  buffer.reserve(80 * 1024);
+  for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
+    if (i) buffer += ',';
+    append_tensor_json(buffer, manifest.tensors[i]);
+    if (buffer.size() >= 64 * 1024) {
+      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      buffer.clear();
+    }
+  }
+  buffer += ']';
+  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
   if (with_metadata) {
     boost::json::object meta;
     for (const auto& entry : manifest.metadata) meta[entry.key] = meta_to_json(entry.value);
