@@ -1,13 +1,17 @@
-// Manifest → JSON with Boost.JSON, the single serializer behind `inspect --json` and the tests.
+// Manifest → JSON, the single serializer behind `inspect --json` and the tests: tensors as text
+// (core/json_text.hpp), metadata and quantization through Boost.JSON.
 #include "lwload/manifest_json.hpp"
 
 #include <boost/json.hpp>
-#include <charconv>
 #include <sstream>
 #include <string>
 #include <string_view>
 
+#include "core/json_text.hpp"
+
 namespace lwload {
+using json_text::append_json_string;
+using json_text::append_number;
 namespace {
 
 boost::json::value meta_to_json(const MetaValue& meta) {
@@ -43,42 +47,6 @@ boost::json::value quantization_to_json(const std::shared_ptr<const Quantization
   return out;
 }
 
-
-// A JSON string literal, escaped exactly as Boost.JSON's serializer does (", \\, control bytes;
-// other bytes pass through).
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && ch != '"' && ch != '\\') {
-      out += ch;
-      continue;
-    }
-    out += '\\';
-    switch (ch) {
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case '\b': out += 'b'; break;
-      case '\f': out += 'f'; break;
-      case '\n': out += 'n'; break;
-      case '\r': out += 'r'; break;
-      case '\t': out += 't'; break;
-      default:
-        out += "u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
-  }
-  out += '"';
-}
-
-template <typename Integer>
-void append_number(std::string& out, Integer value) {
-  char digits[24];
-  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
-  out.append(digits, end);
-}
 
 // One tensor's object, appended as text: a manifest may list a million tensors, and building a
 // Boost.JSON object per tensor (hashing its keys) took longer than reading the header. Same
