@@ -72,8 +72,10 @@ const char* model_name() {
   return "model.tflite";
 }
 
+// Made once per process and never destroyed: the exit handler that removes it runs after static
+// destructors would have.
 const Folder& folder() {
-  static const Folder f = [] {
+  static const Folder* const f = new Folder([] {
     char root_template[] = "/tmp/lwload-fuzz-folder-XXXXXX";
     if (!::mkdtemp(root_template)) broken("mkdtemp", root_template);
     Folder made;
@@ -104,8 +106,8 @@ const Folder& folder() {
       std::filesystem::remove_all(folder().root, ec);
     });
     return made;
-  }();
-  return f;
+  }());
+  return *f;
 }
 
 void check_files(const lwload::Manifest& manifest, bool contained) {
