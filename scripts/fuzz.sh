@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang (+ ASan/UBSan) and runs each for SECONDS seconds
 # (default 20) on its seed corpus from ../shared/testdata/<format> and fuzz/seeds/<format> (small
-# committed seeds for formats the shared test data lacks, e.g. torch.save checkpoints). Any crash fails
-# the script.
+# committed seeds for formats the shared test data lacks, e.g. torch.save checkpoints); the hostile-folder
+# harnesses fuzz_folder_<format> also get fuzz/seeds/folder_<format> (models naming the folder's FIFO,
+# links out and loops) and fuzz/folder.dict. Any crash fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -21,10 +22,15 @@ for harness in "${harnesses[@]}"; do
   corpus="$build/fuzz/corpus-$name"
   mkdir -p "$corpus"
   seeds=()
-  for dir in "../shared/testdata/${name#fuzz_}" "fuzz/seeds/${name#fuzz_}"; do
+  format=${name#fuzz_}
+  format=${format#folder_}  # fuzz_folder_<format>: the reader's own samples, and folder_<format> seeds
+  for dir in "../shared/testdata/$format" "fuzz/seeds/${name#fuzz_}"; do
     [ -d "$dir" ] && seeds+=("$dir")
   done
+  options=()
+  case "$name" in fuzz_folder_*) options+=(-dict=fuzz/folder.dict) ;; esac
   echo "fuzz: $name for ${seeds[*]:-no seeds} ${seconds}s"
-  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz/" "$corpus" "${seeds[@]}" \
+  "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz/" "${options[@]}" \
+    "$corpus" "${seeds[@]}" \
     2>&1 | tail -n 3
 done

@@ -299,6 +299,25 @@ TEST_CASE("pytorch: tied embeddings are two tensors whose pieces are the same by
   CHECK(embed->pieces[0].length == 16 * 8 * 4);
 }
 
+TEST_CASE("pytorch: the caps on tensors and name bytes name the checkpoint and data.pkl") {
+  const fs::path path = checkpoints() / "tied.pt";
+  const Manifest full = open_manifest(path);
+  std::uint64_t names = 0;
+  for (const TensorInfo& t : full.tensors) names += t.name.size();
+  OpenOptions options;
+  options.max_tensors = full.tensors.size() - 1;
+  Error e = test::error_of([&] { open_manifest(path, options); });
+  CHECK(e.code() == ErrorCode::bad_input);
+  CHECK(std::string(e.what()).find(path.string() + ": data.pkl: tensor '") == 0);
+  CHECK(std::string(e.what()).find("(OpenOptions::max_tensors)") != std::string::npos);
+  options = {};
+  options.max_name_bytes = names - 1;
+  e = test::error_of([&] { open_manifest(path, options); });
+  CHECK(std::string(e.what()).find("(OpenOptions::max_name_bytes;") != std::string::npos);
+  options.max_name_bytes = names;
+  CHECK(open_manifest(path, options).tensors.size() == full.tensors.size());
+}
+
 TEST_CASE("pytorch: views with a storage offset point into their storage record") {
   check_against_torch(checkpoints() / "views.pt");
   const Manifest m = open_manifest(checkpoints() / "views.pt");

@@ -454,6 +454,42 @@ TEST_CASE("schema 3d external buffer groups: files relative to the model's folde
   CHECK(test::read_range(m.files[2], 0, 128) == as_bytes(b));
 }
 
+TEST_CASE("an external buffer group file that links out of the model's folder is refused, before it is read") {
+  TempDir dir;
+  fs::create_directories(dir / "model" / "weights");
+  const auto outside = pattern(4096 + 64, 5);
+  test::write_file(dir / "outside.bin", as_bytes(outside));
+  fs::create_symlink(dir / "outside.bin", dir / "model" / "weights" / "a.bin");  // an absolute link out
+  fs::create_symlink("../outside.bin", dir / "model" / "b.bin");                 // a relative one
+  ModelSpec spec;
+  spec.externals = {{0x80000000u, 0, 64, 4096, ""}};
+  spec.subgraphs.push_back({"main", {{"w", 0, {32, 32}, 0, 0x80000000u}}});
+  const fs::path path = dir / "model" / "model.tflite";
+  for (const std::string group : {"weights/a.bin", "b.bin"}) {
+    spec.groups = {group};
+    test::write_file(path, build_tflite(spec));
+    const Error e = error_of([&] { open_manifest(path); });
+    INFO(e.what());
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), (dir / "model" / group).string() + ": resolves to " + (dir / "outside.bin").string() +
+                                 ", outside the model folder"));
+    CHECK(contains(e.what(), "--allow-outside-links"));
+    if (const char* exe = std::getenv("LWLOAD_EXE")) {
+      std::string out;
+      CHECK(test::run_command(std::string(exe) + " inspect " + path.string() + " 2>&1", &out) == 3);
+      CHECK(contains(out, "outside the model folder"));
+    }
+    // Followed when the caller allows links out (weights in a shared cache).
+    OpenOptions allow;
+    allow.allow_outside_links = true;
+    const Manifest m = open_manifest(path, allow);
+    REQUIRE(m.tensors.size() == 1);
+    CHECK(m.files.at(1) == dir / "model" / group);
+    const auto expected = as_bytes(outside);
+    CHECK(test::read_range(m.files[1], 64, 4096) == std::vector<std::byte>(expected.begin() + 64, expected.end()));
+  }
+}
+
 TEST_CASE("malformed TFLite input: each error names the file, the tensor, the field and the value") {
   TempDir dir;
   const fs::path hello = test::testdata() / "tflite" / "hello_world_float.tflite";

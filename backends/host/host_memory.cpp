@@ -1,6 +1,7 @@
 #include "backends/host/host_memory.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -27,6 +28,14 @@ void AnonymousMemory::prefault() const noexcept {
   // per 4 KiB page during the copy — 4-5× cheaper on VMs, where each fault is a trap. On older
   // kernels it fails with EINVAL and the pages fault in during the copy as before.
   if (data_) ::madvise(data_, size_, MADV_POPULATE_WRITE);
+}
+
+void AnonymousMemory::prefault(std::span<std::byte> range) noexcept {
+  if (range.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(range.data()) + range.size() + page - 1) & ~(page - 1);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 }
 
 AnonymousMemory::~AnonymousMemory() {

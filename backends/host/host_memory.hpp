@@ -20,6 +20,8 @@ class AnonymousMemory {
   std::span<std::byte> bytes() const noexcept { return {data_, size_}; }
   // Makes every page resident and writable now, ahead of a bulk write into it.
   void prefault() const noexcept;
+  // The same for the pages under `range` (a part of bytes()); its contents are left as they are.
+  static void prefault(std::span<std::byte> range) noexcept;
 
  private:
   std::byte* data_ = nullptr;

@@ -88,6 +88,10 @@ struct OpenOptions {
   // Every file a model names must resolve, links followed, inside the model's folder; true lets
   // links point elsewhere (weights linked from a shared cache, e.g. Hugging Face hub snapshots).
   bool allow_outside_links = false;
+  // Caps on what headers may ask for, over the whole model (all shards / parts): a header past
+  // either is refused with Error(bad_input) naming the file and field before its records are kept.
+  std::uint64_t max_tensors = std::uint64_t{1} << 22;      // real models have at most ~10^5
+  std::uint64_t max_name_bytes = std::uint64_t{1} << 28;   // 256 MiB: 2^22 names of 64 bytes
 };
 
 // Reads the headers of the model at `path` (a file, or a folder holding one model) and returns its

@@ -140,6 +140,7 @@ class LWLOAD_API Timeline {
   mutable std::mutex mutex_;
   std::vector<PhaseSpan> phases_;
   std::vector<TensorSpan> tensors_;
+  std::vector<std::uint32_t> open_;  // per tensor index: its open span's position + 1, or 0
   std::vector<InFlightPoint> in_flight_;
 };
 

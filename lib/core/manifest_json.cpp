@@ -1,10 +1,17 @@
-// Manifest → JSON with Boost.JSON, the single serializer behind `inspect --json` and the tests.
+// Manifest → JSON, the single serializer behind `inspect --json` and the tests: tensors as text
+// (core/json_text.hpp), metadata and quantization through Boost.JSON.
 #include "lwload/manifest_json.hpp"
 
 #include <boost/json.hpp>
 #include <sstream>
+#include <string>
+#include <string_view>
+
+#include "core/json_text.hpp"
 
 namespace lwload {
+using json_text::append_json_string;
+using json_text::append_number;
 namespace {
 
 boost::json::value meta_to_json(const MetaValue& meta) {
@@ -41,23 +48,40 @@ boost::json::value quantization_to_json(const std::shared_ptr<const Quantization
 }
 
 
-// One tensor's object. Built and serialised one at a time: a DOM of the whole manifest would cost
-// hundreds of bytes per tensor (~1 GiB for a header that lists a million tensors).
-boost::json::object tensor_to_json(const TensorInfo& t) {
-  boost::json::object obj;
-  obj["name"] = t.name;
-  obj["dtype"] = dtype_name(t.dtype);
-  obj["shape"] = boost::json::value_from(t.shape);
-  obj["bytes"] = t.bytes;
-  boost::json::array pieces;
-  if (t.encoding == Encoding::raw) {
-    for (const auto& p : t.pieces)
-      pieces.push_back(boost::json::object{{"file", p.file}, {"offset", p.offset}, {"length", p.length}});
+// One tensor's object, appended as text: a manifest may list a million tensors, and building a
+// Boost.JSON object per tensor (hashing its keys) took longer than reading the header. Same
+// keys in the same order as a DOM would serialise them.
+void append_tensor_json(std::string& out, const TensorInfo& t) {
+  out += "{\"name\":";
+  append_json_string(out, t.name);
+  out += ",\"dtype\":";
+  append_json_string(out, dtype_name(t.dtype));
+  out += ",\"shape\":[";
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) out += ',';
+    append_number(out, t.shape[i]);
   }
-  obj["pieces"] = std::move(pieces);
-  obj["quantization"] = quantization_to_json(t.quantization);
-  if (t.encoding != Encoding::raw) obj["encoding"] = encoding_name(t.encoding);
-  return obj;
+  out += "],\"bytes\":";
+  append_number(out, t.bytes);
+  out += ",\"pieces\":[";
+  if (t.encoding == Encoding::raw) {
+    for (std::size_t i = 0; i < t.pieces.size(); ++i) {
+      out += i ? ",{\"file\":" : "{\"file\":";
+      append_number(out, t.pieces[i].file);
+      out += ",\"offset\":";
+      append_number(out, t.pieces[i].offset);
+      out += ",\"length\":";
+      append_number(out, t.pieces[i].length);
+      out += '}';
+    }
+  }
+  out += "],\"quantization\":";
+  out += t.quantization ? boost::json::serialize(quantization_to_json(t.quantization)) : std::string("null");
+  if (t.encoding != Encoding::raw) {
+    out += ",\"encoding\":";
+    append_json_string(out, encoding_name(t.encoding));
+  }
+  out += '}';
 }
 
 }  // namespace
@@ -68,9 +92,18 @@ void write_manifest_json(std::ostream& out, const Manifest& manifest, bool with_
   out << "{\"format\":" << boost::json::serialize(boost::json::value(manifest.format))
       << ",\"files\":" << boost::json::serialize(files) << ",\"total_bytes\":" << manifest.total_bytes()
       << ",\"tensors\":[";
-  for (std::size_t i = 0; i < manifest.tensors.size(); ++i)
-    out << (i ? "," : "") << boost::json::serialize(tensor_to_json(manifest.tensors[i]));
-  out << ']';
+  std::string buffer;  // written out every 64 KiB
+  buffer.reserve(80 * 1024);
+  for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
+    if (i) buffer += ',';
+    append_tensor_json(buffer, manifest.tensors[i]);
+    if (buffer.size() >= 64 * 1024) {
+      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      buffer.clear();
+    }
+  }
+  buffer += ']';
+  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
   if (with_metadata) {
     boost::json::object meta;
     for (const auto& entry : manifest.metadata) meta[entry.key] = meta_to_json(entry.value);

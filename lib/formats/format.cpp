@@ -2,7 +2,10 @@
 #include "formats/format.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "lwload/error.hpp"
 
@@ -59,6 +62,57 @@ std::filesystem::path resolve_inside(const std::filesystem::path& model_dir,
     fail(ErrorCode::bad_input, file.string(), ": ", what, " '", relative,
          "' escapes the model folder");
   return model_dir.empty() ? normal : model_dir / normal;
+}
+
+namespace {
+
+// A name as an error message quotes it: hostile names may be megabytes long.
+std::string quoted_name(std::string_view name) {
+  constexpr std::size_t kShown = 64;
+  if (name.size() <= kShown) return str("'", name, "'");
+  return str("'", name.substr(0, kShown), "...' (", name.size(), " bytes)");
+}
+
+}  // namespace
+
+void TensorCaps::check_declared(const std::filesystem::path& file, std::string_view field,
+                                std::uint64_t count) const {
+  if (count > limits_.max_tensors - std::min(tensors_, limits_.max_tensors))
+    fail(ErrorCode::bad_input, file.string(), ": ", field, ": ", count, " tensors",
+         tensors_ ? str(" after ", tensors_, " already read") : std::string(), " exceed lwload's limit of ",
+         limits_.max_tensors, " tensors per model (OpenOptions::max_tensors)");
+}
+
+void TensorCaps::too_many(const std::filesystem::path& file, std::string_view field, std::string_view name) const {
+  fail(ErrorCode::bad_input, file.string(), ": ", field, ": tensor ", quoted_name(name), " is one more than lwload's limit of ",
+       limits_.max_tensors, " tensors per model (OpenOptions::max_tensors)");
+}
+
+void TensorCaps::names_too_long(const std::filesystem::path& file, std::string_view field,
+                                std::string_view name) const {
+  fail(ErrorCode::bad_input, file.string(), ": ", field, ": the name of tensor ", quoted_name(name), " takes the tensor names past lwload's limit of ",
+       limits_.max_name_bytes, " bytes per model (OpenOptions::max_name_bytes; ", name_bytes_,
+       " bytes before it)");
+}
+
+const TensorInfo* find_duplicate_name(std::span<const TensorInfo> tensors) {
+  if (tensors.size() < 2) return nullptr;
+  std::size_t slots = 4;
+  while (slots < 2 * tensors.size()) slots *= 2;
+  constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> table(slots, kEmpty);
+  const std::hash<std::string_view> hash;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::string_view name = tensors[i].name;
+    for (std::size_t s = hash(name) & (slots - 1);; s = (s + 1) & (slots - 1)) {
+      if (table[s] == kEmpty) {
+        table[s] = static_cast<std::uint32_t>(i);
+        break;
+      }
+      if (tensors[table[s]].name == name) return &tensors[i];
+    }
+  }
+  return nullptr;
 }
 
 std::uint32_t file_index(Manifest& manifest, const std::filesystem::path& path) {

@@ -13,12 +13,52 @@
 
 namespace lwload::formats {
 
+// Caps on what a model's headers may ask for, over the whole manifest (every shard or split part
+// together): OpenOptions::max_tensors and max_name_bytes.
+struct HeaderLimits {
+  std::uint64_t max_tensors = OpenOptions{}.max_tensors;
+  std::uint64_t max_name_bytes = OpenOptions{}.max_name_bytes;
+};
+
 // What detection sees: the path, whether it is a folder, and the first bytes of the file.
 struct ModelSource {
   FileSystem& fs;
   std::filesystem::path path;
   bool is_directory = false;
   std::span<const std::byte> head;  // up to 64 bytes; empty for a folder
+  HeaderLimits limits{};
+};
+
+// Counts the tensors a reader admits into one manifest and the bytes of their names, and fails
+// past either cap with Error(bad_input) naming the file, the field and the tensor. A header's
+// text is bounded by each reader, but a record is several times its text (and shards multiply),
+// so readers call admit() before storing each tensor and check_declared() on any count a header
+// announces before they allocate for it.
+class TensorCaps {
+ public:
+  explicit TensorCaps(const HeaderLimits& limits) noexcept : limits_(limits) {}
+
+  void admit(const std::filesystem::path& file, std::string_view field, std::string_view name) {
+    if (tensors_ >= limits_.max_tensors) too_many(file, field, name);
+    if (name.size() > limits_.max_name_bytes - name_bytes_) names_too_long(file, field, name);
+    ++tensors_;
+    name_bytes_ += name.size();
+  }
+  // `count` more tensors announced by `field` (GGUF's tensor_count, an index's weight_map).
+  void check_declared(const std::filesystem::path& file, std::string_view field, std::uint64_t count) const;
+
+  const HeaderLimits& limits() const noexcept { return limits_; }
+  std::uint64_t tensors() const noexcept { return tensors_; }
+  std::uint64_t name_bytes() const noexcept { return name_bytes_; }
+
+ private:
+  [[noreturn]] void too_many(const std::filesystem::path& file, std::string_view field, std::string_view name) const;
+  [[noreturn]] void names_too_long(const std::filesystem::path& file, std::string_view field,
+                                   std::string_view name) const;
+
+  HeaderLimits limits_;
+  std::uint64_t tensors_ = 0;
+  std::uint64_t name_bytes_ = 0;
 };
 
 struct FormatReader {
@@ -58,6 +98,11 @@ void check_tensor_length(const std::filesystem::path& file, std::string_view ten
 std::filesystem::path resolve_inside(const std::filesystem::path& model_dir,
                                      std::string_view relative, const std::filesystem::path& file,
                                      std::string_view what);
+
+// The first tensor whose name an earlier one in `tensors` already has, or nullptr. An
+// open-addressing table of indices: 8 bytes per tensor, where a std::unordered_set of names
+// costs ~56.
+const TensorInfo* find_duplicate_name(std::span<const TensorInfo> tensors);
 
 // Index of `path` in manifest.files, appending it when new.
 std::uint32_t file_index(Manifest& manifest, const std::filesystem::path& path);

@@ -15,7 +15,8 @@
 // - BOOL values other than 0/1 read as true, as llama.cpp reads them.
 // - Header limits protect memory from absurd but self-consistent files: every count is first checked
 //   against the bytes left in the file (so 2^60 tensors fail before anything is allocated), and a
-//   header may hold at most kMaxTensors tensors, kMaxMetaValues metadata values and arrays nested
+//   model may hold at most OpenOptions::max_tensors tensors (2^22) and max_name_bytes of names (all
+//   parts of a split model together), a header kMaxMetaValues metadata values and arrays nested
 //   kMaxArrayDepth deep.
 // - A file with split.count is one part of a split model (gguf_split.cpp): the whole model is read.
 #include <algorithm>
@@ -39,7 +40,6 @@ constexpr std::string_view kAlignmentKey = "general.alignment";
 constexpr std::uint64_t kMaxTensorName = 64;      // GGUF spec: "at most 64 bytes"
 constexpr std::uint64_t kMaxKeyLength = 65535;    // GGUF spec: keys are at most 2^16 - 1 bytes
 constexpr std::uint32_t kMaxDims = 4;             // GGML_MAX_DIMS
-constexpr std::uint64_t kMaxTensors = 1u << 22;   // real models have at most a few 10^4
 constexpr std::uint64_t kMaxMetaValues = 1u << 24;  // big vocabularies hold ~10^6 values in all
 constexpr int kMaxArrayDepth = 64;                // arrays of arrays; bounds the reader's recursion
 
@@ -96,8 +96,8 @@ struct RawTensor {
 
 class GgufParser {
  public:
-  GgufParser(const RandomAccessFile& file, const std::filesystem::path& path)
-      : in_(file), path_(path), file_size_(file.size()) {}
+  GgufParser(const RandomAccessFile& file, const std::filesystem::path& path, TensorCaps& caps)
+      : in_(file), path_(path), file_size_(file.size()), caps_(caps) {}
 
   Manifest parse();
 
@@ -114,6 +114,7 @@ class GgufParser {
   HeaderReader in_;
   const std::filesystem::path& path_;
   std::uint64_t file_size_;
+  TensorCaps& caps_;
   std::uint64_t tensor_count_ = 0;
   std::uint64_t kv_count_ = 0;
   std::uint64_t alignment_ = kDefaultAlignment;
@@ -164,9 +165,7 @@ void GgufParser::read_preamble() {
   if (tensor_count_ > in_.remaining() / kMinTensorInfoBytes)
     in_.fail_at(counts_offset, "GGUF tensor count", tensor_count_, " tensors cannot fit in the ",
                 in_.remaining(), " bytes left in the file");
-  if (tensor_count_ > kMaxTensors)
-    fail(ErrorCode::unsupported, path_.string(), ": GGUF tensor count ", tensor_count_,
-         " exceeds lwload's header limit of ", kMaxTensors, " tensors");
+  caps_.check_declared(path_, str("GGUF tensor count at offset ", counts_offset), tensor_count_);
   if (kv_count_ > in_.remaining() / kMinKvBytes)
     in_.fail_at(counts_offset + 8, "GGUF metadata KV count", kv_count_, " key/values cannot fit in the ",
                 in_.remaining(), " bytes left in the file");
@@ -263,6 +262,7 @@ void GgufParser::read_tensor_info(std::uint64_t index) {
                 " bytes");
   TensorInfo tensor;
   tensor.name = in_.string(name_length, where);
+  caps_.admit(path_, where, tensor.name);
   const std::string what = "tensor '" + tensor.name + "'";
 
   const std::uint64_t dims_offset = in_.offset();
@@ -350,12 +350,9 @@ void GgufParser::place_tensors() {
 }
 
 void GgufParser::check_unique_names() const {
-  std::unordered_set<std::string_view> seen;
-  seen.reserve(manifest_.tensors.size());
-  for (std::size_t i = 0; i < manifest_.tensors.size(); ++i) {
-    if (!seen.insert(manifest_.tensors[i].name).second)
-      in_.fail_at(raw_[i].info_offset, str("tensor info #", i), "tensor name '", manifest_.tensors[i].name,
-                  "' appears twice");
+  if (const TensorInfo* twice = find_duplicate_name(manifest_.tensors)) {
+    const auto i = static_cast<std::size_t>(twice - manifest_.tensors.data());
+    in_.fail_at(raw_[i].info_offset, str("tensor info #", i), "tensor name '", twice->name, "' appears twice");
   }
 }
 
@@ -366,16 +363,17 @@ bool detect(const ModelSource& source) {
 }
 
 Manifest read(const ModelSource& source) {
-  Manifest manifest = read_gguf_file(source.fs, source.path);
-  if (is_gguf_split(manifest)) return read_gguf_split(source.fs, source.path, std::move(manifest));
+  TensorCaps caps(source.limits);
+  Manifest manifest = read_gguf_file(source.fs, source.path, caps);
+  if (is_gguf_split(manifest)) return read_gguf_split(source.fs, source.path, std::move(manifest), caps);
   return manifest;
 }
 
 }  // namespace
 
-Manifest read_gguf_file(FileSystem& fs, const std::filesystem::path& path) {
+Manifest read_gguf_file(FileSystem& fs, const std::filesystem::path& path, TensorCaps& caps) {
   const auto file = fs.open(path);
-  return GgufParser(*file, path).parse();
+  return GgufParser(*file, path, caps).parse();
 }
 
 const FormatReader gguf_reader{"gguf", detect, read};

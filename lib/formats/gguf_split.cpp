@@ -93,7 +93,8 @@ std::string part_name(const SplitName& name, std::uint64_t number) {
 
 bool is_gguf_split(const Manifest& part) { return find_meta(part, kSplitCount) != nullptr; }
 
-Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Manifest opened_manifest) {
+Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Manifest opened_manifest,
+                         TensorCaps& caps) {
   const std::uint64_t count = require_uint(opened_manifest, opened, kSplitCount);
   const std::uint64_t opened_no = require_uint(opened_manifest, opened, kSplitNo);
   const std::uint64_t total_tensors = require_uint(opened_manifest, opened, kSplitTensors);
@@ -118,7 +119,7 @@ Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Ma
     if (k != opened_no && !fs.exists(path))
       fail(ErrorCode::bad_input, opened.string(), ": split GGUF: part ", k + 1, " of ", count, " ('",
            path.string(), "') is missing");
-    Manifest part = k == opened_no ? std::move(opened_manifest) : read_gguf_file(fs, path);
+    Manifest part = k == opened_no ? std::move(opened_manifest) : read_gguf_file(fs, path, caps);
     if (!is_gguf_split(part))
       fail(ErrorCode::bad_input, path.string(), ": split GGUF part ", k + 1, " of ", count, " has no split.count key");
     const auto check = [&](std::string_view key, std::uint64_t expected) {

@@ -5,13 +5,15 @@
 
 #include <filesystem>
 
+#include "formats/format.hpp"
 #include "lwload/file_system.hpp"
 #include "lwload/manifest.hpp"
 
 namespace lwload::formats {
 
-// One GGUF file's manifest (tensors' pieces in file 0), split keys left in its metadata.
-Manifest read_gguf_file(FileSystem& fs, const std::filesystem::path& path);
+// One GGUF file's manifest (tensors' pieces in file 0), split keys left in its metadata; its
+// tensors count against `caps`.
+Manifest read_gguf_file(FileSystem& fs, const std::filesystem::path& path, TensorCaps& caps);
 
 // True when the manifest carries split.count (it is one part of a split model).
 bool is_gguf_split(const Manifest& part);
@@ -21,6 +23,8 @@ bool is_gguf_split(const Manifest& part);
 // against the opened one (split.count, split.tensors.count, general.architecture, its split.no);
 // a missing part, a duplicate tensor or a tensor total that differs from split.tensors.count is
 // Error(bad_input) naming the files.
-Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Manifest opened_manifest);
+// `caps` already counts the opened part's tensors; every other part's are added.
+Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Manifest opened_manifest,
+                         TensorCaps& caps);
 
 }  // namespace lwload::formats

@@ -130,8 +130,8 @@ std::optional<std::uint64_t> parse_decimal(std::string_view text) {
 
 class OnnxScan {
  public:
-  OnnxScan(FileSystem& fs, std::filesystem::path file)
-      : fs_(fs), file_(std::move(file)), handle_(fs_.open(file_)),
+  OnnxScan(FileSystem& fs, std::filesystem::path file, const HeaderLimits& limits)
+      : fs_(fs), file_(std::move(file)), caps_(limits), handle_(fs_.open(file_)),
         source_(std::make_unique<protobuf::WindowedReader>(*handle_)) {
     manifest_.format = "onnx";
     manifest_.files.push_back(file_);
@@ -315,6 +315,7 @@ class OnnxScan {
         default: break;  // doc_string, metadata_props, ...
       }
     }
+    caps_.admit(file_, t.where, t.name);
     manifest_.tensors.push_back(make_tensor(t));
   }
 
@@ -503,6 +504,7 @@ class OnnxScan {
 
   FileSystem& fs_;
   std::filesystem::path file_;
+  TensorCaps caps_;
   std::unique_ptr<RandomAccessFile> handle_;
   std::unique_ptr<protobuf::WindowedReader> source_;  // on the heap: it holds a 64 KiB buffer
   Manifest manifest_;
@@ -558,7 +560,7 @@ bool detect(const ModelSource& source) {
 }
 
 Manifest read(const ModelSource& source) {
-  return OnnxScan(source.fs, source.is_directory ? source.path / kFolderModel : source.path).run();
+  return OnnxScan(source.fs, source.is_directory ? source.path / kFolderModel : source.path, source.limits).run();
 }
 
 }  // namespace

@@ -65,8 +65,8 @@ bool allowed_global(std::string_view global) {
 
 class CheckpointReader {
  public:
-  CheckpointReader(const RandomAccessFile& file, const std::filesystem::path& path)
-      : file_(file), path_(path), zip_(file) {}
+  CheckpointReader(const RandomAccessFile& file, const std::filesystem::path& path, const HeaderLimits& limits)
+      : file_(file), path_(path), zip_(file), caps_(limits) {}
 
   Manifest read();
 
@@ -87,6 +87,7 @@ class CheckpointReader {
   std::string prefix_;  // "<archive>/"
   std::uint64_t visits_ = 0;
   std::unordered_set<std::string> names_;
+  TensorCaps caps_;
   Manifest manifest_;
 };
 
@@ -195,6 +196,7 @@ const ZipRecord& CheckpointReader::storage_record(Value pid, const std::string& 
 }
 
 void CheckpointReader::add_tensor(Value call, const std::string& name) {
+  caps_.admit(path_, "data.pkl", name);
   const Value args = call->items[1];
   const std::string what = "tensor '" + name + "'";
   if (args->items.size() < 4) bad(what, ": _rebuild_tensor_v2 has ", args->items.size(), " arguments, needs at least 4");
@@ -257,7 +259,7 @@ Manifest read(const ModelSource& source) {
          ": legacy torch.save format (PyTorch < 1.6, a bare pickle stream) is not supported; re-save it with a "
          "recent torch.save");
   const auto file = source.fs.open(source.path);
-  return CheckpointReader(*file, source.path).read();
+  return CheckpointReader(*file, source.path, source.limits).read();
 }
 
 }  // namespace

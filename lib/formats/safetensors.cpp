@@ -15,6 +15,7 @@
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/json_file.hpp"
+#include "formats/safetensors_header.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -33,21 +34,6 @@ constexpr std::array<std::string_view, 2> kIndexNames{"model.safetensors.index.j
                                                       "diffusion_pytorch_model.safetensors.index.json"};
 constexpr std::array<std::string_view, 2> kSingleNames{"model.safetensors",
                                                        "diffusion_pytorch_model.safetensors"};
-
-// The safetensors dtype spellings (they are already lwload's canonical names). Newer sub-byte
-// types (F4, F6_*, F8_E8M0) have no canonical dtype yet and are reported as unknown.
-std::optional<DType> safetensors_dtype(std::string_view name) {
-  static constexpr std::array<std::pair<std::string_view, DType>, 16> kTypes{{
-      {"F64", DType::F64}, {"F32", DType::F32}, {"F16", DType::F16}, {"BF16", DType::BF16},
-      {"I64", DType::I64}, {"I32", DType::I32}, {"I16", DType::I16}, {"I8", DType::I8},
-      {"U64", DType::U64}, {"U32", DType::U32}, {"U16", DType::U16}, {"U8", DType::U8},
-      {"BOOL", DType::BOOL}, {"F8_E4M3", DType::F8_E4M3}, {"F8_E5M2", DType::F8_E5M2},
-      {"C64", DType::C64},
-  }};
-  for (const auto& [spelling, type] : kTypes)
-    if (spelling == name) return type;
-  return std::nullopt;
-}
 
 bool ends_with(const fs::path& path, std::string_view suffix) {
   const std::string name = path.filename().string();
@@ -78,46 +64,9 @@ std::vector<std::byte> read_head(const RandomAccessFile& file) {
   return head;
 }
 
-// One tensor as the header describes it, before placement in the manifest.
-struct Entry {
-  std::string name;
-  DType dtype;
-  std::vector<std::int64_t> shape;
-  std::uint64_t begin;
-  std::uint64_t end;
-};
-
-Entry parse_entry(const std::string& name, const json::value& value, const fs::path& path,
-                  std::uint64_t data_start, std::uint64_t file_size) {
-  const std::string where = str("tensor '", name, "'");
-  const json::object& obj = as_object(value, path, where);
-  const std::string_view dtype_text = as_string(required(obj, "dtype", path, where), path, where + " field 'dtype'");
-  const auto dtype = safetensors_dtype(dtype_text);
-  if (!dtype) fail(ErrorCode::bad_input, path.string(), ": ", where, ": unknown dtype '", dtype_text, "'");
-  auto shape = as_shape(required(obj, "shape", path, where), path, where + " field 'shape'");
-
-  const std::string offsets_where = where + " field 'data_offsets'";
-  const json::array& offsets = as_array(required(obj, "data_offsets", path, where), path, offsets_where);
-  if (offsets.size() != 2)
-    fail(ErrorCode::bad_input, path.string(), ": ", offsets_where, ": expected [begin, end], found ",
-         offsets.size(), " values");
-  const std::uint64_t begin = as_u64(offsets[0], path, offsets_where);
-  const std::uint64_t end = as_u64(offsets[1], path, offsets_where);
-  if (end < begin)
-    fail(ErrorCode::bad_input, path.string(), ": ", offsets_where, ": [", begin, ", ", end,
-         "] ends before it begins");
-  if (end > std::numeric_limits<std::uint64_t>::max() - data_start)
-    fail(ErrorCode::bad_input, path.string(), ": ", offsets_where, ": [", begin, ", ", end,
-         "] plus the data start ", data_start, " overflows 64 bits");
-  check_extent(path, str(offsets_where, " [", begin, ", ", end, "] from data start ", data_start),
-               data_start + begin, end - begin, file_size);
-  check_tensor_length(path, name, *dtype, shape, end - begin);
-  return Entry{name, *dtype, std::move(shape), begin, end};
-}
-
 // Reads one safetensors file's header and appends its tensors (in offset order) to `manifest`;
 // its `__metadata__` entries are added unless a key is already present (sharded models).
-void read_single(FileSystem& file_system, const fs::path& path, Manifest& manifest) {
+void read_single(FileSystem& file_system, const fs::path& path, Manifest& manifest, TensorCaps& caps) {
   const auto file = file_system.open(path);
   const std::uint64_t size = file->size();
   if (size < 8)
@@ -135,65 +84,76 @@ void read_single(FileSystem& file_system, const fs::path& path, Manifest& manife
   const std::uint64_t data_start = 8 + header_len;
   const std::uint64_t data_len = size - data_start;
 
-  // The parsed header (a DOM of a few hundred bytes per tensor) lives only while the entries are
-  // taken from it, so it and the manifest are never in memory together.
-  std::vector<Entry> entries;
-  {
-    const json::value header = read_json(*file, 8, header_len, "header");
-    const json::object& root = as_object(header, path, "header");
-    entries.reserve(root.size());  // bounded by the header text already parsed
-    for (const auto& [key, value] : root) {
-      if (key == "__metadata__") {
-        for (const auto& [meta_key, meta_value] : as_object(value, path, "__metadata__")) {
-          const std::string where = str("__metadata__ field '", std::string_view(meta_key), "'");
-          std::string text(as_string(meta_value, path, where));
-          const std::string_view name = meta_key;  // clang 14 cannot capture structured bindings
-          const bool present = std::any_of(manifest.metadata.begin(), manifest.metadata.end(),
-                                           [name](const MetaEntry& e) { return e.key == name; });
-          if (!present) manifest.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
-        }
-        continue;
-      }
-      entries.push_back(parse_entry(std::string(key), value, path, data_start, size));
+  // Records straight from the streamed header (no DOM of it), each entry validated on its own.
+  const std::size_t first = manifest.tensors.size();
+  parse_safetensors_header(*file, header_len, file_index(manifest, path), manifest, caps);
+  const std::span<TensorInfo> tensors = std::span(manifest.tensors).subspan(first);
+
+  // The JSON map has no order; the data region does. Writers emit offset order, so sorting is
+  // usually a check; otherwise tensor indices (4 bytes each) are sorted, not the records.
+  auto before = [&](std::size_t a, std::size_t b) {
+    const Piece& pa = tensors[a].pieces.front();
+    const Piece& pb = tensors[b].pieces.front();
+    return pa.offset != pb.offset ? pa.offset < pb.offset : pa.length < pb.length;
+  };
+  std::vector<std::uint32_t> order;  // stays empty when the header is in offset order
+  for (std::size_t k = 1; k < tensors.size(); ++k) {
+    if (before(k, k - 1)) {
+      order.resize(tensors.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+      std::stable_sort(order.begin(), order.end(), before);
+      break;
     }
   }
+  auto at = [&](std::size_t k) -> const TensorInfo& { return order.empty() ? tensors[k] : tensors[order[k]]; };
 
-  // The JSON map has no order; the data region does. Sort by offsets, then require a tiling.
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  // The sorted tensors must tile the data region exactly.
   std::uint64_t expected = 0;
-  const Entry* previous = nullptr;
-  for (const Entry& e : entries) {
-    if (e.begin > expected)
-      fail(ErrorCode::bad_input, path.string(), ": hole in the data region: bytes [", expected, ", ", e.begin,
-           ") before tensor '", e.name, "' belong to no tensor");
-    if (e.begin < expected)
-      fail(ErrorCode::bad_input, path.string(), ": tensor '", e.name, "' data_offsets [", e.begin, ", ", e.end,
-           "] overlap tensor '", previous->name, "' [", previous->begin, ", ", previous->end, "]");
-    expected = e.end;
-    previous = &e;
+  const TensorInfo* previous = nullptr;
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    const TensorInfo& t = at(k);
+    const std::uint64_t begin = t.pieces.front().offset - data_start;
+    const std::uint64_t end = begin + t.pieces.front().length;
+    if (begin > expected)
+      fail(ErrorCode::bad_input, path.string(), ": hole in the data region: bytes [", expected, ", ", begin,
+           ") before tensor '", t.name, "' belong to no tensor");
+    if (begin < expected) {
+      const std::uint64_t previous_begin = previous->pieces.front().offset - data_start;
+      fail(ErrorCode::bad_input, path.string(), ": tensor '", t.name, "' data_offsets [", begin, ", ", end,
+           "] overlap tensor '", previous->name, "' [", previous_begin, ", ",
+           previous_begin + previous->pieces.front().length, "]");
+    }
+    expected = end;
+    previous = &t;
   }
   if (expected != data_len)
     fail(ErrorCode::bad_input, path.string(), ": the data region has ", data_len, " bytes but its tensors cover ",
          expected, " (bytes [", expected, ", ", data_len, ") belong to no tensor)");
 
-  const std::uint32_t index = file_index(manifest, path);
-  manifest.tensors.reserve(manifest.tensors.size() + entries.size());
-  for (Entry& e : entries) {
-    TensorInfo t;
-    t.name = std::move(e.name);
-    t.dtype = e.dtype;
-    t.shape = std::move(e.shape);
-    t.bytes = e.end - e.begin;
-    t.pieces.push_back(Piece{index, data_start + e.begin, e.end - e.begin});
-    manifest.tensors.push_back(std::move(t));
+  // Records into offset order: the permutation's cycles, each record moved once.
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    TensorInfo held = std::move(tensors[i]);
+    std::size_t j = i;
+    while (order[j] != i) {
+      const std::size_t next = order[j];
+      tensors[j] = std::move(tensors[next]);
+      order[j] = static_cast<std::uint32_t>(j);
+      j = next;
+    }
+    tensors[j] = std::move(held);
+    order[j] = static_cast<std::uint32_t>(j);
   }
+
+  // A JSON object may repeat a key; each tensor must be named once (only zero-length tensors
+  // could repeat a name and still tile the data region).
+  if (const TensorInfo* twice = find_duplicate_name(tensors))
+    fail(ErrorCode::bad_input, path.string(), ": header: tensor '", twice->name, "' appears twice");
 }
 
 // A sharded model: every shard the index names is read (headers only) and every weight_map entry
 // must be found in the shard it names.
-void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& manifest) {
+void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& manifest, TensorCaps& caps) {
   const auto file = file_system.open(index_path);
   if (file->size() > kMaxIndexBytes)
     fail(ErrorCode::bad_input, index_path.string(), ": index file of ", file->size(),
@@ -201,6 +161,7 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
   const json::value index = read_json(*file, 0, file->size(), "index");
   const json::object& root = as_object(index, index_path, "index");
   const json::object& weight_map = as_object(required(root, "weight_map", index_path, "index"), index_path, "weight_map");
+  caps.check_declared(index_path, "weight_map", weight_map.size());
 
   if (const json::value* meta = root.if_contains("metadata")) {
     for (const auto& [key, value] : as_object(*meta, index_path, "metadata"))
@@ -223,7 +184,7 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
     if (!file_system.exists(shard_path) || file_system.is_directory(shard_path))
       fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(), "' (holding tensor '",
            first_tensor, "') is missing: ", shard_path.string(), " does not exist");
-    read_single(file_system, shard_path, manifest);
+    read_single(file_system, shard_path, manifest, caps);
   }
 
   std::unordered_map<std::string_view, std::uint32_t> found;  // tensor → file index
@@ -282,10 +243,11 @@ Manifest read(const ModelSource& source) {
   }
   const auto file = source.fs.open(path);
   const auto head = read_head(*file);
+  TensorCaps caps(source.limits);
   if (!looks_like_single_file(head, file->size()) && starts_json_object(head))
-    read_index(source.fs, path, manifest);
+    read_index(source.fs, path, manifest, caps);
   else
-    read_single(source.fs, path, manifest);
+    read_single(source.fs, path, manifest, caps);
   return manifest;
 }
 

@@ -199,7 +199,7 @@ std::vector<Shard> open_shards(FileSystem& file_system, const json::object& grou
 }
 
 void read_group(FileSystem& file_system, const json::value& group_value, std::size_t group_index,
-                const fs::path& path, Manifest& manifest, std::unordered_set<std::string>& names) {
+                const fs::path& path, Manifest& manifest, std::unordered_set<std::string>& names, TensorCaps& caps) {
   const std::string group_where = str("weightsManifest[", group_index, "]");
   const json::object& group = as_object(group_value, path, group_where);
   const json::array& weights =
@@ -216,6 +216,7 @@ void read_group(FileSystem& file_system, const json::value& group_value, std::si
     const json::object& weight = as_object(weights[i], path, weight_where);
     TensorInfo t;
     t.name = std::string(as_string(required(weight, "name", path, weight_where), path, weight_where + " field 'name'"));
+    caps.admit(path, weight_where, t.name);
     const std::string where = str("tensor '", t.name, "' (", weight_where, ")");
     if (!names.insert(t.name).second)
       fail(ErrorCode::bad_input, path.string(), ": ", where, ": a weight of this name appears earlier in the manifest");
@@ -305,7 +306,8 @@ Manifest read(const ModelSource& source) {
     groups = &as_array(doc, path, "weights manifest");
   }
   std::unordered_set<std::string> names;
-  for (std::size_t g = 0; g < groups->size(); ++g) read_group(source.fs, (*groups)[g], g, path, manifest, names);
+  TensorCaps caps(source.limits);
+  for (std::size_t g = 0; g < groups->size(); ++g) read_group(source.fs, (*groups)[g], g, path, manifest, names, caps);
   return manifest;
 }
 

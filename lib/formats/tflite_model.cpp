@@ -107,7 +107,8 @@ class ModelReader {
   using Model = typename S::Model;
 
   explicit ModelReader(const TfliteInput& input)
-      : input_(input), file_(input.source.path), base_(input.flatbuffer.data()), extent_(base_) {}
+      : input_(input), file_(input.source.path), base_(input.flatbuffer.data()), extent_(base_),
+        caps_(input.source.limits) {}
 
   Manifest read() {
     verify();
@@ -121,6 +122,7 @@ class ModelReader {
     for (flatbuffers::uoffset_t sg = 0; sg < subgraphs->size(); ++sg) {
       const auto* tensors = subgraphs->Get(sg)->tensors();
       if (!tensors) continue;
+      tensors_field_ = str("subgraphs[", sg, "].tensors");
       for (flatbuffers::uoffset_t j = 0; j < tensors->size(); ++j) read_tensor(*tensors->Get(j), sg, j);
     }
     return std::move(manifest_);
@@ -160,6 +162,7 @@ class ModelReader {
     info.pieces.push_back(Piece{where->file, where->offset, where->length});
     info.quantization = quantization(tensor, name, info.shape);
     info.name = unique_name(std::move(name), index);
+    caps_.admit(file_, tensors_field_, info.name);
     manifest_.tensors.push_back(std::move(info));
   }
 
@@ -367,6 +370,8 @@ class ModelReader {
   const Model* model_ = nullptr;
   FlatbufferExtent extent_;
   Manifest manifest_;
+  TensorCaps caps_;
+  std::string tensors_field_;  // "subgraphs[i].tensors" of the subgraph being read
   std::unordered_set<std::string> names_;
   std::optional<std::unordered_map<std::uint32_t, const fb::tflite::ExternalBuffer*>> external_by_id_;
   std::vector<std::optional<GroupFile>> group_files_;

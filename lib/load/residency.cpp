@@ -1,6 +1,8 @@
 #include "load/residency.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "lwload/error.hpp"
 
@@ -14,9 +16,26 @@ constexpr std::uint64_t kChunk = 32ull << 20;
 // has every read queued. Measured on a cold 2 GiB GGUF, same runs: a sliding 512 MiB window took
 // 1170-1192 ms, the whole-region hint 854-906 ms (mmap + populate of the whole file: 841-851 ms).
 
-struct Span {
-  std::uint64_t begin, end;  // inside the region
-  Entry entry;
+// A region's tensors as 4-byte positions in ImportRegion::tensors, ordered by where their bytes
+// begin or end: regions may hold millions of tensors, so no per-tensor record is copied, and an
+// order that is already right (file order, the usual case) is not materialised at all.
+class Order {
+ public:
+  template <typename Key>
+  Order(std::size_t count, Key key) {
+    for (std::size_t i = 1; i < count; ++i) {
+      if (key(i) < key(i - 1)) {
+        order_.resize(count);
+        for (std::size_t k = 0; k < count; ++k) order_[k] = static_cast<std::uint32_t>(k);
+        std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+        break;
+      }
+    }
+  }
+  std::size_t operator[](std::size_t k) const noexcept { return order_.empty() ? k : order_[k]; }
+
+ private:
+  std::vector<std::uint32_t> order_;
 };
 
 }  // namespace
@@ -26,23 +45,28 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
   for (std::size_t r = 0; r < plan.regions.size(); ++r) {
     const ImportRegion& region = plan.regions[r];
     const FileMapping& mapping = *regions.at(r).mapping;
-    std::vector<Span> spans;
-    for (std::size_t index : region.tensors) {
-      const TensorPlan* tp = plan.find(index);
-      const auto entry = static_cast<std::size_t>(tp - plan.tensors.data());
-      spans.push_back({tp->region_offset, tp->region_offset + manifest.tensors[index].bytes, Entry{entry}});
-    }
+    // Per tensor of the region: its Plan::tensors entry (the plan is in manifest order).
+    const std::size_t count = region.tensors.size();
+    if (count > std::numeric_limits<std::uint32_t>::max())
+      fail(ErrorCode::usage, "region of ", count, " tensors: at most 2^32 - 1 per region");
+    std::vector<std::uint32_t> entries(count);
+    for (std::size_t i = 0; i < count; ++i)
+      entries[i] = static_cast<std::uint32_t>(plan.find(region.tensors[i]) - plan.tensors.data());
+    const auto begin_of = [&](std::size_t i) { return plan.tensors[entries[i]].region_offset; };
+    const auto end_of = [&](std::size_t i) { return begin_of(i) + manifest.tensors[region.tensors[i]].bytes; };
     // Tensors start in the order their first page comes and finish in the order their last does
     // (they may share bytes: PyTorch tied weights).
-    std::vector<std::size_t> by_begin(spans.size()), by_end(spans.size());
-    for (std::size_t i = 0; i < spans.size(); ++i) by_begin[i] = by_end[i] = i;
-    std::sort(by_begin.begin(), by_begin.end(), [&](std::size_t a, std::size_t b) { return spans[a].begin < spans[b].begin; });
-    std::sort(by_end.begin(), by_end.end(), [&](std::size_t a, std::size_t b) { return spans[a].end < spans[b].end; });
-    std::vector<bool> started(spans.size(), false);
+    const Order by_begin(count, begin_of);
+    const Order by_end(count, end_of);
+    std::vector<bool> started(count, false);
     const auto start = [&](std::size_t i) {
       if (started[i]) return;
       started[i] = true;
-      callbacks.started(spans[i].entry);
+      callbacks.started(Entry{entries[i]});
+    };
+    const auto done = [&](std::size_t i) {
+      start(i);
+      callbacks.done(Entry{entries[i]}, end_of(i) - begin_of(i));
     };
     std::size_t next_begin = 0, next_end = 0;
     mapping.will_need(0, region.used);
@@ -50,26 +74,17 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
       callbacks.check_cancel();
       const std::uint64_t n = std::min(kChunk, region.used - at);
       // (the whole region was hinted above)
-      for (; next_begin < spans.size() && spans[by_begin[next_begin]].begin < at + n; ++next_begin)
-        start(by_begin[next_begin]);
+      for (; next_begin < count && begin_of(by_begin[next_begin]) < at + n; ++next_begin) start(by_begin[next_begin]);
       try {
         mapping.make_resident(at, n);
       } catch (const Error& e) {
-        const Span& victim = spans[by_end[std::min(next_end, spans.size() - 1)]];
-        fail(e.code(), "tensor '", manifest.tensors[plan.tensors[victim.entry.value].tensor].name, "': ", e.what());
+        const std::size_t victim = by_end[std::min(next_end, count - 1)];
+        fail(e.code(), "tensor '", manifest.tensors[region.tensors[victim]].name, "': ", e.what());
       }
       at += n;
-      for (; next_end < spans.size() && spans[by_end[next_end]].end <= at; ++next_end) {
-        const std::size_t i = by_end[next_end];
-        start(i);
-        callbacks.done(spans[i].entry, spans[i].end - spans[i].begin);
-      }
+      for (; next_end < count && end_of(by_end[next_end]) <= at; ++next_end) done(by_end[next_end]);
     }
-    for (; next_end < spans.size(); ++next_end) {
-      const std::size_t i = by_end[next_end];
-      start(i);
-      callbacks.done(spans[i].entry, spans[i].end - spans[i].begin);
-    }
+    for (; next_end < count; ++next_end) done(by_end[next_end]);
   }
 }
 

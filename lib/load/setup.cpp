@@ -73,8 +73,8 @@ void make_handles(Weights::State& state, const std::vector<std::size_t>& tensor_
       h.native = h.buffer->native();
       h.mechanism = h.buffer->mechanism();
     }
-    state.by_name.emplace(h.info->name, e);
   }
+  state.by_name.build(state.handles.size(), [&](std::size_t e) -> std::string_view { return state.handles[e].info->name; });
 }
 
 }  // namespace lwload::loading

@@ -11,8 +11,9 @@ Weights& Weights::operator=(Weights&&) noexcept = default;
 Weights::~Weights() = default;
 
 const TensorHandle* Weights::find(std::string_view name) const noexcept {
-  const auto it = state_->by_name.find(name);
-  return it == state_->by_name.end() ? nullptr : &state_->handles[it->second];
+  const auto& handles = state_->handles;
+  const std::size_t at = state_->by_name.find(name, [&](std::size_t e) -> std::string_view { return handles[e].info->name; });
+  return at == loading::NameIndex::npos ? nullptr : &handles[at];
 }
 
 std::span<const TensorHandle> Weights::tensors() const noexcept { return state_->handles; }

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "load/name_index.hpp"
 #include "lwload/loader.hpp"
 
 namespace lwload {
@@ -26,7 +26,7 @@ struct Weights::State {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;        // imports and allocations
   std::vector<std::unique_ptr<DeviceBuffer>> views;          // of region buffers: destroyed first
   std::vector<TensorHandle> handles;                    // Plan::tensors order
-  std::unordered_map<std::string_view, std::size_t> by_name;  // views into manifest names
+  loading::NameIndex by_name;  // handle positions by their manifest names
 };
 
 }  // namespace lwload

@@ -1,9 +1,15 @@
-// Plan → JSON with Boost.JSON (`lwload plan --json`, profile reports).
+// Plan → JSON (`lwload plan --json`, profile reports): the figures through Boost.JSON, the regions
+// and tensors as text (core/json_text.hpp) — a plan may hold a million tensors, and a DOM of them
+// took 1.2 GB. The bytes are what serialising one Boost.JSON object of it would give.
 #include <boost/json.hpp>
 
+#include "core/json_text.hpp"
 #include "lwload/plan.hpp"
 
 namespace lwload {
+
+using json_text::append_json_string;
+using json_text::append_number;
 
 std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
   boost::json::object root;
@@ -22,32 +28,49 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
     counts[placement_name(p)] = plan.count(p);
   root["counts"] = std::move(counts);
 
-  boost::json::array regions;
-  for (const auto& r : plan.regions) {
-    boost::json::array names;
-    for (std::size_t index : r.tensors) names.emplace_back(manifest.tensors.at(index).name);
-    regions.push_back(boost::json::object{{"file", r.file},
-                                          {"offset", r.offset},
-                                          {"length", r.length},
-                                          {"used", r.used},
-                                          {"tensors", std::move(names)}});
+  std::string out = boost::json::serialize(root);
+  out.pop_back();  // the closing brace: regions and tensors follow
+  out += ",\"regions\":[";
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    const ImportRegion& region = plan.regions[r];
+    out += r ? ",{\"file\":" : "{\"file\":";
+    append_number(out, region.file);
+    out += ",\"offset\":";
+    append_number(out, region.offset);
+    out += ",\"length\":";
+    append_number(out, region.length);
+    out += ",\"used\":";
+    append_number(out, region.used);
+    out += ",\"tensors\":[";
+    for (std::size_t i = 0; i < region.tensors.size(); ++i) {
+      if (i) out += ',';
+      append_json_string(out, manifest.tensors.at(region.tensors[i]).name);
+    }
+    out += "]}";
   }
-  root["regions"] = std::move(regions);
-
-  boost::json::array tensors;
-  tensors.reserve(plan.tensors.size());
-  for (const auto& tp : plan.tensors) {
+  out += "],\"tensors\":[";
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
     const TensorInfo& t = manifest.tensors.at(tp.tensor);
-    boost::json::object obj{{"name", t.name},
-                            {"bytes", t.bytes},
-                            {"placement", placement_name(tp.placement)},
-                            {"reason", tp.reason}};
-    obj["region"] = tp.region == no_region ? boost::json::value(nullptr) : boost::json::value(tp.region);
-    obj["region_offset"] = tp.region_offset;
-    tensors.push_back(std::move(obj));
+    out += i ? ",{\"name\":" : "{\"name\":";
+    append_json_string(out, t.name);
+    out += ",\"bytes\":";
+    append_number(out, t.bytes);
+    out += ",\"placement\":";
+    append_json_string(out, placement_name(tp.placement));
+    out += ",\"reason\":";
+    append_json_string(out, tp.reason);
+    out += ",\"region\":";
+    if (tp.region == no_region)
+      out += "null";
+    else
+      append_number(out, tp.region);
+    out += ",\"region_offset\":";
+    append_number(out, tp.region_offset);
+    out += '}';
   }
-  root["tensors"] = std::move(tensors);
-  return boost::json::serialize(root);
+  out += "]}";
+  return out;
 }
 
 }  // namespace lwload

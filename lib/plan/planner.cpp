@@ -199,7 +199,9 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   plan.staging_slots_limit = options.staging_slots;
   const bool prefer_zero_copy = can.zero_copy && (!options.force || options.force == Placement::zero_copy);
 
-  for (std::size_t index : select(manifest, options)) {
+  const std::vector<std::size_t> selected = select(manifest, options);
+  plan.tensors.reserve(selected.size());  // no doubling copies: a header may list millions
+  for (std::size_t index : selected) {
     const TensorInfo& t = manifest.tensors[index];
     TensorPlan tp;
     tp.tensor = index;

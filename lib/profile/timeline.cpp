@@ -1,5 +1,7 @@
 // The loader's activity on the sampler's time axis: phases, tensor spans and bytes in flight.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "lwload/profile.hpp"
 
@@ -27,13 +29,33 @@ void Timeline::phase_end(std::string_view name, Clock::time_point t) {
   phases_.push_back({std::string(name), ms(t), ms(t)});
 }
 
+// A tensor's latest span is found through open_ (tensor index → span position + 1, 0 = none), not
+// by searching back: a zero_copy load of a million tensors opens them all before the first ends,
+// and a search per end was quadratic (10 minutes). A second begin of a tensor whose span is still
+// open, or a tensor index past the table, falls back to the search.
+namespace {
+constexpr std::size_t kMaxIndexed = std::size_t{1} << 26;  // tensor indices the table covers
+}
+
 void Timeline::tensor_begin(std::size_t tensor, std::uint64_t bytes, Clock::time_point t) {
   std::lock_guard lock(mutex_);
   tensors_.push_back({tensor, ms(t), -1, bytes});
+  if (tensor < kMaxIndexed && tensors_.size() < std::numeric_limits<std::uint32_t>::max()) {
+    if (tensor >= open_.size()) open_.resize(std::max(tensor + 1, 2 * open_.size()), 0);
+    open_[tensor] = static_cast<std::uint32_t>(tensors_.size());
+  }
 }
 
 void Timeline::tensor_end(std::size_t tensor, Clock::time_point t) {
   std::lock_guard lock(mutex_);
+  if (tensor < open_.size() && open_[tensor] != 0) {
+    TensorSpan& span = tensors_[open_[tensor] - 1];
+    open_[tensor] = 0;
+    if (span.end_ms < 0) {
+      span.end_ms = ms(t);
+      return;
+    }
+  }
   for (auto it = tensors_.rbegin(); it != tensors_.rend(); ++it) {
     if (it->tensor == tensor && it->end_ms < 0) {
       it->end_ms = ms(t);
