@@ -36,6 +36,7 @@ typedef enum lwload_status {
 } lwload_status;
 
 typedef struct lwload_error lwload_error;
+typedef struct lwload_open_options lwload_open_options;
 typedef struct lwload_manifest lwload_manifest;
 typedef struct lwload_device lwload_device;
 typedef struct lwload_load_options lwload_load_options;
@@ -74,6 +75,15 @@ LWLOAD_API const char* lwload_status_name(lwload_status status);
 /* Manifests: a model's tensors from its headers alone, before any weight is read. `path` is a file
  * or a folder holding one model. */
 LWLOAD_API lwload_manifest* lwload_manifest_open(const char* path, lwload_error** err);
+/* The same with options: "allow-outside-links" ("true": follow links out of the model's folder, for
+ * weights linked from a shared cache such as a Hugging Face hub snapshot), "format" (force a
+ * reader: "safetensors", "gguf", ...), "max-tensors" and "max-name-bytes" (the caps on what a header
+ * may ask for). Unknown key or bad value → LWLOAD_USAGE, options unchanged. `o` may be NULL. */
+LWLOAD_API lwload_open_options* lwload_open_options_new(void);
+LWLOAD_API void lwload_open_options_free(lwload_open_options* o);
+LWLOAD_API lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value);
+LWLOAD_API lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o,
+                                                      lwload_error** err);
 LWLOAD_API void lwload_manifest_free(lwload_manifest* m);
 LWLOAD_API size_t lwload_manifest_tensor_count(const lwload_manifest* m);
 LWLOAD_API int lwload_manifest_tensor(const lwload_manifest* m, size_t index,

@@ -1,6 +1,7 @@
 // C API manifests: open_manifest behind lwload_manifest, tensors described in C structs that point
 // into the C++ manifest (valid while it lives).
 #include "capi/capi_objects.hpp"
+#include "core/option_text.hpp"
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
 
@@ -10,9 +11,33 @@ using lwload::capi::require;
 extern "C" {
 
 lwload_manifest* lwload_manifest_open(const char* path, lwload_error** err) {
+  return lwload_manifest_open_with(path, nullptr, err);
+}
+
+lwload_open_options* lwload_open_options_new(void) {
+  return guarded(nullptr, static_cast<lwload_open_options*>(nullptr), [] { return new lwload_open_options; });
+}
+
+void lwload_open_options_free(lwload_open_options* o) { delete o; }
+
+lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value) {
+  if (o == nullptr || key == nullptr || value == nullptr) return LWLOAD_USAGE;
+  lwload_error* error = nullptr;
+  guarded(&error, 0, [&] {
+    lwload::OpenOptions changed = o->options;  // options unchanged on a bad value
+    lwload::set_open_option(changed, key, value);
+    o->options = std::move(changed);
+    return 0;
+  });
+  const lwload_status status = lwload_error_status(error);
+  lwload_error_free(error);
+  return status;
+}
+
+lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o, lwload_error** err) {
   return guarded(err, static_cast<lwload_manifest*>(nullptr), [&] {
     require(path, "lwload_manifest_open", "path");
-    return new lwload_manifest{lwload::open_manifest(path)};
+    return new lwload_manifest{lwload::open_manifest(path, o ? o->options : lwload::OpenOptions{})};
   });
 }
 

@@ -15,6 +15,10 @@ struct lwload_error {
   std::string message;
 };
 
+struct lwload_open_options {
+  lwload::OpenOptions options;
+};
+
 struct lwload_manifest {
   lwload::Manifest manifest;
 };

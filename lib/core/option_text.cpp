@@ -83,4 +83,21 @@ void set_load_option(LoadOptions& options, std::string_view name, std::string_vi
 
 std::span<const std::string_view> load_option_names() noexcept { return kNames; }
 
+void set_open_option(OpenOptions& options, std::string_view name, std::string_view value) {
+  if (name.starts_with("--")) name.remove_prefix(2);
+  const std::string option = str("--", name);
+  if (name == "allow-outside-links") {
+    options.allow_outside_links = parse_switch(value, option);
+  } else if (name == "format") {
+    options.format = std::string(value);
+  } else if (name == "max-tensors") {
+    options.max_tensors = parse_count(value, option, 1, std::uint64_t{1} << 40);
+  } else if (name == "max-name-bytes") {
+    options.max_name_bytes = parse_size(value, option);
+  } else {
+    fail(ErrorCode::usage, "unknown open option '", name, "' (known: allow-outside-links, format, max-tensors, ",
+         "max-name-bytes)");
+  }
+}
+
 }  // namespace lwload

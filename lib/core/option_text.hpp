@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lwload/loader.hpp"
+#include "lwload/manifest.hpp"
 
 namespace lwload {
 
@@ -26,5 +27,9 @@ void set_load_option(LoadOptions& options, std::string_view name, std::string_vi
 
 // The names set_load_option knows, in the order the help lists them.
 std::span<const std::string_view> load_option_names() noexcept;
+
+// The same for opening a manifest: "allow-outside-links" (a switch), "format" (a reader's name),
+// "max-tensors" and "max-name-bytes" (the caps on what a header may ask for; sizes as above).
+void set_open_option(OpenOptions& options, std::string_view name, std::string_view value);
 
 }  // namespace lwload

@@ -154,6 +154,24 @@ static void check_errors(const char* scratch) {
 
   CHECK(lwload_manifest_open(NULL, NULL) == NULL); /* err may be NULL */
 
+  /* Caps on what a header may ask for: one tensor fewer than the file holds is refused. */
+  snprintf(path, sizeof path, "%s/capi.safetensors", scratch);
+  lwload_open_options* open = lwload_open_options_new();
+  CHECK(lwload_open_options_set(open, "max-tensors", "3") == LWLOAD_OK);
+  CHECK(lwload_open_options_set(open, "max-tensors", "many") == LWLOAD_USAGE);
+  CHECK(lwload_open_options_set(open, "no-such-option", "1") == LWLOAD_USAGE);
+  err = NULL;
+  CHECK(lwload_manifest_open_with(path, open, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_BAD_INPUT);
+  CHECK(strstr(lwload_error_message(err), "max_tensors") != NULL);
+  lwload_error_free(err);
+  CHECK(lwload_open_options_set(open, "max-tensors", "4") == LWLOAD_OK);
+  CHECK(lwload_open_options_set(open, "allow-outside-links", "true") == LWLOAD_OK);
+  lwload_manifest* capped = lwload_manifest_open_with(path, open, NULL);
+  CHECK(capped != NULL && lwload_manifest_tensor_count(capped) == kTensorCount);
+  lwload_manifest_free(capped);
+  lwload_open_options_free(open);
+
   lwload_load_options* o = lwload_load_options_new();
   CHECK(lwload_load_options_set(o, "no-such-option", "1") == LWLOAD_USAGE);
   CHECK(lwload_load_options_set(o, "budget", "lots") == LWLOAD_USAGE);
