@@ -276,6 +276,16 @@ TEST_CASE("a sharded safetensors index whose shard links out of the folder") {
   std::string out;
   CHECK(run_cli("load --verify --allow-outside-links " + (m / "model.safetensors.index.json").string(), &out) == 0);
   CHECK(out.find("verify: ok, 2 tensors") != std::string::npos);
+
+  // The same shard as a FIFO, and as a directory: refused as what they are.
+  fs::remove(m / "model-00002-of-00002.safetensors");
+  REQUIRE(::mkfifo((m / "model-00002-of-00002.safetensors").c_str(), 0600) == 0);
+  expect_refused("inspect " + (m / "model.safetensors.index.json").string(),
+                 {"model-00002-of-00002.safetensors: is a FIFO"});
+  fs::remove(m / "model-00002-of-00002.safetensors");
+  fs::create_directory(m / "model-00002-of-00002.safetensors");
+  expect_refused("inspect " + (m / "model.safetensors.index.json").string(),
+                 {"model-00002-of-00002.safetensors' (holding tensor 'b') is a directory, not a regular file"});
 }
 
 TEST_CASE("a TFJS shard that links out of the folder, or is a FIFO") {

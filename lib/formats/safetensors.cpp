@@ -181,9 +181,12 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
     shard_paths.emplace(std::string(name), shard_path);
   }
   for (const auto& [shard_path, first_tensor] : shards) {
-    if (!file_system.exists(shard_path) || file_system.is_directory(shard_path))
+    if (!file_system.exists(shard_path))
       fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(), "' (holding tensor '",
            first_tensor, "') is missing: ", shard_path.string(), " does not exist");
+    if (file_system.is_directory(shard_path))
+      fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(), "' (holding tensor '",
+           first_tensor, "') is a directory, not a regular file: ", shard_path.string());
     read_single(file_system, shard_path, manifest, caps);
   }
 
