@@ -160,6 +160,10 @@ LWLOAD_API MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) 
 inline constexpr std::uint64_t kFixedOverhead = 16ull << 20;
 // Anonymous growth a zero-copy load may show ("≈ 0").
 inline constexpr std::uint64_t kZeroCopyAnonLimit = 16ull << 20;
+// lwload's own records per loaded tensor (its handle, plan entry share, name index, progress;
+// measured ~200 B): the allowance grows by this much per tensor, so a header listing a million
+// tiny tensors is judged on its data, not on bookkeeping DESIGN's fixed allowance never meant.
+inline constexpr std::uint64_t kBookkeepingPerTensor = 256;
 
 // What the contract depends on, from the device and the plan.
 struct ContractInputs {
@@ -178,6 +182,7 @@ struct ContractInputs {
   std::uint64_t page_rounding = 0;
   std::uint64_t resident_bytes = 0;  // of the zero_copy regions when load() returned
   bool lazy = false;                 // zero_copy pages were not populated (LoadOptions::lazy)
+  std::uint64_t tensor_count = 0;    // tensors loaded: kBookkeepingPerTensor each on top of 16 MiB
 };
 
 struct Contract {

@@ -23,28 +23,30 @@ MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) noexcept {
 Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
                            const MemoryFigures& peak) {
   Contract c;
+  const std::uint64_t bookkeeping = in.tensor_count * kBookkeepingPerTensor;
+  const std::string per_tensor = bookkeeping >= (1u << 20) ? str(" + ", kBookkeepingPerTensor, " B per tensor") : "";
   const bool discrete_rule = in.memory == MemoryModel::discrete || in.staged_bytes > 0;
   bool resident_ok = true;
   if (!discrete_rule) {
-    c.rule = "unified: peak <= baseline + model bytes + largest tensor + 16 MiB";
+    c.rule = "unified: peak <= baseline + model bytes + largest tensor + 16 MiB" + per_tensor;
     if (in.page_rounding > 0) c.rule += " + page rounding";
-    c.bound = baseline.rss + in.model_bytes + in.largest_tensor + kFixedOverhead + in.page_rounding;
+    c.bound = baseline.rss + in.model_bytes + in.largest_tensor + kFixedOverhead + bookkeeping + in.page_rounding;
     if (in.zero_copy_bytes > 0 && !in.lazy) resident_ok = in.resident_bytes * 10 >= in.zero_copy_bytes * 9;
     if (in.zero_copy_bytes > 0) {
       // Zero-copy growth must be file-backed pages; only tensors that could not be imported
       // (direct) may add anonymous memory.
-      c.anon_growth_limit = kZeroCopyAnonLimit + in.direct_bytes;
-      c.rule += in.direct_bytes == 0 ? "; zero-copy: anonymous growth <= 16 MiB"
-                                     : "; zero-copy: anonymous growth <= 16 MiB + direct tensors";
+      c.anon_growth_limit = kZeroCopyAnonLimit + bookkeeping + in.direct_bytes;
+      c.rule += "; zero-copy: anonymous growth <= 16 MiB" + per_tensor;
+      if (in.direct_bytes > 0) c.rule += " + direct tensors";
     }
   } else {
     // Staging keeps host memory at the budget whatever the model's size; bytes of buffers that
     // live in this process (unified placements, in-process "device" memory) come on top.
     std::uint64_t in_process = in.zero_copy_bytes + in.direct_bytes;
     if (in.device_buffers_in_process) in_process += in.staged_bytes;
-    c.rule = "discrete: peak <= baseline + staging budget + 16 MiB";
+    c.rule = "discrete: peak <= baseline + staging budget + 16 MiB" + per_tensor;
     if (in_process > 0) c.rule += " + buffers held in this process";
-    c.bound = baseline.rss + in.staging_budget + kFixedOverhead + in_process;
+    c.bound = baseline.rss + in.staging_budget + kFixedOverhead + bookkeeping + in_process;
   }
 
   const MemoryFigures grown = growth(peak, baseline);
