@@ -50,17 +50,9 @@ lwload_load_options* lwload_load_options_new(void) {
 void lwload_load_options_free(lwload_load_options* o) { delete o; }
 
 lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value) {
-  if (o == nullptr || key == nullptr || value == nullptr) return LWLOAD_USAGE;
-  lwload_error* error = nullptr;
-  guarded(&error, 0, [&] {
-    lwload::LoadOptions changed = o->options;  // options unchanged on a bad value
-    lwload::set_load_option(changed, key, value);
-    o->options = std::move(changed);
-    return 0;
+  return lwload::capi::set_option(o, key, value, [](auto& options, const char* k, const char* v) {
+    lwload::set_load_option(options, k, v);
   });
-  const lwload_status status = lwload_error_status(error);
-  lwload_error_free(error);
-  return status;
 }
 
 void lwload_load_options_on_tensor_ready(lwload_load_options* o, int (*fn)(void* user, const lwload_tensor_handle* t),

@@ -21,17 +21,9 @@ lwload_open_options* lwload_open_options_new(void) {
 void lwload_open_options_free(lwload_open_options* o) { delete o; }
 
 lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value) {
-  if (o == nullptr || key == nullptr || value == nullptr) return LWLOAD_USAGE;
-  lwload_error* error = nullptr;
-  guarded(&error, 0, [&] {
-    lwload::OpenOptions changed = o->options;  // options unchanged on a bad value
-    lwload::set_open_option(changed, key, value);
-    o->options = std::move(changed);
-    return 0;
+  return lwload::capi::set_option(o, key, value, [](auto& options, const char* k, const char* v) {
+    lwload::set_open_option(options, k, v);
   });
-  const lwload_status status = lwload_error_status(error);
-  lwload_error_free(error);
-  return status;
 }
 
 lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o, lwload_error** err) {

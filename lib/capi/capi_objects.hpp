@@ -56,6 +56,31 @@ Result guarded(lwload_error** err, Result failed, Body&& body) noexcept {
   }
 }
 
+// Runs `body` and answers its outcome as a status (the error's message is dropped).
+template <typename Body>
+lwload_status status_of(Body&& body) noexcept {
+  lwload_error* error = nullptr;
+  guarded(&error, 0, [&] {
+    body();
+    return 0;
+  });
+  const lwload_status status = lwload_error_status(error);
+  lwload_error_free(error);
+  return status;
+}
+
+// lwload_*_options_set: `set(copy, key, value)` on a copy of `options`, kept only when it succeeds,
+// so a bad value leaves the options as they were.
+template <typename Options, typename Set>
+lwload_status set_option(Options* options, const char* key, const char* value, Set&& set) noexcept {
+  if (options == nullptr || key == nullptr || value == nullptr) return LWLOAD_USAGE;
+  return status_of([&] {
+    auto changed = options->options;
+    set(changed, key, value);
+    options->options = std::move(changed);
+  });
+}
+
 // Throws Error(usage) "<function>: <what> is NULL" for a missing argument.
 void require(const void* argument, const char* function, const char* what);
 
