@@ -41,6 +41,7 @@ typedef struct lwload_manifest lwload_manifest;
 typedef struct lwload_device lwload_device;
 typedef struct lwload_load_options lwload_load_options;
 typedef struct lwload_weights lwload_weights;
+typedef struct lwload_cancel lwload_cancel;
 
 /* A tensor as the model's headers describe it (no data read). */
 typedef struct lwload_tensor_info {
@@ -126,6 +127,14 @@ LWLOAD_API void lwload_load_options_on_tensor_ready(lwload_load_options* o,
 LWLOAD_API void lwload_load_options_on_progress(lwload_load_options* o,
                                                 void (*fn)(void* user, uint64_t done, uint64_t total),
                                                 void* user);
+
+/* Cancellation from another thread (a UI's "stop" button): lwload_cancel_request may be called from
+ * any thread while lwload_load runs; the load then releases everything and fails with
+ * LWLOAD_CANCELLED. The options keep what they need: the cancel object may be freed any time. */
+LWLOAD_API lwload_cancel* lwload_cancel_new(void);
+LWLOAD_API void lwload_cancel_request(lwload_cancel* c);
+LWLOAD_API void lwload_cancel_free(lwload_cancel* c);
+LWLOAD_API void lwload_load_options_set_cancel(lwload_load_options* o, lwload_cancel* c);
 
 /* Loads every tensor of `m` (or those "only" names) onto `d`. All or nothing: on failure nothing
  * stays allocated. The weights keep what they need of `m` and `d`: both may be freed first. */

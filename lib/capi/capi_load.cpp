@@ -69,6 +69,20 @@ void lwload_load_options_on_progress(lwload_load_options* o, void (*fn)(void* us
   o->progress_user = user;
 }
 
+lwload_cancel* lwload_cancel_new(void) {
+  return guarded(nullptr, static_cast<lwload_cancel*>(nullptr), [] { return new lwload_cancel; });
+}
+
+void lwload_cancel_request(lwload_cancel* c) {
+  if (c != nullptr) c->token->cancel();
+}
+
+void lwload_cancel_free(lwload_cancel* c) { delete c; }
+
+void lwload_load_options_set_cancel(lwload_load_options* o, lwload_cancel* c) {
+  if (o != nullptr) o->options.cancel = c ? c->token : nullptr;
+}
+
 lwload_weights* lwload_load(const lwload_manifest* m, lwload_device* d, const lwload_load_options* o,
                             lwload_error** err) {
   return guarded(err, static_cast<lwload_weights*>(nullptr), [&] {

@@ -36,6 +36,10 @@ struct lwload_load_options {
   void* progress_user = nullptr;
 };
 
+struct lwload_cancel {
+  std::shared_ptr<lwload::CancelToken> token = std::make_shared<lwload::CancelToken>();
+};
+
 struct lwload_weights {
   lwload::Weights weights;
 };

@@ -248,6 +248,22 @@ static void check_host(const lwload_manifest* m) {
   lwload_error_free(err);
   lwload_load_options_free(o);
 
+  /* A cancel raised (here before the load; test_faults raises one from another thread mid-load):
+     LWLOAD_CANCELLED, nothing handed out. The options keep the token after the cancel is freed. */
+  for (size_t p = 0; p < 2; ++p) {
+    lwload_load_options* co = lwload_load_options_new();
+    CHECK(lwload_load_options_set(co, "placement", p == 0 ? "auto" : "staged") == LWLOAD_OK);
+    lwload_cancel* cancel = lwload_cancel_new();
+    lwload_load_options_set_cancel(co, cancel);
+    lwload_cancel_request(cancel);
+    lwload_cancel_free(cancel);
+    err = NULL;
+    CHECK(lwload_load(m, host, co, &err) == NULL);
+    CHECK(lwload_error_status(err) == LWLOAD_CANCELLED);
+    lwload_error_free(err);
+    lwload_load_options_free(co);
+  }
+
   /* The weights keep what they need: the device may go first. */
   err = NULL;
   lwload_weights* w = lwload_load(m, host, NULL, &err);
