@@ -68,12 +68,12 @@ class FaultyDevice final : public Device {
   const DeviceInfo& info() const noexcept override { return info_; }
   DeviceInfo& mutable_info() { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     if (++counters.allocations == fail_allocation)
       fail(ErrorCode::out_of_memory, "test device: allocation ", counters.allocations, " of ", bytes, " bytes refused");
     return std::make_unique<CountedBuffer>(inner_->allocate(bytes, place), counters);
   }
-  ImportResult import_host(std::span<const std::byte> range) override {
+  ImportResult import_range(std::span<const std::byte> range) override {
     if (decline_import) return ImportResult::decline("test device declines every import");
     auto result = inner_->import_host(range);
     if (result.buffer) result.buffer = std::make_unique<CountedBuffer>(std::move(result.buffer), counters);

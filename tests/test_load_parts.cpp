@@ -105,7 +105,7 @@ TEST_CASE("staging ring: a device that returns short staging buffers is an error
    public:
     ShortStaging() : inner_(open_device("host")) {}
     const DeviceInfo& info() const noexcept override { return inner_->info(); }
-    std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
+    std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
       return inner_->allocate(bytes, place);
     }
     std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {

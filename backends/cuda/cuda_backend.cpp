@@ -72,15 +72,12 @@ class CudaDevice final : public Device {
 
   const DeviceInfo& info() const noexcept override { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
-    if (bytes > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, session_->label(), ": allocation of ", bytes, " bytes exceeds the device's ",
-           info_.caps.max_alloc, " bytes");
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     if (place == MemoryPlace::host_visible) return CudaBuffer::allocate_pinned(session_, bytes);
     return CudaBuffer::allocate_device(session_, bytes);
   }
 
-  ImportResult import_host(std::span<const std::byte> range) override {
+  ImportResult import_range(std::span<const std::byte> range) override {
     if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot register file pages"));
     return CudaBuffer::register_range(session_, range);
   }

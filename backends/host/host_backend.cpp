@@ -146,10 +146,7 @@ class HostDevice final : public Device {
   explicit HostDevice(DeviceInfo info) : info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept override { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
-    if (bytes > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, "host: ", bytes, " bytes exceed the largest allocation (", info_.caps.max_alloc,
-           ")");
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     const std::string_view mechanism = place == MemoryPlace::host_visible ? "host_visible" : "allocated";
     if (bytes > 0 && bytes <= SlabAllocator::kMaxSmall) {
       auto [slab, part] = slabs_.allocate(bytes);
@@ -158,7 +155,7 @@ class HostDevice final : public Device {
     return std::make_unique<HostBuffer>(host::AnonymousMemory(bytes), mechanism);
   }
 
-  ImportResult import_host(std::span<const std::byte> range) override {
+  ImportResult import_range(std::span<const std::byte> range) override {
     if (!info_.caps.import_host_ptr) return ImportResult::decline("host import turned off by an override");
     return {std::make_unique<HostBuffer>(range), {}};
   }

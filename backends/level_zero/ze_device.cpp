@@ -24,20 +24,14 @@ class ZeDevice final : public Device {
 
   const DeviceInfo& info() const noexcept override { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
-    if (bytes > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, session_->label(), ": allocation of ", bytes,
-           " bytes exceeds the device's maximum allocation of ", info_.caps.max_alloc, " bytes");
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     if (place == MemoryPlace::host_visible) return ZeBuffer::allocate_host(session_, bytes);
     return ZeBuffer::allocate_device(session_, bytes);
   }
 
-  ImportResult import_host(std::span<const std::byte> range) override {
+  ImportResult import_range(std::span<const std::byte> range) override {
     if (!info_.caps.import_host_ptr || info_.memory != MemoryModel::unified)
       return ImportResult::decline(str(session_->label(), " cannot import host memory"));
-    if (range.size() > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, session_->label(), ": import of ", range.size(),
-           " bytes exceeds the device's maximum allocation of ", info_.caps.max_alloc, " bytes");
     return ZeBuffer::import(session_, range);
   }
 

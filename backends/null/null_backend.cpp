@@ -50,10 +50,7 @@ class NullDevice final : public Device {
   explicit NullDevice(DeviceInfo info) : info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept override { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace) override {
-    if (bytes > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, "null: ", bytes, " bytes exceed the largest allocation (", info_.caps.max_alloc,
-           ")");
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace) override {
     return std::make_unique<NullBuffer>(bytes);
   }
 

@@ -58,9 +58,6 @@ ImportResult import_range(const std::shared_ptr<const Runtime>& rt, std::span<co
   const DeviceCaps& caps = rt->info.caps;
   if (!caps.import_host_ptr) return {nullptr, str(rt->info.id(), " cannot import host memory")};
   if (range.empty()) return {nullptr, "empty range"};
-  if (range.size() > caps.max_alloc)
-    fail(ErrorCode::out_of_memory, "importing ", range.size(), " bytes on ", rt->info.id(),
-         ": larger than the device's max allocation of ", caps.max_alloc, " bytes");
   const auto address = reinterpret_cast<std::uintptr_t>(range.data());
   if (address % caps.import_alignment != 0)
     return {nullptr, str("range at 0x", std::hex, address, std::dec, " is not ", caps.import_alignment,

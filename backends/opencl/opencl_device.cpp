@@ -16,16 +16,13 @@ OpenClDevice::~OpenClDevice() {
   in_flight_->wait_idle();
 }
 
-std::unique_ptr<DeviceBuffer> OpenClDevice::allocate(std::uint64_t bytes, MemoryPlace place) {
+std::unique_ptr<DeviceBuffer> OpenClDevice::allocate_memory(std::uint64_t bytes, MemoryPlace place) {
   const DeviceInfo& info = rt_->info;
   const bool host_visible = place == MemoryPlace::host_visible;
   const std::string_view kind = host_visible ? "host-visible" : "device-local";
   if (host_visible && !info.caps.host_visible_alloc)
     fail(ErrorCode::usage, "allocating ", bytes, " host-visible bytes on ", info.id(),
          ": the device is ", memory_model_name(info.memory), " (no host-visible allocations)");
-  if (bytes > info.caps.max_alloc)
-    fail(ErrorCode::out_of_memory, "allocating ", bytes, " ", kind, " bytes on ", info.id(),
-         ": larger than the device's max allocation of ", info.caps.max_alloc, " bytes");
 
   // OpenCL has no empty buffers; a zero-byte tensor still gets a (one-byte) handle.
   const std::uint64_t cl_size = bytes == 0 ? 1 : bytes;
@@ -54,7 +51,7 @@ std::unique_ptr<DeviceBuffer> OpenClDevice::allocate(std::uint64_t bytes, Memory
                                     std::move(reservation));
 }
 
-ImportResult OpenClDevice::import_host(std::span<const std::byte> range) { return import_range(rt_, range); }
+ImportResult OpenClDevice::import_range(std::span<const std::byte> range) { return opencl::import_range(rt_, range); }
 
 std::unique_ptr<StagingBuffer> OpenClDevice::allocate_staging(std::uint64_t bytes) {
   return std::make_unique<ClStaging>(rt_, bytes);

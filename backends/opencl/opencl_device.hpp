@@ -18,8 +18,8 @@ class OpenClDevice final : public Device {
   ~OpenClDevice() override;
 
   const DeviceInfo& info() const noexcept override { return rt_->info; }
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override;
-  ImportResult import_host(std::span<const std::byte> range) override;
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override;
+  ImportResult import_range(std::span<const std::byte> range) override;
   std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override;
   void finish() override;
 

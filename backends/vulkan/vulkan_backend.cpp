@@ -84,22 +84,17 @@ class VulkanDevice final : public Device {
 
   const DeviceInfo& info() const noexcept override { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) override {
-    if (bytes > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, session_->label(), ": allocation of ", bytes, " bytes exceeds maxMemoryAllocationSize ",
-           info_.caps.max_alloc);
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     return VkBufferMemory::allocate(session_, bytes, place == MemoryPlace::host_visible ? VkBufferMemory::Kind::host_visible
                                                                                         : VkBufferMemory::Kind::device_local);
   }
 
-  ImportResult import_host(std::span<const std::byte> range) override {
+  ImportResult import_range(std::span<const std::byte> range) override {
     if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot import host memory"));
     // A refusal on demand, as RADV gives for file-backed pages: the tests' way to see the fall-back.
     if (const char* knob = std::getenv("LWLOAD_VULKAN_DECLINE_IMPORT"); knob && std::string(knob) == "1")
       return ImportResult::decline("vkAllocateMemory(VkImportMemoryHostPointerInfoEXT): declined by "
                                    "LWLOAD_VULKAN_DECLINE_IMPORT=1");
-    if (range.size() > info_.caps.max_alloc)
-      fail(ErrorCode::out_of_memory, session_->label(), ": import of ", range.size(), " bytes exceeds ", info_.caps.max_alloc);
     return VkBufferMemory::import(session_, range, info_.caps.import_alignment);
   }
 

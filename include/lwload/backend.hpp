@@ -91,16 +91,17 @@ class LWLOAD_API Device {
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const noexcept = 0;
 
-  // Throws Error(out_of_memory) naming the size when the device refuses, Error(device) otherwise.
-  virtual std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) = 0;
+  // Throws Error(out_of_memory) naming the device and the size when `bytes` exceeds
+  // DeviceCaps::max_alloc (checked here, once for every backend) or the device refuses,
+  // Error(device) otherwise.
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place);
 
   // Zero-copy: lets the device use `range` (read-only mapped file pages starting at an
   // import_alignment boundary, sized as the caps ask; the caller keeps them mapped for the
   // buffer's whole life) in place. A device that declines or could only copy says why in the
-  // result; errors other than "this memory cannot be imported" throw.
-  virtual ImportResult import_host(std::span<const std::byte> /*range*/) {
-    return ImportResult::decline("the device cannot import host memory");
-  }
+  // result; errors other than "this memory cannot be imported" throw. A range larger than
+  // DeviceCaps::max_alloc throws Error(out_of_memory) here, before the backend runs.
+  ImportResult import_host(std::span<const std::byte> range);
 
   virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
 
@@ -114,6 +115,12 @@ class LWLOAD_API Device {
   virtual void finish() = 0;
 
  protected:
+  // allocate() and import_host() after the size check: at most DeviceCaps::max_alloc bytes.
+  virtual std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) = 0;
+  virtual ImportResult import_range(std::span<const std::byte> /*range*/) {
+    return ImportResult::decline("the device cannot import host memory");
+  }
+
   // upload() after its range checks: both ranges lie inside their buffers.
   virtual void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
                             std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;

@@ -64,6 +64,27 @@ std::vector<DeviceInfo> list_devices() {
   return all;
 }
 
+namespace {
+
+// The one max_alloc rule every backend's allocations and imports obey.
+void check_max_alloc(const DeviceInfo& info, std::uint64_t bytes, std::string_view what) {
+  if (bytes > info.caps.max_alloc)
+    fail(ErrorCode::out_of_memory, info.id(), ": ", what, " of ", bytes,
+         " bytes is larger than the device's max allocation of ", info.caps.max_alloc, " bytes");
+}
+
+}  // namespace
+
+std::unique_ptr<DeviceBuffer> Device::allocate(std::uint64_t bytes, MemoryPlace place) {
+  check_max_alloc(info(), bytes, place == MemoryPlace::host_visible ? "host-visible allocation" : "allocation");
+  return allocate_memory(bytes, place);
+}
+
+ImportResult Device::import_host(std::span<const std::byte> range) {
+  check_max_alloc(info(), range.size(), "import");
+  return import_range(range);
+}
+
 void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
                     std::uint64_t bytes, TransferDone done) {
   const std::uint64_t source = staging.bytes().size();
