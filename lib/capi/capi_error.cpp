@@ -10,7 +10,7 @@
 namespace lwload::capi {
 namespace {
 
-lwload_status status_of(ErrorCode code) noexcept {
+lwload_status status_for(ErrorCode code) noexcept {
   switch (code) {
     case ErrorCode::bad_input: return LWLOAD_BAD_INPUT;
     case ErrorCode::io: return LWLOAD_IO;
@@ -36,7 +36,7 @@ void store_current_error(lwload_error** err) noexcept {
   try {
     throw;
   } catch (const Error& e) {
-    status = status_of(e.code());
+    status = status_for(e.code());
     message = e.what();
   } catch (const std::bad_alloc&) {
     *err = &out_of_memory_error;
@@ -74,17 +74,11 @@ void lwload_error_free(lwload_error* e) {
 }
 
 const char* lwload_status_name(lwload_status status) {
-  switch (status) {
-    case LWLOAD_OK: return "ok";
-    case LWLOAD_BAD_INPUT: return "bad_input";
-    case LWLOAD_IO: return "io";
-    case LWLOAD_DEVICE: return "device";
-    case LWLOAD_OUT_OF_MEMORY: return "out_of_memory";
-    case LWLOAD_DOES_NOT_FIT: return "does_not_fit";
-    case LWLOAD_CANCELLED: return "cancelled";
-    case LWLOAD_USAGE: return "usage";
-    case LWLOAD_UNSUPPORTED: return "unsupported";
-  }
+  if (status == LWLOAD_OK) return "ok";
+  // The C++ names (error_code_name returns literals, so NUL-terminated), through the one mapping.
+  for (int code = 0; code <= static_cast<int>(lwload::ErrorCode::unsupported); ++code)
+    if (lwload::capi::status_for(static_cast<lwload::ErrorCode>(code)) == status)
+      return lwload::error_code_name(static_cast<lwload::ErrorCode>(code)).data();
   return "unknown";
 }
 
