@@ -50,6 +50,7 @@ class Lwload:
             "lwload_manifest_free": (None, [p]),
             "lwload_manifest_tensor_count": (ctypes.c_size_t, [p]),
             "lwload_manifest_tensor": (ctypes.c_int, [p, ctypes.c_size_t, ctypes.POINTER(TensorInfo)]),
+            "lwload_manifest_tensor_file": (c, [p, ctypes.c_size_t]),
             "lwload_device_open": (p, [c, err]),
             "lwload_device_free": (None, [p]),
             "lwload_device_id": (c, [p]),
@@ -128,7 +129,7 @@ def main():
     weights = lw.call("lwload_load", manifest, device, None)
     print(f"liblwload {lw.lib.lwload_version().decode()}: {model} on {lw.lib.lwload_device_id(device).decode()}")
 
-    ranges = mapped_ranges(model)
+    ranges = {}  # file → the address ranges mapped from it
     failures = wrapped = 0
     for i in range(lw.lib.lwload_manifest_tensor_count(manifest)):
         info = TensorInfo()
@@ -143,14 +144,18 @@ def main():
             print(f"{name}: {handle.placement.decode()} {dtype}, not wrapped")
             continue
         address = handle.native + handle.offset
+        # The file holding the tensor: the model itself, a shard or an external data file.
+        data_file = lw.lib.lwload_manifest_tensor_file(manifest, i).decode()
+        if data_file not in ranges:
+            ranges[data_file] = mapped_ranges(data_file)
         shape = tuple(info.shape[d] for d in range(info.rank))
         raw = (ctypes.c_ubyte * handle.bytes).from_address(address)
         array = np.ctypeslib.as_array(raw).view(NUMPY_DTYPES[dtype]).reshape(shape)
 
         no_copy = array.__array_interface__["data"][0] == address
-        in_mapping = any(low <= address and address + handle.bytes <= high for low, high in ranges)
+        in_mapping = any(low <= address and address + handle.bytes <= high for low, high in ranges[data_file])
         # The reference is read from the file, one tensor at a time (never the whole model).
-        expected = np.fromfile(model, dtype=np.uint8, count=handle.bytes, offset=handle.file_offset)
+        expected = np.fromfile(data_file, dtype=np.uint8, count=handle.bytes, offset=handle.file_offset)
         same = np.array_equal(array.reshape(-1).view(np.uint8), expected)
         ok = no_copy and in_mapping and same
         failures += not ok

@@ -90,6 +90,9 @@ LWLOAD_API size_t lwload_manifest_tensor_count(const lwload_manifest* m);
 LWLOAD_API int lwload_manifest_tensor(const lwload_manifest* m, size_t index,
                                       lwload_tensor_info* out); /* 0, or -1 out of range */
 LWLOAD_API const char* lwload_manifest_format(const lwload_manifest* m); /* "safetensors", "gguf", ... */
+/* The file holding tensor `index`'s first byte (the one lwload_tensor_handle::file_offset is in):
+ * the model file, a shard or an external data file; NULL out of range or for a tensor without bytes. */
+LWLOAD_API const char* lwload_manifest_tensor_file(const lwload_manifest* m, size_t index);
 LWLOAD_API uint64_t lwload_manifest_total_bytes(const lwload_manifest* m);
 
 /* Devices. `spec` is "auto", "host", "opencl:0", "vulkan:0", ... as `lwload devices` lists them. */

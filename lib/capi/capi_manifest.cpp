@@ -46,6 +46,11 @@ int lwload_manifest_tensor(const lwload_manifest* m, size_t index, lwload_tensor
   return 0;
 }
 
+const char* lwload_manifest_tensor_file(const lwload_manifest* m, size_t index) {
+  if (!m || index >= m->manifest.tensors.size() || m->manifest.tensors[index].pieces.empty()) return nullptr;
+  return m->manifest.files[m->manifest.tensors[index].pieces.front().file].c_str();
+}
+
 const char* lwload_manifest_format(const lwload_manifest* m) { return m ? m->manifest.format.c_str() : ""; }
 
 uint64_t lwload_manifest_total_bytes(const lwload_manifest* m) { return m ? m->manifest.total_bytes() : 0; }

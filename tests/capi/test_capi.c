@@ -117,6 +117,8 @@ static void check_manifest(const lwload_manifest* m) {
     total += info.bytes;
   }
   CHECK(lwload_manifest_total_bytes(m) == total);
+  CHECK(strstr(lwload_manifest_tensor_file(m, 0), "capi.safetensors") != NULL);
+  CHECK(lwload_manifest_tensor_file(m, kTensorCount) == NULL);
   lwload_tensor_info none;
   CHECK(lwload_manifest_tensor(m, kTensorCount, &none) == -1);
 }
