@@ -9,6 +9,7 @@
 # n_vocab from the vocab file (32000 for vocab-llama-spm.gguf) -> about 1.23 GiB.
 # --dump only prints the KV section of OUT.gguf (or of --vocab when OUT is '-').
 import argparse, os, struct, sys
+from pathlib import Path
 import numpy as np
 
 # GGUF metadata value types
@@ -88,7 +89,7 @@ def show(r):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
-    ap.add_argument('--vocab', default='/work/shared/testdata/gguf/vocab-llama-spm.gguf')
+    ap.add_argument('--vocab', default=str(Path(__file__).resolve().parent.parent / 'tests' / 'data' / 'gguf' / 'vocab-llama-spm.gguf'))
     ap.add_argument('--layers', type=int, default=12)
     ap.add_argument('--embd', type=int, default=2048)
     ap.add_argument('--ff', type=int, default=5632)

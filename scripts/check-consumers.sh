@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 cp -r tests/consumer "$work/app"
 mkdir -p "$work/app/subprojects"
 ln -s "$root" "$work/app/subprojects/lwload"
-model="$(cd "$root/../shared/testdata/gguf" && pwd)/tiny-llama-f32-f16-q8.gguf"
+model="$(cd "$root/tests/data/gguf" && pwd)/tiny-llama-f32-f16-q8.gguf"
 meson setup "$work/build-sub" "$work/app" -Dmodel="$model" --werror >/dev/null
 ninja -C "$work/build-sub" >/dev/null
 meson test -C "$work/build-sub" --print-errorlogs

@@ -17,7 +17,7 @@ build=${BUILD_DIR:-build}
 ninja -C "$build" ${NINJA_JOBS:+-j "$NINJA_JOBS"}
 lwload="$build/tools/lwload/lwload"
 
-sample=../shared/testdata/gguf/tiny-llama-f32-f16-q8.gguf
+sample=tests/data/gguf/tiny-llama-f32-f16-q8.gguf
 if [ -f "$sample" ]; then
   echo "== lwload inspect $sample"
   "$lwload" inspect "$sample"

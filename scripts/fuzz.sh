@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang (+ ASan/UBSan) and runs each for SECONDS seconds
-# (default 20) on its seed corpus from ../shared/testdata/<format> and fuzz/seeds/<format> (small
-# committed seeds for formats the shared test data lacks, e.g. torch.save checkpoints); the hostile-folder
+# (default 20) on its seed corpus from tests/data/<format> and fuzz/seeds/<format> (small
+# committed seeds for formats tests/data lacks, e.g. torch.save checkpoints); the hostile-folder
 # harnesses fuzz_folder_<format> also get fuzz/seeds/folder_<format> (models naming the folder's FIFO,
 # links out and loops) and fuzz/folder.dict. Any crash fails the script.
 set -euo pipefail
@@ -24,7 +24,7 @@ for harness in "${harnesses[@]}"; do
   seeds=()
   format=${name#fuzz_}
   format=${format#folder_}  # fuzz_folder_<format>: the reader's own samples, and folder_<format> seeds
-  for dir in "../shared/testdata/$format" "fuzz/seeds/${name#fuzz_}"; do
+  for dir in "tests/data/$format" "fuzz/seeds/${name#fuzz_}"; do
     [ -d "$dir" ] && seeds+=("$dir")
   done
   options=()

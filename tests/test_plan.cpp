@@ -388,7 +388,7 @@ TEST_CASE("plan_to_json carries every decision") {
   CHECK(json.at("counts").at("direct").to_number<std::size_t>() == plan.count(Placement::direct));
 }
 
-TEST_CASE("lwload plan prints placements and reasons; exit codes follow DESIGN.md") {
+TEST_CASE("lwload plan prints placements and reasons; exit codes follow the README") {
   const char* exe = std::getenv("LWLOAD_EXE");
   if (!exe) return;
   TempDir dir;

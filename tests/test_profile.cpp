@@ -126,7 +126,7 @@ double svg_attribute(const std::string& svg, const std::string& name) {
   return std::stod(svg.substr(at + name.size() + 3));
 }
 
-// Renders `svg_path` with rsvg-convert (the renderer DESIGN names for SVG checks) and checks the
+// Renders `svg_path` with rsvg-convert (librsvg2-bin) and checks the
 // PNG has the SVG's size, is not blank, and shows every colour in `colours` (RRGGBB). False when
 // rsvg-convert is not installed (the check is skipped with a message).
 bool check_renders(const std::filesystem::path& svg_path, const std::vector<std::string>& colours) {

@@ -413,7 +413,7 @@ TEST_CASE("files that are not safetensors are not claimed by content") {
   CHECK_THROWS_AS(open_manifest(dir / "empty"), Error);
 }
 
-TEST_CASE("lwload inspect --json prints DESIGN.md's object; exit 3 on a malformed file") {
+TEST_CASE("lwload inspect --json prints the manifest object; exit 3 on a malformed file") {
   const fs::path sample = testdata() / "safetensors" / "f.safetensors";
   std::string out;
   REQUIRE(run_lwload("inspect --json '" + sample.string() + "'", &out) == 0);

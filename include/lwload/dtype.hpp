@@ -1,5 +1,5 @@
-// Canonical element types: what a tensor's bytes are *stored* as, named as DESIGN.md's "Canonical
-// names" section says (the CLI, JSON and C API use these spellings). ggml block-quantized types are
+// Canonical element types: what a tensor's bytes are *stored* as, with the spellings the CLI, JSON
+// and C API use (docs/ARCHITECTURE.md, "Manifest"). ggml block-quantized types are
 // first-class dtypes, so byte sizes are computed from blocks, never from a per-element width.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The manifest as the JSON object `lwload inspect --json` prints (DESIGN.md, "Canonical names").
+// The manifest as the JSON object `lwload inspect --json` prints (docs/ARCHITECTURE.md, "Manifest").
 #pragma once
 
 #include <ostream>

@@ -1,6 +1,6 @@
 // The planner: manifest × device capabilities × options → where each tensor goes and why, and what
 // the load will cost in host and device memory. Pure computation: nothing is opened, mapped or
-// allocated, so a plan that does not fit fails before the first allocation (DESIGN.md, "Memory
+// allocated, so a plan that does not fit fails before the first allocation (docs/ARCHITECTURE.md, "Memory
 // contracts"). `lwload plan` prints it; the loader executes it.
 #pragma once
 
@@ -89,7 +89,7 @@ struct LWLOAD_API Plan {
   std::uint64_t staging_budget_limit = 0;
   std::uint32_t staging_slots_limit = 0;
   std::uint64_t decode_bytes = 0;      // host scratch for the largest encoded tensor (ONNX typed)
-  // Predicted growth of the process's memory over its baseline during the load (DESIGN.md,
+  // Predicted growth of the process's memory over its baseline during the load (docs/ARCHITECTURE.md,
   // "Memory contracts"): mapped + in-process allocations (unified) + staging + decode scratch.
   std::uint64_t predicted_host_peak = 0;
 

@@ -1,4 +1,4 @@
-// The memory profiler: proves DESIGN.md's memory contracts on a real load. A sampler thread reads
+// The memory profiler: proves the memory contracts of docs/ARCHITECTURE.md on a real load. A sampler thread reads
 // this process's resident set (split into anonymous / file-backed / shared pages) every few
 // milliseconds, a Timeline records what the loader was doing (phases, tensors, bytes in flight),
 // and a Report puts baseline, peak, the contract's bound and whether it held side by side, with
@@ -162,7 +162,7 @@ inline constexpr std::uint64_t kFixedOverhead = 16ull << 20;
 inline constexpr std::uint64_t kZeroCopyAnonLimit = 16ull << 20;
 // lwload's own records per loaded tensor (its handle, plan entry share, name index, progress;
 // measured ~200 B): the allowance grows by this much per tensor, so a header listing a million
-// tiny tensors is judged on its data, not on bookkeeping DESIGN's fixed allowance never meant.
+// tiny tensors is judged on its data, not on bookkeeping the contract's fixed allowance never meant.
 inline constexpr std::uint64_t kBookkeepingPerTensor = 256;
 
 // What the contract depends on, from the device and the plan.
@@ -186,14 +186,14 @@ struct ContractInputs {
 };
 
 struct Contract {
-  std::string rule;   // the DESIGN.md rule applied, in words
+  std::string rule;   // the memory contract's rule applied, in words
   std::uint64_t bound = 0;  // absolute: peak RSS must stay at or below it
   std::optional<std::uint64_t> anon_growth_limit;  // zero-copy: anonymous growth ≤ this
   bool held = false;
   std::string verdict;  // why it held or not, with the numbers
 };
 
-// The bound DESIGN.md "Memory contracts" promises:
+// The bound docs/ARCHITECTURE.md "Memory contracts" promises:
 //  - unified, no staged tensor: baseline + model bytes + largest tensor + 16 MiB (readahead,
 //    bookkeeping) + page rounding of the regions; with zero_copy tensors, anonymous growth also
 //    ≤ 16 MiB (the growth must be file-backed pages) and, unless lazy, ≥ 90 % of the zero_copy

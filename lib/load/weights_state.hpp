@@ -1,5 +1,5 @@
 // What a Weights object owns. Members are destroyed in reverse order: handles, views, then device
-// buffers (allocations and imports), then the file mappings those imports use — the order DESIGN.md's
+// buffers (allocations and imports), then the file mappings those imports use — the order docs/ARCHITECTURE.md's
 // "mappings outlive the buffers that use them" needs.
 #pragma once
 

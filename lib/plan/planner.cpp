@@ -1,4 +1,4 @@
-// The planner (DESIGN.md "Placement"): decides per tensor zero_copy / direct / staged / skipped
+// The planner (docs/ARCHITECTURE.md "Placement"): decides per tensor zero_copy / direct / staged / skipped
 // with a reason a person can act on, groups page-aligned neighbours into imported regions, and
 // checks that the whole plan fits the device and the staging budget before anything is allocated.
 #include <algorithm>

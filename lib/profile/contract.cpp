@@ -1,4 +1,4 @@
-// DESIGN.md "Memory contracts" as arithmetic: which bound applies to a load, and whether the
+// docs/ARCHITECTURE.md "Memory contracts" as arithmetic: which bound applies to a load, and whether the
 // measured peak stayed inside it.
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Shared test helpers: where ../shared/testdata is, scratch folders that clean up after
+// Shared test helpers: where the test data (tests/data) is, scratch folders that clean up after
 // themselves, and small file writers. Every suite links this with doctest's main.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 namespace lwload::test {
 
-// ../shared/testdata (LWLOAD_TESTDATA from meson).
+// tests/data, or LWLOAD_TESTDATA (set by meson; -Dtestdata=DIR moves it).
 std::filesystem::path testdata();
 // Every model file in testdata() (safetensors, GGUF, ONNX, TFLite, TFJS model.json), sorted: the
 // layouts the formats' own writers produce.

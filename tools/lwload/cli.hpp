@@ -1,5 +1,5 @@
 // The lwload tool's small shared vocabulary: an argument parser with per-command help, size
-// parsing (plain bytes or KiB/MiB/GiB), and the exit codes DESIGN.md fixes
+// parsing (plain bytes or KiB/MiB/GiB), and the exit codes the README documents
 // (0 ok, 1 load or device failure, 2 bad usage, 3 bad input file).
 #pragma once
 

@@ -82,7 +82,7 @@ std::uint64_t peak_rss_kib() {
 
 int cmd_inspect(int argc, char** argv) {
   Args args("inspect", "Reads a model's headers (no tensor data) and lists its tensors.", {"MODEL"},
-            {{"--json", "", "print one JSON object (DESIGN.md's schema)", ""},
+            {{"--json", "", "print one JSON object (docs/ARCHITECTURE.md's schema)", ""},
              {"--metadata", "", "with --json: include model metadata (GGUF KVs, ...)", ""},
              {"--format", "NAME", "skip detection and use this reader", ""}, links_option(),
              {"--stats", "", "print to stderr the bytes read and the time taken to open the model", ""}});
