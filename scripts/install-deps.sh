@@ -1,22 +1,48 @@
 #!/usr/bin/env bash
-# Installs, from Debian 12's own archive, everything lwload needs to build, test and fuzz.
-# Idempotent: packages already present are left alone. Run as root (or through sudo).
+# Installs, from Debian 12's own archive, what lwload needs for one purpose, and nothing more:
+#   build  the library, the CLI and the examples (what demo.sh needs)
+#   test   build + the test toolchain: real runtimes (PoCL, rusticl, lavapipe + validation layer),
+#          the formats' own writers (python3-onnx, python3-torch), the SVG renderer
+#   fuzz   build + clang and its sanitizer runtimes (fuzz.sh)
+#   all    everything
+# Usage: install-deps.sh [build|test|fuzz|all]... (default: all). Idempotent: packages already
+# present are left alone. Run as root (or through sudo).
 set -euo pipefail
 
-packages=(
+build=(
   # toolchain and build system
-  g++ clang libclang-rt-14-dev lld meson ninja-build pkg-config
-  # libraries lwload links
+  g++ meson ninja-build pkg-config
+  # libraries lwload links, and what the build generates code with (flatc, glslc)
   libboost1.81-dev libboost-json1.81-dev liburing-dev
   libflatbuffers-dev flatbuffers-compiler
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   libze-dev libze1
-  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc
-  # test runtime and writers
-  doctest-dev pocl-opencl-icd mesa-opencl-icd clinfo python3-onnx python3-numpy python3-torch
-  # SVG render checks (test_profile) and the demo's PNG: rsvg-convert
+  libvulkan-dev glslc
+  # the doctest suites are configured with the build (meson setup needs the header)
+  doctest-dev
+  # the demo's PNG of its SVG
   librsvg2-bin
 )
+test=(
+  # real runtimes: OpenCL on PoCL and rusticl, Vulkan on lavapipe under the validation layer
+  pocl-opencl-icd mesa-opencl-icd clinfo mesa-vulkan-drivers vulkan-validationlayers
+  # the formats' own writers and readers the tests compare against
+  python3-onnx python3-numpy python3-torch
+)
+fuzz=(
+  clang libclang-rt-14-dev lld
+)
+
+packages=()
+for purpose in "${@:-all}"; do
+  case "$purpose" in
+    build) packages+=("${build[@]}") ;;
+    test) packages+=("${build[@]}" "${test[@]}") ;;
+    fuzz) packages+=("${build[@]}" "${fuzz[@]}") ;;
+    all) packages+=("${build[@]}" "${test[@]}" "${fuzz[@]}") ;;
+    *) echo "install-deps: unknown purpose '$purpose' (build, test, fuzz or all)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

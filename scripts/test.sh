@@ -2,7 +2,7 @@
 # Configures (warnings are errors), builds and runs every test suite. The README's test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh test
 build=${BUILD_DIR:-build}
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" --werror
