@@ -153,8 +153,11 @@ TEST_CASE("a read error mid-load (failing disk) releases everything") {
   open.file_system = fs;
   const Manifest m = open_manifest("m.safetensors", open);
   fs->fail_reads_from("m.safetensors", m.tensors[5].pieces[0].offset + 100);
-  for (auto [spec_name, placement] : {std::pair{"host", Placement::direct}, std::pair{"host", Placement::staged},
-                                      std::pair{"null", Placement::staged}}) {
+  for (const auto& run : {std::pair{"host", Placement::direct}, std::pair{"host", Placement::staged},
+                          std::pair{"null", Placement::staged}}) {
+    // Named copies, not a structured binding: CAPTURE's lambda cannot capture one before clang 16.
+    const char* spec_name = run.first;
+    const Placement placement = run.second;
     CAPTURE(spec_name);
     CAPTURE(placement_name(placement));
     auto device = faulty(spec_name);

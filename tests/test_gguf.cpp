@@ -243,7 +243,9 @@ TEST_CASE("tiny-llama-f32-f16-q8.gguf: tensors match an independent parse and th
   const std::map<std::uint32_t, DType> ggml{{0, DType::F32}, {1, DType::F16}, {8, DType::Q8_0}};
   for (std::size_t i = 0; i < m.tensors.size(); ++i) {
     const TensorInfo& t = m.tensors[i];
-    const auto& [name, expected] = py.tensors[i];
+    // Named references, not a structured binding: INFO's lambda cannot capture one before clang 16.
+    const auto& name = py.tensors[i].first;
+    const auto& expected = py.tensors[i].second;
     INFO("tensor ", name);
     CHECK(t.name == name);
     CHECK(t.dtype == ggml.at(expected.ggml_type));
