@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <thread>
 #include <filesystem>
 
 #include <boost/json.hpp>
@@ -212,7 +215,7 @@ TEST_CASE("a file truncated after a zero_copy load: verify and read-back report 
     CHECK(e.code() == ErrorCode::io);
     CHECK(std::string(e.what()).find("changed since it was loaded") != std::string::npos);
   }
-  // Reading the lost pages through the import is caught too (SIGBUS turned into an error).
+  // Reading the lost pages through the import is caught too (the lost page is an error, not a signal).
   const TensorHandle& last = w.tensors().back();
   std::vector<std::byte> buffer(last.bytes);
   try {
@@ -220,8 +223,58 @@ TEST_CASE("a file truncated after a zero_copy load: verify and read-back report 
     FAIL("read-back of a truncated mapping succeeded");
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::io);
-    CHECK(std::string(e.what()).find("SIGBUS") != std::string::npos);
+    CHECK(std::string(e.what()).find("shorter than when it was mapped") != std::string::npos);
   }
+}
+
+namespace sigbus_owner {
+std::atomic<int> app_calls{0};
+void app_handler(int) { app_calls.fetch_add(1); }
+bool app_handler_installed() {
+  struct sigaction current {};
+  ::sigaction(SIGBUS, nullptr, &current);
+  return current.sa_handler == app_handler;
+}
+}  // namespace sigbus_owner
+
+TEST_CASE("lost pages are errors and the application's SIGBUS handler stays its own, on several threads") {
+  using namespace sigbus_owner;
+  struct sigaction app {}, before {};
+  app.sa_handler = app_handler;
+  sigemptyset(&app.sa_mask);
+  REQUIRE(::sigaction(SIGBUS, &app, &before) == 0);  // installed before any load
+  TempDir dir;
+  const Manifest m = write_synth(dir / "s.safetensors", spec("safetensors", 4 << 20, 4, 0));
+  const auto device = open_device("host");
+  const Weights w = load(m, *device);
+  REQUIRE(w.plan().count(Placement::zero_copy) == 4);
+  std::filesystem::resize_file(dir / "s.safetensors", 4096);
+  std::atomic<int> errors{0}, other{0};
+  std::atomic<bool> handler_lost{false};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t)
+    readers.emplace_back([&] {
+      const TensorHandle& last = w.tensors().back();
+      std::vector<std::byte> buffer(last.bytes);
+      for (int i = 0; i < 50; ++i) {
+        try {
+          w.read_back(last, 0, buffer);
+          other.fetch_add(1);
+        } catch (const Error& e) {
+          (e.code() == ErrorCode::io ? errors : other).fetch_add(1);
+        }
+        if (!app_handler_installed()) handler_lost = true;
+      }
+    });
+  // The application re-installs its handler while lwload reads on other threads.
+  for (int i = 0; i < 50; ++i) REQUIRE(::sigaction(SIGBUS, &app, nullptr) == 0);
+  for (std::thread& t : readers) t.join();
+  CHECK(errors == 200);
+  CHECK(other == 0);
+  CHECK_FALSE(handler_lost);
+  CHECK(app_handler_installed());  // and after
+  CHECK(app_calls == 0);           // no fault of lwload's reached it
+  ::sigaction(SIGBUS, &before, nullptr);
 }
 
 TEST_CASE("host forced discrete: staged through the ring, small tensors coalesced into one read") {

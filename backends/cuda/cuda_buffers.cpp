@@ -88,7 +88,7 @@ void CudaBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
   }
   // Host pages the device maps: read them directly (registered ones are file pages).
   if (!io::copy_guarded(dst.data(), host_ + offset, dst.size()))
-    fail(ErrorCode::io, session_->label(), ": reading registered file pages faulted (SIGBUS): the file is shorter "
+    fail(ErrorCode::io, session_->label(), ": registered file pages could not be read: the file is shorter "
          "than when it was mapped");
 }
 

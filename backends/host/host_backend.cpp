@@ -50,8 +50,8 @@ class HostBuffer final : public DeviceBuffer {
     }
     // Imported file pages: a file truncated since it was mapped must not kill the process.
     if (!io::copy_guarded(dst.data(), data_ + offset, dst.size()))
-      fail(ErrorCode::io, "host: reading ", dst.size(), " bytes at offset ", offset,
-           " of an imported file mapping faulted (SIGBUS): the file is shorter than when it was mapped");
+      fail(ErrorCode::io, "host: ", dst.size(), " bytes at offset ", offset,
+           " of an imported file mapping could not be read: the file is shorter than when it was mapped");
   }
   std::unique_ptr<DeviceBuffer> view(std::uint64_t, std::uint64_t) override { return nullptr; }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backends/level_zero/ze_check.hpp"
+#include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::ze {
@@ -118,7 +119,10 @@ void ZeBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
          " exceeds the buffer's ", size_, " bytes");
   const void* src = offset_ptr(ptr_, offset);
   if (host_accessible_) {
-    if (!dst.empty()) std::memcpy(dst.data(), src, dst.size());
+    // Imported file pages may be gone (the file truncated since): a kernel copy reports that.
+    if (!io::copy_guarded(dst.data(), src, dst.size()))
+      fail(ErrorCode::io, session_->label(), ": ", dst.size(), " bytes at offset ", offset,
+           " could not be read: the imported file is shorter than when it was mapped");
   } else {
     session_->copy_now(dst.data(), src, dst.size());
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/opencl/cl_error.hpp"
+#include "io/fault_guard.hpp"
 
 namespace lwload::opencl {
 
@@ -70,7 +71,10 @@ std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t
 
 void SvmRange::read_back(std::uint64_t offset, std::span<std::byte> dst) {
   check_range("read_back", offset, dst.size(), range_.size());
-  if (!dst.empty()) std::memcpy(dst.data(), range_.data() + offset, dst.size());
+  // SVM over imported file pages: a file truncated since must be an error, not a SIGBUS.
+  if (!io::copy_guarded(dst.data(), range_.data() + offset, dst.size()))
+    fail(ErrorCode::io, "opencl: ", dst.size(), " bytes at offset ", offset,
+         " of a shared virtual memory range could not be read: the file is shorter than when it was mapped");
 }
 
 std::unique_ptr<DeviceBuffer> SvmRange::view(std::uint64_t offset, std::uint64_t size) {

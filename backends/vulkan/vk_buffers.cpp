@@ -120,7 +120,7 @@ void VkBufferMemory::read_back(std::uint64_t offset, std::span<std::byte> dst) {
   if (dst.empty()) return;
   if (mapped_) {
     if (!io::copy_guarded(dst.data(), mapped_ + offset, dst.size()))
-      fail(ErrorCode::io, session_->label(), ": reading imported file pages faulted (SIGBUS): the file is shorter "
+      fail(ErrorCode::io, session_->label(), ": imported file pages could not be read: the file is shorter "
            "than when it was mapped");
     return;
   }

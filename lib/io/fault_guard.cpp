@@ -1,88 +1,122 @@
-// SIGBUS → a return value, for reads lwload makes through file mappings. Written by hand because
-// no library in Debian's main archive offers it: while any guarded call runs, a process-wide
-// handler jumps back when the faulting thread is inside one, and otherwise hands the signal to the
-// previous disposition, so the application's own handling is unchanged.
+// Reads through file mappings that report a lost page as a value, with no signal handler at all.
+// A truncated file turns an access to its lost pages into SIGBUS; a handler would have to share
+// the process's one SIGBUS disposition with the application (and with every thread of it), so
+// instead the kernel does the reading: process_vm_readv on our own process copies through the
+// page tables and answers EFAULT where a plain load would raise SIGBUS. Where a sandbox refuses
+// that call (seccomp: ENOSYS / EPERM), the bytes go through a pipe instead — write(2) from a lost
+// page is EFAULT too. Written by hand: no library in Debian's main archive offers this.
 #include "io/fault_guard.hpp"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <atomic>
-#include <csetjmp>
-#include <csignal>
-#include <cstring>
-#include <mutex>
+#include <cerrno>
+#include <cstdint>
 
 namespace lwload::io {
 namespace {
 
-thread_local sigjmp_buf* t_jump = nullptr;
-std::mutex g_mutex;
-int g_guards = 0;                   // guarded calls running, on all threads
-struct sigaction g_previous {};     // the disposition before the first of them
+std::atomic<bool> g_vm_readv_refused{false};  // learnt once per process
 
-void on_sigbus(int signal, siginfo_t* info, void* context) {
-  if (sigjmp_buf* jump = t_jump) siglongjmp(*jump, 1);
-  // Not ours: behave as if lwload's handler were not there.
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction) return g_previous.sa_sigaction(signal, info, context);
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN && g_previous.sa_handler) {
-    return g_previous.sa_handler(signal);
+enum class Copy { done, lost, refused };
+
+Copy copy_vm_readv(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  const pid_t self = ::getpid();
+  while (n > 0) {
+    iovec local{dst, n};
+    iovec remote{const_cast<std::byte*>(src), n};
+    const ssize_t got = ::process_vm_readv(self, &local, 1, &remote, 1, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ENOSYS || errno == EPERM) return Copy::refused;
+      return Copy::lost;  // EFAULT: a page of src is beyond the end of its file
+    }
+    if (got == 0) return Copy::lost;
+    dst += got;
+    src += got;
+    n -= static_cast<std::size_t>(got);
   }
-  ::sigaction(SIGBUS, &g_previous, nullptr);
-  ::raise(signal);
+  return Copy::done;
 }
 
-// The handler is ours only while a guarded call runs, so whatever the application (or a test
-// framework) installs at other times stays in charge then.
-void enter() {
-  const std::lock_guard lock(g_mutex);
-  if (g_guards++ > 0) return;
-  struct sigaction action {};
-  action.sa_sigaction = on_sigbus;
-  action.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGBUS, &action, &g_previous);
-}
-
-void leave() {
-  const std::lock_guard lock(g_mutex);
-  if (--g_guards == 0) ::sigaction(SIGBUS, &g_previous, nullptr);
-}
-
-template <typename Body>
-bool guarded(Body&& body) noexcept {
-  enter();
-  sigjmp_buf jump;
-  sigjmp_buf* const outer = t_jump;
-  if (sigsetjmp(jump, 1) != 0) {
-    t_jump = outer;
-    leave();
-    return false;
+// The fallback: the kernel copies src into a pipe (EFAULT on a lost page) and back out.
+bool copy_through_pipe(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  int fds[2];
+  if (::pipe(fds) != 0) return false;
+  bool ok = true;
+  while (ok && n > 0) {
+    const std::size_t chunk = std::min<std::size_t>(n, 16 * 1024);  // below any pipe's capacity
+    ssize_t wrote;
+    do wrote = ::write(fds[1], src, chunk);
+    while (wrote < 0 && errno == EINTR);
+    if (wrote <= 0) {
+      ok = false;
+      break;
+    }
+    for (ssize_t left = wrote; left > 0;) {
+      const ssize_t got = ::read(fds[0], dst, static_cast<std::size_t>(left));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        ok = false;
+        break;
+      }
+      dst += got;
+      left -= got;
+    }
+    src += wrote;
+    n -= static_cast<std::size_t>(wrote);
   }
-  t_jump = &jump;
-  // The handler reads t_jump: keep the compiler from moving the stores across the guarded body
-  // (it may otherwise sink them past a memcpy it knows does not touch t_jump).
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  body();
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t_jump = outer;
-  leave();
-  return true;
+  ::close(fds[0]);
+  ::close(fds[1]);
+  return ok;
 }
 
 }  // namespace
 
 bool copy_guarded(void* dst, const void* src, std::size_t n) noexcept {
   if (n == 0) return true;
-  return guarded([&] { std::memcpy(dst, src, n); });
+  auto* out = static_cast<std::byte*>(dst);
+  const auto* in = static_cast<const std::byte*>(src);
+  if (!g_vm_readv_refused.load(std::memory_order_relaxed)) {
+    switch (copy_vm_readv(out, in, n)) {
+      case Copy::done: return true;
+      case Copy::lost: return false;
+      case Copy::refused: g_vm_readv_refused.store(true, std::memory_order_relaxed); break;
+    }
+  }
+  return copy_through_pipe(out, in, n);
 }
 
 bool touch_guarded(const void* begin, std::size_t n, std::size_t stride) noexcept {
-  const auto* bytes = static_cast<const volatile unsigned char*>(begin);
-  return guarded([&] {
-    unsigned char sink = 0;
-    for (std::size_t i = 0; i < n; i += stride) sink ^= bytes[i];
-    if (n > 0) sink ^= bytes[n - 1];
-    (void)sink;
-  });
+  if (n == 0) return true;
+  // One byte per stride (and the last byte), gathered a batch at a time by one kernel copy.
+  const auto* bytes = static_cast<const std::byte*>(begin);
+  std::array<std::byte, 256> sink{};
+  std::array<iovec, sink.size()> remote{};
+  std::size_t offset = 0;
+  for (bool done = false; !done;) {
+    std::size_t count = 0;
+    while (count < remote.size() && !done) {
+      remote[count++] = {const_cast<std::byte*>(bytes + offset), 1};
+      done = offset == n - 1;
+      offset = std::min(offset + stride, n - 1);
+    }
+    if (!g_vm_readv_refused.load(std::memory_order_relaxed)) {
+      const iovec local{sink.data(), count};
+      ssize_t got;
+      do got = ::process_vm_readv(::getpid(), &local, 1, remote.data(), count, 0);
+      while (got < 0 && errno == EINTR);
+      if (got == static_cast<ssize_t>(count)) continue;
+      if (got >= 0 || (errno != ENOSYS && errno != EPERM)) return false;  // a lost page
+      g_vm_readv_refused.store(true, std::memory_order_relaxed);
+    }
+    for (std::size_t i = 0; i < count; ++i)
+      if (!copy_through_pipe(&sink[i], static_cast<const std::byte*>(remote[i].iov_base), 1)) return false;
+  }
+  return true;
 }
 
 }  // namespace lwload::io
