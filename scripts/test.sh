@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" --werror
+else
+  # The build may have been configured by demo.sh before the test toolchain was installed: look
+  # again for what the suites use (rusticl's ICD, rsvg-convert, the system python).
+  meson setup --reconfigure "$build" >/dev/null
 fi
 ninja -C "$build"
 log=$(mktemp)
