@@ -16,6 +16,7 @@
 #include <boost/json.hpp>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
@@ -391,12 +392,45 @@ TEST_CASE("cancellation mid-load throws cancelled and hands out nothing") {
     CHECK(ready < 8);
     CHECK(last_progress < m.total_bytes());
   }
-  // Cancelled before it starts: nothing is read.
-  const auto device = open_device("null");
+  // Cancelled before it starts, at every placement, lazy zero_copy included: nothing is handed out.
+  for (const std::string spec_name : {"null", "host"}) {
+    for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::zero_copy},
+                                               std::optional{Placement::direct}, std::optional{Placement::staged}}) {
+      for (bool lazy : {false, true}) {
+        CAPTURE(spec_name);
+        CAPTURE(lazy);
+        const auto device = open_device(spec_name);
+        // null is discrete: it neither imports nor takes direct writes.
+        if (spec_name == "null" && (placement == Placement::zero_copy || placement == Placement::direct)) continue;
+        LoadOptions options;
+        options.plan.force = placement;
+        options.lazy = lazy;
+        options.cancel = std::make_shared<CancelToken>();
+        options.cancel->cancel();
+        std::size_t ready = 0;
+        options.on_tensor_ready = [&](const TensorHandle&) { ++ready; };
+        try {
+          load(m, *device, options);
+          FAIL("a load cancelled before it started returned");
+        } catch (const Error& e) {
+          CHECK(e.code() == ErrorCode::cancelled);
+        }
+        CHECK(ready == 0);
+      }
+    }
+  }
+  // A ready callback that cancels a lazy zero_copy load stops it after that tensor.
+  const auto host = open_device("host");
   LoadOptions options;
+  options.plan.force = Placement::zero_copy;
+  options.lazy = true;
   options.cancel = std::make_shared<CancelToken>();
-  options.cancel->cancel();
-  CHECK_THROWS_AS(load(m, *device, options), Error);
+  std::size_t ready = 0;
+  options.on_tensor_ready = [&](const TensorHandle&) {
+    if (++ready == 2) options.cancel->cancel();
+  };
+  CHECK_THROWS_AS(load(m, *host, options), Error);
+  CHECK(ready == 2);
 }
 
 TEST_CASE("a subset of tensors by name") {

@@ -40,6 +40,7 @@ void LoadSession::populate_zero_copy() {
   if (options_.lazy) {
     for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
       if (plan.tensors[e].placement != Placement::zero_copy) continue;
+      progress_->check_cancel();  // nothing is read here, but a ready callback may cancel
       start(Entry{e});
       done(Entry{e}, state_->manifest.tensors[plan.tensors[e].tensor].bytes);
     }
@@ -54,6 +55,7 @@ void LoadSession::populate_zero_copy() {
 
 Weights LoadSession::run() {
   progress_ = std::make_unique<Progress>(*state_, options_);
+  progress_->check_cancel();  // cancelled before it started: open, map and import nothing
   files_ = open_files(*state_);
   check_extents(*state_, files_);
   import_regions();
