@@ -292,6 +292,37 @@ TEST_CASE("host forced discrete: staged through the ring, small tensors coalesce
   CHECK(verify(w).tensors == 64);
 }
 
+TEST_CASE("the host reports the memory it has; a plan needing more is refused before any allocation") {
+  const auto host = open_device("host");
+  CHECK(host->info().caps.device_memory > 0);  // MemAvailable at least
+  TempDir dir;
+  const Manifest m = write_synth(dir / "c.safetensors", spec("safetensors", 4 << 20, 4, 0));
+  // Lowered (as a cgroup or RLIMIT_AS would): direct needs 4 MiB, the device has 3.
+  for (const std::string spec_name : {"host", "null"}) {
+    CAPTURE(spec_name);
+    DeviceOverrides overrides;
+    overrides.device_memory = 3 << 20;
+    const auto device = open_device(spec_name, overrides);
+    LoadOptions options;
+    if (spec_name == "host") options.plan.force = Placement::direct;
+    try {
+      load(m, *device, options);
+      FAIL("a plan larger than the device was loaded");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      CHECK(e.code() == ErrorCode::does_not_fit);
+      CHECK(what.find("3145728") != std::string::npos);
+      CHECK(what.find("largest: '" + m.tensors[0].name.substr(0, 1)) != std::string::npos);
+      CHECK(what.find("nothing was allocated") != std::string::npos);
+    }
+  }
+  // zero_copy needs no device allocation: the same limit loads it.
+  DeviceOverrides overrides;
+  overrides.device_memory = 3 << 20;
+  const auto device = open_device("host", overrides);
+  CHECK(load(m, *device).plan().count(Placement::zero_copy) == 4);
+}
+
 TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
   TempDir dir;
   const Manifest m = write_synth(dir / "m.gguf", spec("gguf", 4 << 20, 8, 0));

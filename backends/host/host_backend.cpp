@@ -10,6 +10,7 @@
 
 #include "backends/builtin.hpp"
 #include "backends/host/host_memory.hpp"
+#include "backends/host/host_capacity.hpp"
 #include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
@@ -136,6 +137,11 @@ DeviceInfo host_info() {
   info.caps.size_multiple = 1;
   info.caps.host_visible_alloc = true;
   info.caps.pinned_staging = false;
+  // The host's "device memory" is the process's: what it can still have now, so a plan of more
+  // direct or staged bytes than that is refused before the first allocation.
+  const host::HostCapacity capacity = host::host_capacity();
+  info.caps.device_memory = capacity.bytes;
+  if (capacity.bytes != 0) info.details.emplace_back("memory", "available now, bounded by " + capacity.bound_by);
   info.details.emplace_back("zero_copy", "the mapped file itself (read-only pages)");
   info.details.emplace_back("upload", "memcpy, synchronous");
   return info;

@@ -48,6 +48,7 @@ struct DeviceOverrides {
   std::optional<MemoryModel> memory;
   std::optional<std::uint64_t> max_alloc;
   std::optional<bool> import_host_ptr;
+  std::optional<std::uint64_t> device_memory = {};  // lowers what the device reports having
 };
 
 }  // namespace lwload

@@ -101,6 +101,9 @@ DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {
   if (overrides.memory) info.memory = *overrides.memory;
   if (overrides.max_alloc) info.caps.max_alloc = std::min(info.caps.max_alloc, *overrides.max_alloc);
   if (overrides.import_host_ptr) info.caps.import_host_ptr = info.caps.import_host_ptr && *overrides.import_host_ptr;
+  if (overrides.device_memory)
+    info.caps.device_memory = info.caps.device_memory == 0 ? *overrides.device_memory
+                                                            : std::min(info.caps.device_memory, *overrides.device_memory);
   return info;
 }
 

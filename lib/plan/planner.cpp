@@ -109,6 +109,25 @@ void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan)
   }
 }
 
+// "; largest: 'a' (N bytes), ..." — the three biggest tensors that need device allocations, so a
+// refusal says what to leave out (or load zero_copy).
+std::string largest_allocated(const Manifest& manifest, const Plan& plan) {
+  std::vector<std::uint64_t> biggest;  // manifest indices, largest first
+  for (const TensorPlan& tp : plan.tensors) {
+    if (tp.placement != Placement::direct && tp.placement != Placement::staged) continue;
+    biggest.push_back(tp.tensor);
+    std::sort(biggest.begin(), biggest.end(), [&](std::uint64_t a, std::uint64_t b) {
+      return manifest.tensors[a].bytes > manifest.tensors[b].bytes;
+    });
+    if (biggest.size() > 3) biggest.pop_back();
+  }
+  std::string out;
+  for (std::uint64_t i : biggest)
+    out += (out.empty() ? "; largest: '" : ", '") + manifest.tensors[i].name + "' (" +
+           std::to_string(manifest.tensors[i].bytes) + " bytes)";
+  return out;
+}
+
 void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
   const DeviceCaps& caps = device.caps;
   for (const auto& tp : plan.tensors) {
@@ -119,10 +138,15 @@ void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& 
            " bytes but device ", device.id(), " allows at most ", caps.max_alloc,
            " bytes per allocation; nothing was allocated");
   }
-  if (caps.device_memory != 0 && plan.device_bytes > caps.device_memory)
-    fail(ErrorCode::does_not_fit, "the model needs ", plan.device_bytes, " bytes of device memory (",
-         plan.count(Placement::direct), " direct + ", plan.count(Placement::staged), " staged tensors) but device ",
-         device.id(), " has ", caps.device_memory, " bytes; nothing was allocated");
+  // On unified memory (the host, iGPUs) the staging ring and decode scratch come out of the same
+  // memory as the device's allocations.
+  const bool unified = device.memory == MemoryModel::unified;
+  const std::uint64_t needed = plan.device_bytes + (unified ? plan.staging_budget + plan.decode_bytes : 0);
+  if (caps.device_memory != 0 && needed > caps.device_memory)
+    fail(ErrorCode::does_not_fit, "the model needs ", needed, " bytes of device memory (",
+         plan.count(Placement::direct), " direct + ", plan.count(Placement::staged), " staged tensors",
+         unified ? ", staging and decode scratch" : "", ") but device ", device.id(), " has ", caps.device_memory,
+         " bytes", largest_allocated(manifest, plan), "; nothing was allocated");
 }
 
 
