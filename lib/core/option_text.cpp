@@ -13,12 +13,6 @@ namespace {
 constexpr std::array<std::string_view, 8> kNames = {"placement", "budget", "slots", "only",
                                                     "io",        "direct-io", "lazy", "io-threads"};
 
-bool parse_switch(std::string_view text, std::string_view name) {
-  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
-  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
-  fail(ErrorCode::usage, name, ": '", text, "' is not a switch (true/false, 1/0, yes/no, on/off)");
-}
-
 std::uint64_t parse_count(std::string_view text, std::string_view name, std::uint64_t low, std::uint64_t high) {
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -28,6 +22,12 @@ std::uint64_t parse_count(std::string_view text, std::string_view name, std::uin
 }
 
 }  // namespace
+
+bool parse_switch(std::string_view text, std::string_view what) {
+  if (text == "1" || text == "true" || text == "yes") return true;
+  if (text == "0" || text == "false" || text == "no") return false;
+  fail(ErrorCode::usage, what, ": '", text, "' is not a switch (true/false, yes/no, 1/0)");
+}
 
 std::uint64_t parse_size(std::string_view text, std::string_view what) {
   double number = 0;

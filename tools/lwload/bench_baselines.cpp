@@ -42,14 +42,31 @@ std::uint64_t read_sequentially(const RandomAccessFile& file, std::span<std::byt
   }
 }
 
+// numpy's rule (numpy/core/src/multiarray/alloc.c): arrays of 4 MiB and more are advised
+// MADV_HUGEPAGE; 2 MiB alignment lets every page of the block be a huge page.
+constexpr std::uint64_t kHugePage = std::uint64_t{2} << 20;
+constexpr std::uint64_t kHugeThreshold = std::uint64_t{4} << 20;
+
+// A malloc'ed block of `bytes` (freed with std::free), or nullptr.
+std::byte* naive_block(std::uint64_t bytes, NaiveMemory memory) {
+  if (memory == NaiveMemory::plain || bytes < kHugeThreshold)
+    return static_cast<std::byte*>(std::malloc(std::max<std::uint64_t>(bytes, 1)));
+  const std::uint64_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, size);
+  if (p) ::madvise(p, size, MADV_HUGEPAGE);  // advice: a kernel without THP ignores it
+  return static_cast<std::byte*>(p);
+}
+
 }  // namespace
 
-WholeFiles::WholeFiles(const Manifest& manifest, FileSystem& fs) {
+void WholeFiles::FreeDeleter::operator()(std::byte* p) const noexcept { std::free(p); }
+
+WholeFiles::WholeFiles(const Manifest& manifest, FileSystem& fs, NaiveMemory memory) {
   for (const auto& path : manifest.files) {
     const auto file = fs.open(path);
     const std::uint64_t size = file->size();
-    std::unique_ptr<std::byte[]> whole(new (std::nothrow) std::byte[size]);
-    if (!whole && size > 0) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", size, " bytes for ", path.string());
+    std::unique_ptr<std::byte, FreeDeleter> whole(naive_block(size, memory));
+    if (!whole) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", size, " bytes for ", path.string());
     file->read_exact(0, {whole.get(), size}, "whole file");
     bytes_.push_back(std::move(whole));
     sizes_.push_back(size);
@@ -69,24 +86,25 @@ void WholeFiles::copy_tensor(const TensorInfo& t, std::byte* dst) const {
   }
 }
 
-std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::function<void(NaiveStep)>& on_step) {
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::function<void(NaiveStep)>& on_step,
+                         NaiveMemory memory) {
   const auto step = [&](NaiveStep s) {
     if (on_step) on_step(s);
   };
   step(NaiveStep::read);
-  std::vector<std::unique_ptr<std::byte[]>> tensors;
+  std::vector<std::unique_ptr<std::byte, FreeDeleter>> tensors;
   tensors.reserve(manifest.tensors.size());
   std::uint64_t copied = 0;
   std::uint8_t sum = 0;
   {
-    const WholeFiles files(manifest, fs);
+    const WholeFiles files(manifest, fs, memory);
     step(NaiveStep::copy);
     for (const auto& t : manifest.tensors) {
       if (t.encoding != Encoding::raw) continue;  // decoded at load time; not part of this baseline
-      std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[std::max<std::uint64_t>(t.bytes, 1)]);
+      std::unique_ptr<std::byte, FreeDeleter> copy(naive_block(t.bytes, memory));
       if (!copy) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", t.bytes, " bytes for tensor '", t.name, "'");
       files.copy_tensor(t, copy.get());
-      if (t.bytes > 0) sum = static_cast<std::uint8_t>(sum + std::to_integer<std::uint8_t>(copy[t.bytes - 1]));
+      if (t.bytes > 0) sum = static_cast<std::uint8_t>(sum + std::to_integer<std::uint8_t>(copy.get()[t.bytes - 1]));
       copied += t.bytes;
       tensors.push_back(std::move(copy));
     }
@@ -99,11 +117,12 @@ std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::fu
   return copied;
 }
 
-std::uint64_t naive_device_load(const Manifest& manifest, FileSystem& fs, Device& device) {
+std::uint64_t naive_device_load(const Manifest& manifest, FileSystem& fs, Device& device, NaiveMemory memory,
+                                const Ready& ready) {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::uint64_t copied = 0;
   {
-    const WholeFiles files(manifest, fs);
+    const WholeFiles files(manifest, fs, memory);
     for (const auto& t : manifest.tensors) {
       if (t.encoding != Encoding::raw || t.bytes == 0) continue;
       auto staging = device.allocate_staging(t.bytes);  // one host copy the size of the tensor
@@ -115,21 +134,24 @@ std::uint64_t naive_device_load(const Manifest& manifest, FileSystem& fs, Device
       if (error) std::rethrow_exception(error);
       copied += t.bytes;
     }
+    if (ready) ready();
   }
   buffers.clear();
   release_freed_memory();
   return copied;
 }
 
-std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes) {
+std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes, const Ready& ready) {
   const AlignedBuffer buffer = aligned_buffer(buffer_bytes, 4096);
   std::uint64_t total = 0;
   for (const auto& path : manifest.files)
     total += read_sequentially(*fs.open(path), {buffer.get(), buffer_bytes});
+  if (ready) ready();
   return total;
 }
 
-std::uint64_t pread_into_new_memory(const Manifest& manifest, FileSystem& fs, std::uint64_t chunk_bytes) {
+std::uint64_t pread_into_new_memory(const Manifest& manifest, FileSystem& fs, std::uint64_t chunk_bytes,
+                                    const Ready& ready) {
   std::vector<std::unique_ptr<RandomAccessFile>> files;
   std::uint64_t total = 0;
   for (const auto& path : manifest.files) {
@@ -152,11 +174,13 @@ std::uint64_t pread_into_new_memory(const Manifest& manifest, FileSystem& fs, st
     at += size;
   }
   g_sink = std::to_integer<std::uint8_t>(dst[total - 1]);
+  if (ready) ready();
   ::munmap(p, total);
   return at;
 }
 
-std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes) {
+std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes,
+                                const Ready& ready) {
   buffer_bytes = std::max<std::uint64_t>(buffer_bytes / 4096 * 4096, 4096);
   const AlignedBuffer buffer = aligned_buffer(buffer_bytes, 4096);
   std::uint64_t total = 0;
@@ -169,6 +193,7 @@ std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::u
       fail(ErrorCode::unsupported, "O_DIRECT read refused: ", e.what());
     }
   }
+  if (ready) ready();
   return total;
 }
 

@@ -40,7 +40,9 @@ bool Args::parse(int argc, char** argv) {
       const OptionSpec* s = spec(name);
       if (!s) fail(ErrorCode::usage, "lwload ", command_, ": unknown option '", name, "' (see --help)");
       if (s->value_name.empty()) {
-        values_[name] = "1";
+        // Stored as the one spelling set_load_option and set_open_option read back.
+        const bool on = !inline_value || parse_switch(*inline_value, str("lwload ", command_, ": ", name));
+        values_[name] = on ? "true" : "false";
       } else if (inline_value) {
         values_[name] = *inline_value;
       } else {
@@ -61,15 +63,21 @@ std::vector<std::string> Args::given_options(const std::vector<std::string_view>
   std::vector<std::string> out;
   for (const auto& [name, value] : values_) {
     if (std::find(except.begin(), except.end(), name) != except.end()) continue;
+    const OptionSpec* s = spec(name);
+    const bool is_flag = s && s->value_name.empty();
+    if (is_flag && value != "true") continue;
     out.push_back(name);
-    if (const OptionSpec* s = spec(name); s && !s->value_name.empty()) out.push_back(value);
+    if (!is_flag) out.push_back(value);
   }
   return out;
 }
 
 const std::string& Args::positional(std::size_t i) const { return positional_.at(i); }
 
-bool Args::flag(std::string_view name) const { return values_.contains(name); }
+bool Args::flag(std::string_view name) const {
+  const auto it = values_.find(name);
+  return it != values_.end() && it->second == "true";
+}
 
 std::optional<std::string> Args::get_optional(std::string_view name) const {
   if (const auto it = values_.find(name); it != values_.end()) return it->second;
@@ -98,13 +106,16 @@ std::string Args::help() const {
   out << "\n\n" << summary_ << "\n";
   if (!options_.empty()) out << "\noptions:\n";
   for (const auto& o : options_) {
-    std::string left = "  " + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+    std::string left = "  " + o.name + (o.value_name.empty() ? "[=B]" : " " + o.value_name);
     if (left.size() < 28) left.resize(28, ' ');
     out << left << ' ' << o.help;
     if (!o.default_value.empty()) out << " (default: " << o.default_value << ")";
     out << '\n';
   }
   out << "  --help                     this text\n";
+  if (std::any_of(options_.begin(), options_.end(), [](const OptionSpec& o) { return o.value_name.empty(); }))
+    out << "\n[=B]: a flag; --flag turns it on, --flag=B sets it (B: true/false, yes/no, 1/0)\n";
+  out << '\n' << kExitCodesHelp;
   return out.str();
 }
 
@@ -129,11 +140,15 @@ int report_error(const std::exception& error) {
   if (!e) return exit_failure;
   switch (e->code()) {
     case ErrorCode::usage: return exit_usage;
-    case ErrorCode::bad_input:
-    case ErrorCode::io:
-    case ErrorCode::unsupported: return exit_bad_input;
-    default: return exit_failure;
+    case ErrorCode::bad_input: return exit_bad_input;
+    case ErrorCode::io: return exit_io;
+    case ErrorCode::unsupported: return exit_unsupported;
+    case ErrorCode::device:
+    case ErrorCode::out_of_memory:
+    case ErrorCode::does_not_fit:
+    case ErrorCode::cancelled: return exit_failure;
   }
+  return exit_failure;
 }
 
 }  // namespace lwload::cli

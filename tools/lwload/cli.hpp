@@ -1,6 +1,5 @@
 // The lwload tool's small shared vocabulary: an argument parser with per-command help, size
-// parsing (plain bytes or KiB/MiB/GiB), and the exit codes the README documents
-// (0 ok, 1 load or device failure, 2 bad usage, 3 bad input file).
+// parsing (plain bytes or KiB/MiB/GiB), and the exit codes the README and `lwload --help` document.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +13,23 @@
 
 namespace lwload::cli {
 
-enum ExitCode : int { exit_ok = 0, exit_failure = 1, exit_usage = 2, exit_bad_input = 3 };
+// One code per kind of failure a caller (a script, CI) may want to tell apart; report_error maps
+// each ErrorCode to one of them. ErrorCode::cancelled has no code of its own: the CLI never cancels
+// a load (Ctrl-C ends the process with the signal), so it counts as a load failure.
+enum ExitCode : int {
+  exit_ok = 0,
+  exit_failure = 1,         // load or device failure: device, out_of_memory, does_not_fit, anything else
+  exit_usage = 2,           // bad usage: unknown option, bad value, unknown device
+  exit_bad_input = 3,       // bad input file: malformed, truncated or inconsistent model
+  exit_io = 4,              // I/O error: the OS refused an open, read, map or write (missing file, EIO, disk full)
+  exit_unsupported = 5,     // valid input lwload cannot handle (yet)
+  exit_contract = 6,        // `lwload profile`: the memory contract was violated
+};
+
+// The table above as text, for `lwload --help` (the README's "Exit codes:" line says the same).
+inline constexpr const char* kExitCodesHelp =
+    "exit codes: 0 ok, 1 load or device failure, 2 bad usage, 3 bad input file, 4 I/O error,\n"
+    "            5 unsupported model feature, 6 memory contract violated (profile)\n";
 
 struct OptionSpec {
   std::string name;        // "--device"
@@ -29,19 +44,21 @@ class Args {
        std::vector<OptionSpec> options);
 
   // Parses argv after the subcommand. Returns false after printing help (--help) and throws
-  // Error(usage) on unknown options or missing values.
+  // Error(usage) on unknown options or missing values. A flag (an option without a value name) is
+  // given as --flag or --flag=VALUE, VALUE spelled as parse_switch accepts (true/false, yes/no,
+  // 1/0); anything else is a usage error naming the flag and the value.
   bool parse(int argc, char** argv);
 
   const std::string& positional(std::size_t i) const;
   std::size_t positional_count() const { return positional_.size(); }
-  bool flag(std::string_view name) const;
+  bool flag(std::string_view name) const;  // given and not =false
   std::string get(std::string_view name) const;  // value, or the declared default
   std::optional<std::string> get_optional(std::string_view name) const;
   std::uint64_t get_size(std::string_view name) const;
   std::uint64_t get_uint(std::string_view name) const;
   std::string help() const;
   // The options given on the command line, but those in `except`, as arguments again: what a
-  // command passes on to a child lwload.
+  // command passes on to a child lwload (flags given =false are left out: off is their default).
   std::vector<std::string> given_options(const std::vector<std::string_view>& except) const;
 
  private:

@@ -1,5 +1,5 @@
 // lwload profile: loads a model while sampling this process's memory, prints baseline, peak,
-// growth and the memory contract's bound with HELD / VIOLATED (exit 1 when violated), and writes
+// growth and the memory contract's bound with HELD / VIOLATED (exit 6, exit_contract, when violated), and writes
 // the timeline as JSON, CSV and SVG on request. --loader naive profiles the naive baseline instead;
 // --compare runs several loaders, each in its own child process, into one summary and SVG.
 #include <boost/json.hpp>
@@ -49,7 +49,7 @@ int profile_comparison(const Args& args, const std::string& compare) {
     write_text(*path, boost::json::serialize(out) + "\n", "comparison JSON");
   }
   if (const auto path = args.get_optional("--svg")) write_text(*path, profile::comparison_to_svg(result.series), "comparison SVG");
-  return result.series.back().report.contract.held ? exit_ok : exit_failure;
+  return result.series.back().report.contract.held ? exit_ok : exit_contract;
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ int cmd_profile(int argc, char** argv) {
             "Load a model while sampling memory (RSS split into anonymous / file-backed / shared),\n"
             "and check the memory contract: unified peak <= baseline + model + largest tensor\n"
             "(zero-copy: anonymous growth <= 16 MiB); discrete peak <= baseline + budget + 16 MiB.\n"
-            "Exit status 1 when the contract is violated.",
+            "Exit status 6 when the contract is violated.",
             {"MODEL"},
             {device_option(), links_option(), placement_option(), budget_option(), slots_option(), memory_option(),
              max_alloc_option(), io_option(), direct_io_option(), lazy_option(),
@@ -104,7 +104,7 @@ int cmd_profile(int argc, char** argv) {
   if (const auto path = args.get_optional("--json")) write_text(*path, profile::report_to_json(report) + "\n", "JSON report");
   if (const auto path = args.get_optional("--csv")) write_text(*path, profile::report_to_csv(report), "CSV samples");
   if (const auto path = args.get_optional("--svg")) write_text(*path, profile::report_to_svg(report), "SVG timeline");
-  return report.contract.held ? exit_ok : exit_failure;
+  return report.contract.held ? exit_ok : exit_contract;
 }
 
 }  // namespace lwload::cli

@@ -25,7 +25,8 @@ OptionSpec lazy_option() {
 }
 
 Manifest open_model(const Args& args, OpenOptions options) {
-  options.allow_outside_links = options.allow_outside_links || args.flag("--allow-outside-links");
+  if (const auto links = args.get_optional("--allow-outside-links"))
+    set_open_option(options, "allow-outside-links", *links);
   return open_manifest(args.positional(0), options);
 }
 
@@ -59,9 +60,8 @@ PlanOptions plan_options(const Args& args) {
 }
 
 void apply_io_options(const Args& args, LoadOptions& options) {
-  set_given(args, options, {"io"});
-  options.direct_io = options.direct_io || args.flag("--direct-io");
-  options.lazy = options.lazy || args.flag("--lazy");
+  // Flags as given (--lazy=false included) override what the command chose (bench --cold's O_DIRECT).
+  set_given(args, options, {"io", "direct-io", "lazy"});
 }
 
 void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest) {

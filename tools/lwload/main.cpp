@@ -1,4 +1,6 @@
 // lwload: inspect models, list devices, plan and run loads, and profile their memory.
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <string_view>
 
@@ -30,7 +32,18 @@ int usage(std::ostream& out) {
     name.resize(10, ' ');
     out << "  " << name << c.summary << '\n';
   }
+  out << '\n' << lwload::cli::kExitCodesHelp;
   return lwload::cli::exit_usage;
+}
+
+// Standard output that could not be written (a full disk, a closed pipe's reader gone) is an I/O
+// error, not success: a script reading `lwload inspect --json > out.json` must not get a truncated
+// file and exit 0.
+int finish(int status) {
+  std::cout.flush();
+  if (std::cout) return status;
+  std::cerr << "lwload: error: cannot write standard output: " << std::strerror(errno) << '\n';
+  return status == lwload::cli::exit_ok ? lwload::cli::exit_io : status;
 }
 
 }  // namespace
@@ -49,9 +62,9 @@ int main(int argc, char** argv) {
   for (const auto& c : kCommands) {
     if (c.name != name) continue;
     try {
-      return c.run(argc - 2, argv + 2);
+      return finish(c.run(argc - 2, argv + 2));
     } catch (const std::exception& e) {
-      return lwload::cli::report_error(e);
+      return finish(lwload::cli::report_error(e));
     }
   }
   std::cerr << "lwload: unknown command '" << name << "'\n";

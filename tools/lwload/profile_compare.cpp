@@ -105,15 +105,17 @@ Comparison run_comparison(const std::string& model, const std::vector<std::strin
       argv.insert(argv.end(), {"--placement", loader});
     }
     argv.insert(argv.end(), {"--json", report.path()});
-    // 1 is a violated contract, which is a result (the naive loader's is expected to be).
+    // exit_contract is a violated contract, which is a result (the naive loader's is expected to be).
     const int status = run_child(argv, errors.path());
-    if (status != 0 && status != 1) {
+    if (status != exit_ok && status != exit_contract) {
       std::string said = read_all(errors.path());
       while (!said.empty() && said.back() == '\n') said.pop_back();
       // The child's exit status says what kind of failure it was (cli.hpp): keep it.
-      const ErrorCode code = status == exit_usage ? ErrorCode::usage
-                             : status == exit_bad_input ? ErrorCode::bad_input
-                                                        : ErrorCode::device;
+      const ErrorCode code = status == exit_usage         ? ErrorCode::usage
+                             : status == exit_bad_input   ? ErrorCode::bad_input
+                             : status == exit_io          ? ErrorCode::io
+                             : status == exit_unsupported ? ErrorCode::unsupported
+                                                          : ErrorCode::device;
       fail(code, "profile --compare: the ", loader == "naive" ? "naive" : "lwload --placement " + loader,
            " run failed (exit status ", status, "): ", said);
     }

@@ -1,0 +1,294 @@
+// The lwload tool's surface as a user meets it: every boolean flag of every subcommand spelled
+// --flag, --flag=true|false|yes|no|1|0 (anything else a usage error naming flag and value), and
+// every exit code of the documented table provoked by a real condition.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using lwload::test::TempDir;
+
+namespace {
+
+const char* exe() { return std::getenv("LWLOAD_EXE"); }
+
+// Runs `lwload ARGS`; stdout into *out, stderr into *err. Returns the exit status.
+int lwload_run(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
+  TempDir scratch;
+  const fs::path err_path = scratch / "stderr";
+  const int status = lwload::test::run_command(std::string(exe()) + " " + args + " 2>" + err_path.string(), out);
+  if (err) {
+    std::ifstream in(err_path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    *err = text.str();
+  }
+  return status;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The flags (options without a value) `lwload COMMAND --help` lists: those shown as --name[=B].
+std::set<std::string> flags_in_help(const std::string& command) {
+  std::string out;
+  REQUIRE(lwload_run(command + " --help", &out) == 0);
+  std::set<std::string> flags;
+  std::istringstream in(out);
+  for (std::string word; in >> word;)
+    if (word.starts_with("--") && word.ends_with("[=B]")) flags.insert(word.substr(0, word.size() - 4));
+  return flags;
+}
+
+// A small model to run commands on: 4 tensors, 256 KiB, safetensors.
+struct Fixture {
+  TempDir dir;
+  std::string model = (dir / "m.safetensors").string();
+  Fixture() {
+    REQUIRE(lwload_run("synth " + model + " --format safetensors --size 256KiB --tensors 4", nullptr) == 0);
+  }
+};
+
+// Each subcommand, the arguments it runs with here, and its flags.
+struct Command {
+  std::string args;  // "load MODEL --device host"
+  std::set<std::string> flags;
+};
+
+std::map<std::string, Command> commands(const Fixture& f) {
+  const std::string m = f.model;
+  return {
+      {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links"}}},
+      {"devices", {"devices", {"--json"}}},
+      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links"}}},
+      {"load",
+       {"load " + m + " --device host",
+        {"--allow-outside-links", "--direct-io", "--lazy", "--verify", "--verbose", "--json"}}},
+      {"profile",
+       {"profile " + m + " --device host", {"--allow-outside-links", "--direct-io", "--lazy", "--verify"}}},
+      {"bench",
+       {"bench " + m + " --device host --reps 1 --buffer 64KiB",
+        {"--allow-outside-links", "--cold", "--buffered", "--lazy", "--no-naive", "--json"}}},
+      {"synth", {"synth " + (f.dir / "s.gguf").string() + " --format gguf --size 64KiB --tensors 2", {"--json"}}},
+  };
+}
+
+// `flag` switches what `on` sees in (stdout, stderr): checked for every spelling of on and of off.
+void check_switch(const std::string& args, const std::string& flag,
+                  const std::function<bool(const std::string&, const std::string&)>& on) {
+  for (const std::string value : {"", "=true", "=1", "=yes"}) {
+    CAPTURE(flag + value);
+    std::string out, err;
+    REQUIRE(lwload_run(args + " " + flag + value, &out, &err) == 0);
+    CHECK(on(out, err));
+  }
+  for (const std::string& given : {std::string(), flag + "=false", flag + "=0", flag + "=no", flag + " " + flag + "=no"}) {
+    CAPTURE(given);
+    std::string out, err;
+    REQUIRE(lwload_run(args + " " + given, &out, &err) == 0);
+    CHECK_FALSE(on(out, err));
+  }
+}
+
+bool starts_json(const std::string& out, char open) { return !out.empty() && out.front() == open; }
+
+}  // namespace
+
+TEST_CASE("every flag of every subcommand: --help lists it as --flag[=B]") {
+  if (!exe()) return;
+  Fixture f;
+  for (const auto& [name, command] : commands(f)) {
+    CAPTURE(name);
+    CHECK(flags_in_help(name) == command.flags);  // a new flag must be added here, and tested below
+  }
+}
+
+TEST_CASE("every flag of every subcommand takes true/false/yes/no/1/0 and refuses anything else (exit 2)") {
+  if (!exe()) return;
+  Fixture f;
+  for (const auto& [name, command] : commands(f)) {
+    for (const std::string& flag : command.flags) {
+      CAPTURE(name);
+      CAPTURE(flag);
+      for (const std::string bad : {"maybe", "on", "off", "", "TRUE", "2"}) {
+        CAPTURE(bad);
+        std::string err;
+        CHECK(lwload_run(command.args + " " + flag + "=" + bad, nullptr, &err) == 2);
+        CHECK(has(err, flag + ": '" + bad + "' is not a switch"));
+        CHECK(has(err, "lwload " + name));
+      }
+      for (const std::string good : {"true", "false", "yes", "no", "1", "0"}) {
+        CAPTURE(good);
+        std::string err;
+        CHECK(lwload_run(command.args + " " + flag + "=" + good + " >/dev/null", nullptr, &err) == 0);
+        CHECK(err.find("lwload: error") == std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("inspect, devices, plan, synth: --json, --metadata, --stats switch on and off") {
+  if (!exe()) return;
+  Fixture f;
+  const auto json_object = [](const std::string& out, const std::string&) { return starts_json(out, '{'); };
+  check_switch("inspect " + f.model, "--json", json_object);
+  check_switch("inspect --json " + f.model, "--metadata", [](const std::string& out, const std::string&) {
+    return has(out, "\"metadata\"");
+  });
+  check_switch("inspect " + f.model, "--stats", [](const std::string&, const std::string& err) {
+    return has(err, "opened in ");
+  });
+  check_switch("devices", "--json", [](const std::string& out, const std::string&) { return starts_json(out, '['); });
+  check_switch("plan " + f.model + " --device host", "--json", json_object);
+  check_switch("synth " + (f.dir / "s.safetensors").string() + " --size 64KiB --tensors 2", "--json", json_object);
+}
+
+TEST_CASE("--allow-outside-links: weights linked out of the model folder refused when off, followed when on") {
+  if (!exe()) return;
+  TempDir dir;
+  // ONNX with external data (tests/data/onnx/mlp_external), its weights.bin a link to ../outside.bin.
+  fs::copy(lwload::test::testdata() / "onnx" / "mlp_external", dir / "model", fs::copy_options::recursive);
+  fs::rename(dir / "model" / "weights.bin", dir / "outside.bin");
+  fs::create_symlink(fs::path("..") / "outside.bin", dir / "model" / "weights.bin");
+  const std::string model = (dir / "model" / "model.onnx").string();
+  for (const std::string command : {"inspect ", "plan --device host ", "load --device host ", "profile --device host ",
+                                    "bench --device host --reps 1 --no-naive "}) {
+    CAPTURE(command);
+    for (const std::string off : {"", " --allow-outside-links=false", " --allow-outside-links=0", " --allow-outside-links=no"}) {
+      CAPTURE(off);
+      std::string err;
+      CHECK(lwload_run(command + model + off, nullptr, &err) == 3);
+      CHECK(has(err, "outside the model folder"));
+    }
+    for (const std::string on : {" --allow-outside-links", " --allow-outside-links=true", " --allow-outside-links=1",
+                                 " --allow-outside-links=yes"}) {
+      CAPTURE(on);
+      CHECK(lwload_run(command + model + on + " >/dev/null") == 0);
+    }
+  }
+}
+
+TEST_CASE("load: --verify, --verbose, --lazy, --direct-io, --json switch on and off") {
+  if (!exe()) return;
+  Fixture f;
+  const std::string load = "load " + f.model + " --device host";
+  check_switch(load, "--verify", [](const std::string& out, const std::string&) { return has(out, "verify: ok"); });
+  check_switch(load, "--verbose", [](const std::string& out, const std::string&) { return has(out, "reads "); });
+  check_switch(load, "--lazy", [](const std::string& out, const std::string&) { return has(out, "(lazy: pages fault in"); });
+  check_switch(load, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
+  // O_DIRECT: used, or refused with a note saying why (a file system without it); never silent.
+  check_switch(load + " --placement staged --json", "--direct-io", [](const std::string& out, const std::string&) {
+    return has(out, "\"direct_io\":true") || !has(out, "\"direct_io_note\":\"\"");
+  });
+}
+
+TEST_CASE("profile: --verify, --lazy switch on and off") {
+  if (!exe()) return;
+  Fixture f;
+  const std::string profile = "profile " + f.model + " --device host --json -";
+  check_switch(profile, "--verify", [](const std::string& out, const std::string&) { return has(out, "\"verify\""); });
+  check_switch(profile, "--lazy", [](const std::string& out, const std::string&) { return has(out, "\"lazy\":true"); });
+}
+
+TEST_CASE("bench: --json, --no-naive, --cold, --buffered, --lazy switch on and off") {
+  if (!exe()) return;
+  Fixture f;
+  const std::string bench = "bench " + f.model + " --device host --reps 1 --buffer 64KiB";
+  check_switch(bench, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
+  check_switch(bench, "--no-naive", [](const std::string& out, const std::string&) { return !has(out, "naive read+copy"); });
+  check_switch(bench, "--cold", [](const std::string& out, const std::string&) { return has(out, "cache    cold"); });
+  check_switch(bench + " --cold", "--buffered", [](const std::string& out, const std::string&) {
+    return !has(out, "lwload reads with O_DIRECT");
+  });
+  check_switch(bench + " --placements zero-copy", "--lazy", [](const std::string& out, const std::string&) {
+    return has(out, "host zero_copy") && has(out, "lazy (mapping only, not resident)");
+  });
+}
+
+TEST_CASE("--help documents every exit code") {
+  if (!exe()) return;
+  std::string out;
+  REQUIRE(lwload_run("--help", &out) == 0);
+  for (const char* code : {"0 ok", "1 load or device failure", "2 bad usage", "3 bad input file", "4 I/O error",
+                           "5 unsupported model feature", "6 memory contract violated (profile)"})
+    CHECK_MESSAGE(has(out, code), code);
+  out.clear();
+  REQUIRE(lwload_run("load --help", &out) == 0);
+  CHECK(has(out, "4 I/O error"));
+  // The README's "Exit codes:" paragraph says the same (when the tests run from a source tree).
+  const fs::path readme = lwload::test::testdata() / ".." / ".." / "README.md";
+  if (fs::exists(readme)) {
+    std::ifstream in(readme);
+    std::string line, found;  // the paragraph that begins "Exit codes:", joined into one line
+    bool inside = false;
+    while (std::getline(in, line)) {
+      if (line.starts_with("Exit codes:")) inside = true;
+      if (inside && line.empty()) break;
+      if (inside) found += line + " ";
+    }
+    for (const char* code : {"0 ok", "1 load or device failure", "2 bad usage", "3 bad input file", "4 I/O error",
+                             "5 unsupported model feature", "6 memory contract violated"})
+      CHECK_MESSAGE(has(found, code), code);
+  }
+}
+
+TEST_CASE("each exit code, provoked for real") {
+  if (!exe()) return;
+  Fixture f;
+  std::string out, err;
+  SUBCASE("0 ok") { CHECK(lwload_run("load " + f.model + " --device host --verify", &out) == 0); }
+  SUBCASE("1 load or device failure: the plan does not fit the staging budget") {
+    CHECK(lwload_run("load " + f.model + " --device null --budget 1KiB", nullptr, &err) == 1);
+    CHECK(has(err, "lwload: error"));
+  }
+  SUBCASE("2 bad usage: an unknown option, a switch spelled wrong, an unknown device") {
+    CHECK(lwload_run("load " + f.model + " --sideways", nullptr, &err) == 2);
+    CHECK(lwload_run("load " + f.model + " --verify=perhaps", nullptr, &err) == 2);
+    CHECK(has(err, "--verify: 'perhaps' is not a switch"));
+    CHECK(lwload_run("load " + f.model + " --device nosuch", nullptr, &err) == 2);
+  }
+  SUBCASE("3 bad input file: a truncated safetensors header") {
+    const fs::path bad = f.dir / "bad.safetensors";
+    std::ofstream(bad, std::ios::binary) << std::string("\x40\0\0\0\0\0\0\0{\"w\":", 13);
+    CHECK(lwload_run("inspect " + bad.string(), nullptr, &err) == 3);
+    CHECK(has(err, bad.string()));
+  }
+  SUBCASE("4 I/O error: the OS refuses to open the model, or to write the output") {
+    // A missing file: open(2) fails (ENOENT), which is the OS's answer, not a malformed model.
+    CHECK(lwload_run("inspect " + (f.dir / "missing.safetensors").string(), nullptr, &err) == 4);
+    CHECK(has(err, "missing.safetensors: cannot open"));
+    // /dev/full: every write fails with ENOSPC — a full disk, deterministic and real. Standard
+    // output that cannot be written must not exit 0 with the output lost.
+    CHECK(lwload_run("inspect --json " + f.model + " >/dev/full", nullptr, &err) == 4);
+    CHECK(has(err, "cannot write standard output"));
+    // A report file that cannot be written.
+    CHECK(lwload_run("profile " + f.model + " --device host --svg /dev/full", &out, &err) == 4);
+    CHECK(has(err, "/dev/full: cannot write the SVG timeline"));
+  }
+  SUBCASE("5 unsupported: a well-formed GGUF version 1 file") {
+    const fs::path v1 = f.dir / "v1.gguf";
+    std::string bytes("GGUF\x01\0\0\0", 8);
+    bytes.append(24, '\0');  // tensor and KV counts (32-bit in version 1)
+    std::ofstream(v1, std::ios::binary) << bytes;
+    CHECK(lwload_run("inspect " + v1.string(), nullptr, &err) == 5);
+    CHECK(has(err, "GGUF version 1 is not supported"));
+  }
+  SUBCASE("6 memory contract violated: profiling the naive loader (file and copies held at once)") {
+    TempDir dir;
+    const std::string model = (dir / "n.safetensors").string();
+    REQUIRE(lwload_run("synth " + model + " --size 32MiB --tensors 8", nullptr) == 0);
+    CHECK(lwload_run("profile " + model + " --loader naive", &out) == 6);
+    CHECK(has(out, "VIOLATED"));
+    // lwload's own load of the same model holds it: 0.
+    CHECK(lwload_run("profile " + model + " --device host", &out) == 0);
+  }
+}
