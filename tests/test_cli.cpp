@@ -273,6 +273,14 @@ TEST_CASE("each exit code, provoked for real") {
     // A report file that cannot be written.
     CHECK(lwload_run("profile " + f.model + " --device host --svg /dev/full", &out, &err) == 4);
     CHECK(has(err, "/dev/full: cannot write the SVG timeline"));
+    // synth onto a disk that fills up (RLIMIT_FSIZE, its signal ignored: writes fail with EFBIG)
+    // leaves nothing behind under the model's name, nor its temporary.
+    const fs::path partial = f.dir / "full.safetensors";
+    CHECK(lwload::test::run_command("bash -c \"trap '' XFSZ; ulimit -f 64; exec " + std::string(exe()) + " synth " +
+                                    partial.string() + " --format safetensors --size 1MiB --tensors 4 2>/dev/null\"") ==
+          4);
+    CHECK_FALSE(fs::exists(partial));
+    CHECK_FALSE(fs::exists(partial.string() + ".partial"));
   }
   SUBCASE("5 unsupported: a well-formed GGUF version 1 file") {
     const fs::path v1 = f.dir / "v1.gguf";
@@ -291,4 +299,30 @@ TEST_CASE("each exit code, provoked for real") {
     // lwload's own load of the same model holds it: 0.
     CHECK(lwload_run("profile " + model + " --device host", &out) == 0);
   }
+}
+
+TEST_CASE("tensor names and errors reach the terminal with control characters escaped") {
+  TempDir dir;
+  const fs::path model = dir / "esc.safetensors";
+  // A name holding an OSC sequence (retitles a terminal) and a C1 CSI (U+009B).
+  std::string header = "{\"a\\u001b]0;x\\u0007\\u009bb\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header + std::string(4, '\0');
+  std::ofstream(model, std::ios::binary) << bytes;
+  for (const std::string command : {"inspect ", "plan ", "load --verbose "}) {
+    CAPTURE(command);
+    std::string out;
+    REQUIRE(lwload_run(command + model.string(), &out) == 0);
+    CHECK(has(out, "a\\x1b]0;x\\x07\\xc2\\x9bb"));
+    CHECK_FALSE(has(out, "\x1b"));
+    CHECK_FALSE(has(out, "\x07"));
+  }
+  // An error naming the tensor: the truncated file.
+  fs::resize_file(model, fs::file_size(model) - 2);
+  std::string err;
+  CHECK(lwload_run("inspect " + model.string(), nullptr, &err) == 3);
+  CHECK(has(err, "a\\x1b]0;x"));
+  CHECK_FALSE(has(err, "\x1b"));
 }

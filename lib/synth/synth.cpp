@@ -2,6 +2,7 @@
 #include "synth/synth.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -24,16 +25,22 @@ std::uint64_t splitmix64(std::uint64_t x) {
 std::uint64_t round_down(std::uint64_t value, std::uint64_t multiple) { return value / multiple * multiple; }
 std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
+// Writes to a temporary name beside `path` and renames it on close(), so a failed write (a full
+// disk) leaves no truncated model behind under the name a user would load.
 class Output {
  public:
-  explicit Output(const std::filesystem::path& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
-    if (!file_) fail(ErrorCode::io, path.string(), ": cannot create");
+  explicit Output(const std::filesystem::path& path)
+      : path_(path), temporary_(path.string() + ".partial"), file_(std::fopen(temporary_.c_str(), "wb")) {
+    if (!file_) fail(ErrorCode::io, path.string(), ": cannot create ", temporary_.string(), ": ", std::strerror(errno));
   }
   ~Output() {
-    if (file_) std::fclose(file_);
+    if (!file_) return;
+    std::fclose(file_);
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
   }
   void write(const void* data, std::size_t n) {
-    if (std::fwrite(data, 1, n, file_) != n) fail(ErrorCode::io, path_.string(), ": write failed");
+    if (std::fwrite(data, 1, n, file_) != n) fail(ErrorCode::io, path_.string(), ": write failed: ", std::strerror(errno));
     written_ += n;
   }
   void write(std::string_view s) { write(s.data(), s.size()); }
@@ -44,7 +51,14 @@ class Output {
     while (written_ < position) write(zeros, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof zeros, position - written_)));
   }
   void close() {
-    if (std::fclose(std::exchange(file_, nullptr)) != 0) fail(ErrorCode::io, path_.string(), ": close failed");
+    const bool flushed = std::fflush(file_) == 0 && std::ferror(file_) == 0;
+    const int flush_errno = errno;
+    if (!flushed) fail(ErrorCode::io, path_.string(), ": write failed: ", std::strerror(flush_errno));
+    if (std::fclose(std::exchange(file_, nullptr)) != 0) {
+      std::filesystem::remove(temporary_);
+      fail(ErrorCode::io, path_.string(), ": close failed: ", std::strerror(errno));
+    }
+    std::filesystem::rename(temporary_, path_);
   }
   std::uint64_t written() const { return written_; }
 
@@ -61,6 +75,7 @@ class Output {
 
  private:
   std::filesystem::path path_;
+  std::filesystem::path temporary_;
   std::FILE* file_;
   std::uint64_t written_ = 0;
 };

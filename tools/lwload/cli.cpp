@@ -134,8 +134,33 @@ std::string format_bytes(std::uint64_t bytes) {
   return out.str();
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto escape = [&](unsigned char c) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c < 0x20 || c == 0x7f) {
+      escape(c);
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080..U+009F in UTF-8 (C1, e.g. CSI)
+      escape(c);
+      escape(next);
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 int report_error(const std::exception& error) {
-  std::cerr << "lwload: error: " << error.what() << '\n';
+  std::cerr << "lwload: error: " << printable(error.what()) << '\n';
   const auto* e = dynamic_cast<const Error*>(&error);
   if (!e) return exit_failure;
   switch (e->code()) {

@@ -75,7 +75,10 @@ class Args {
 using lwload::parse_size;  // "64MiB", "2GiB", "4096" → bytes (core/option_text.hpp)
 std::string format_bytes(std::uint64_t bytes);  // "2.00 GiB"
 
-// Maps an lwload::Error (or any exception) to an exit code after printing it to stderr.
+// `text` with terminal control characters (C0, DEL, C1) written as \xNN, so a tensor name or an
+// error message from a hostile file cannot move the cursor or retitle the terminal.
+std::string printable(std::string_view text);
+// Maps an lwload::Error (or any exception) to an exit code after printing it (printable) to stderr.
 int report_error(const std::exception& error);
 
 // The subcommands; each file cmd_<name>.cpp defines one.

@@ -27,7 +27,7 @@ void print_table(const Manifest& m) {
             << "offset" << "  a64 a4096\n";
   std::size_t page_aligned = 0;
   for (const auto& t : m.tensors) {
-    std::cout << std::left << std::setw(static_cast<int>(name_width)) << t.name << "  " << std::setw(8)
+    std::cout << std::left << std::setw(static_cast<int>(name_width)) << printable(t.name) << "  " << std::setw(8)
               << dtype_name(t.dtype) << std::setw(22) << shape_text(t) << std::right << std::setw(14) << t.bytes;
     if (t.encoding != Encoding::raw) {
       std::cout << "  (" << encoding_name(t.encoding) << ": converted at load)\n";
@@ -52,7 +52,7 @@ void print_table(const Manifest& m) {
   std::cout << "tensors:       " << m.tensors.size() << "\ntotal bytes:   " << m.total_bytes() << " ("
             << format_bytes(m.total_bytes()) << ")\n";
   if (largest != m.tensors.end())
-    std::cout << "largest:       " << largest->name << " (" << format_bytes(largest->bytes) << ")\n";
+    std::cout << "largest:       " << printable(largest->name) << " (" << format_bytes(largest->bytes) << ")\n";
   std::cout << "page-aligned:  " << page_aligned << " of " << m.tensors.size()
             << " tensors start on a 4096-byte boundary (zero-copy does not need it: imports cover the pages around"
                " each tensor)\n";

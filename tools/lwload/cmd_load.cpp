@@ -108,7 +108,7 @@ int cmd_load(int argc, char** argv) {
   if (verbose) {
     for (const TensorHandle& h : weights.tensors()) {
       const TensorPlan* tp = plan.find(h.index);
-      std::cout << "  " << h.info->name << ": " << placement_name(h.placement);
+      std::cout << "  " << printable(h.info->name) << ": " << placement_name(h.placement);
       if (h.buffer) std::cout << " via " << h.mechanism << " (" << native_type_name(h.native.type) << ") at offset " << h.offset;
       std::cout << ", " << h.bytes << " bytes — " << (tp ? tp->reason : "") << '\n';
     }

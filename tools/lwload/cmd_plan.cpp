@@ -22,7 +22,7 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
             << "bytes" << "  " << std::left << std::setw(10) << "placement" << "reason\n";
   for (const auto& tp : plan.tensors) {
     const TensorInfo& t = manifest.tensors[tp.tensor];
-    std::cout << std::left << std::setw(static_cast<int>(width)) << t.name << "  " << std::right << std::setw(12)
+    std::cout << std::left << std::setw(static_cast<int>(width)) << printable(t.name) << "  " << std::right << std::setw(12)
               << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement) << tp.reason;
     if (tp.region != no_region) std::cout << " [region " << tp.region << ", +" << tp.region_offset << "]";
     std::cout << '\n';

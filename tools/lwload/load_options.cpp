@@ -69,7 +69,7 @@ void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const
   for (const TensorPlan& tp : plan.tensors)
     if (tp.placement != *asked.force && tp.placement != Placement::skipped)
       std::cerr << "lwload: warning: --placement " << placement_name(*asked.force) << " not honoured for tensor '"
-                << manifest.tensors[tp.tensor].name << "': " << tp.reason << '\n';
+                << printable(manifest.tensors[tp.tensor].name) << "': " << tp.reason << '\n';
 }
 
 }  // namespace lwload::cli

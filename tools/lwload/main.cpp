@@ -1,4 +1,6 @@
 // lwload: inspect models, list devices, plan and run loads, and profile their memory.
+#include <sys/resource.h>
+
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -46,9 +48,20 @@ int finish(int status) {
   return status == lwload::cli::exit_ok ? lwload::cli::exit_io : status;
 }
 
+// A model in thousands of files (TFJS shards at 4 MB each) must not fail on Debian's default soft
+// limit of 1,024 descriptors when the hard limit allows more; the tool, not the library, owns the
+// process's limits.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  raise_open_file_limit();
   if (argc < 2) return usage(std::cerr);
   const std::string_view name = argv[1];
   if (name == "--version") {
