@@ -26,9 +26,13 @@ build=(
 test=(
   # real runtimes: OpenCL on PoCL and rusticl, Vulkan on lavapipe under the validation layer
   pocl-opencl-icd mesa-opencl-icd clinfo mesa-vulkan-drivers vulkan-validationlayers
-  # the formats' own writers and readers the tests compare against
-  python3-onnx python3-numpy python3-torch
+  # the formats' own writers and readers the tests compare against (flatc's Python classes need
+  # the flatbuffers runtime)
+  python3-onnx python3-numpy python3-torch python3-flatbuffers
 )
+# The real-file suite fetches model files from the npm registry with npm: Debian's, unless a
+# Node.js that brings its own npm is installed already.
+command -v npm >/dev/null 2>&1 || test+=(nodejs npm)
 fuzz=(
   clang libclang-rt-14-dev lld
 )

@@ -67,6 +67,9 @@ struct TensorInfo {
   // Shared and immutable: most tensors have none, and a header may list millions of tensors, so
   // the record stays small (a pointer, not ~120 bytes of optional fields).
   std::shared_ptr<const Quantization> quantization;
+  // Where in the model the tensor came from, when the format keeps constants in more than one kind
+  // of place (ONNX: "Constant node 'c' in ..."); empty for a format's ordinary tensors.
+  std::string origin = {};
 };
 
 struct LWLOAD_API Manifest {

@@ -81,6 +81,10 @@ void append_tensor_json(std::string& out, const TensorInfo& t) {
     out += ",\"encoding\":";
     append_json_string(out, encoding_name(t.encoding));
   }
+  if (!t.origin.empty()) {
+    out += ",\"origin\":";
+    append_json_string(out, t.origin);
+  }
   out += '}';
 }
 

@@ -1,6 +1,15 @@
-// The ONNX reader: one pass of the protobuf wire scanner over ModelProto → graph → initializers
-// (and the initializers of If/Loop/Scan bodies, found through node attributes), reporting where
-// every tensor's bytes lie without reading them:
+// The ONNX reader: one pass of the protobuf wire scanner over ModelProto, reporting every constant
+// tensor the model holds and where its bytes lie, without reading them. Constants live in:
+//   - graph initializers and sparse_initializers, in the main graph and in every subgraph (If
+//     then/else, Loop and Scan bodies: GRAPH and GRAPHS attributes, nested), and in model-local
+//     functions;
+//   - `Constant` nodes (paddle2onnx, spox, OpenVINO and older PyTorch exports keep weights there):
+//     `value` (a TensorProto), `value_float(s)`, `value_int(s)`, `value_string(s)`, `sparse_value`,
+//     named by the node's output; and TENSOR / SPARSE_TENSOR attributes of other nodes
+//     (ConstantOfShape's fill value), named "<node>.<attribute>".
+// A sparse tensor becomes two tensors, "<name>.values" and "<name>.indices" (its dense shape in
+// the metadata as "sparse.<name>.dims"). Names stay unique (a repeat gets "#2", "#3"); each
+// tensor's `origin` says where it came from. Data:
 //   - raw_data inline → one piece of the .onnx file at the payload's absolute offset;
 //   - external data → one piece of the file `location` names (relative to the model's folder);
 //   - packed float_data / double_data of FLOAT, COMPLEX64, DOUBLE, COMPLEX128 → raw pieces (they
@@ -16,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -170,14 +180,16 @@ class OnnxScan {
           model.expect(WireType::length_delimited, "metadata_props");
           scan_metadata_prop(model.nested("metadata_props", onnx::entry_field_name));
           break;
-        default: break;  // doc_string, training_info, functions, ...: nothing to load
+        case mf::functions:
+          model.expect(WireType::length_delimited, "functions");
+          scan_function(model.nested("function #" + std::to_string(functions_++), onnx::function_field_name));
+          break;
+        default: break;  // doc_string, training_info, ...: nothing to load
       }
     }
     if (!has_graph)
       fail(ErrorCode::bad_input, file_.string(),
            ": ModelProto has no graph (field 7): not an ONNX model, or an empty one");
-    if (sparse_initializers_ > 0)
-      meta("sparse_initializers_not_loaded", static_cast<std::int64_t>(sparse_initializers_));
     return std::move(manifest_);
   }
 
@@ -214,59 +226,288 @@ class OnnxScan {
     if (depth > kMaxGraphDepth)
       source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
                        kMaxGraphDepth, " deep");
-    std::uint64_t nodes = 0, initializers = 0;
+    std::uint64_t nodes = 0, initializers = 0, sparse = 0;
+    std::string where = depth == 1 ? "the main graph" : "a subgraph (depth " + std::to_string(depth) + ")";
     while (graph.next()) {
       const std::uint32_t number = graph.field().number;
-      if (number == onnx::graph_field::node) {
+      if (number == onnx::graph_field::name) {
+        where = str(depth == 1 ? "graph '" : "subgraph '", graph.read_string("name", kMaxName), "'");
+      } else if (number == onnx::graph_field::node) {
         graph.expect(WireType::length_delimited, "node");
         scan_node(graph.nested(graph.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
-                  depth);
+                  depth, where);
       } else if (number == onnx::graph_field::initializer) {
         graph.expect(WireType::length_delimited, "initializer");
         scan_initializer(graph.nested(graph.context() + " initializer #" + std::to_string(initializers++),
-                                      onnx::tensor_field_name));
+                                      onnx::tensor_field_name),
+                         {}, depth == 1 ? std::string() : "initializer of " + where);
       } else if (number == onnx::graph_field::sparse_initializer) {
-        ++sparse_initializers_;  // COO values + indices: not a dense tensor to place on a device
+        graph.expect(WireType::length_delimited, "sparse_initializer");
+        scan_sparse(graph.nested(graph.context() + " sparse_initializer #" + std::to_string(sparse++),
+                                 onnx::sparse_field_name),
+                    {}, "sparse_initializer of " + where);
       }
     }
   }
+
+  // A model-local function: its nodes may hold Constants like a graph's.
+  void scan_function(MessageScanner function) {
+    std::string where = "a model-local function";
+    std::uint64_t nodes = 0;
+    while (function.next()) {
+      const std::uint32_t number = function.field().number;
+      if (number == onnx::function_field::name) {
+        where = "function '" + function.read_string("name", kMaxName) + "'";
+      } else if (number == onnx::function_field::node) {
+        function.expect(WireType::length_delimited, "node");
+        scan_node(function.nested(function.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
+                  1, where);
+      }
+    }
+  }
+
+  // A data-bearing attribute of a node, kept until the node's op_type and outputs are known (writers
+  // put them first, but protobuf does not promise it).
+  struct DataAttribute {
+    std::string name;
+    std::uint32_t field = 0;      // attribute_field::t, f, i, floats, ints, s, strings, sparse_tensor, ...
+    WireType wire = WireType::varint;
+    std::uint64_t begin = 0;      // the payload (messages, packed runs) or the value (scalars)
+    std::uint64_t end = 0;
+    std::uint64_t tag_offset = 0;
+    std::uint64_t field_end = 0;  // just past the whole field, tag included
+  };
 
   // A node's subgraphs are named in errors by the node alone ("node #2 'cond' (If) attribute
   // 'then_branch' (subgraph depth 2)"), not by the whole path, so messages stay short however deep.
-  void scan_node(MessageScanner node, int depth) {
+  void scan_node(MessageScanner node, int depth, const std::string& where) {
     const std::string& context = node.context();
     // "node #i", then " 'name' (op)" when those fields precede the attributes (as writers do).
     std::string label = context.substr(context.rfind("node #"));
+    std::string node_name, op_type, domain, output;
+    bool has_output = false;
+    std::vector<DataAttribute> data;
     while (node.next()) {
       const std::uint32_t number = node.field().number;
-      if (number == onnx::node_field::name) {
-        label += " '" + node.read_string("name", kMaxName) + "'";
+      if (number == onnx::node_field::output) {
+        std::string name = node.read_string("output", kMaxName);
+        if (!has_output) output = std::move(name);
+        has_output = true;
+      } else if (number == onnx::node_field::name) {
+        node_name = node.read_string("name", kMaxName);
+        label += " '" + node_name + "'";
       } else if (number == onnx::node_field::op_type) {
-        label += " (" + node.read_string("op_type", kMaxName) + ")";
+        op_type = node.read_string("op_type", kMaxName);
+        label += " (" + op_type + ")";
+      } else if (number == onnx::node_field::domain) {
+        domain = node.read_string("domain", kMaxName);
       } else if (number == onnx::node_field::attribute) {
         node.expect(WireType::length_delimited, "attribute");
-        scan_attribute(node.nested(label + " attribute", onnx::attribute_field_name), depth);
+        scan_attribute(node.nested(label + " attribute", onnx::attribute_field_name), depth, data);
       }
     }
+    if (data.empty()) return;
+    const bool constant = op_type == "Constant" && (domain.empty() || domain == "ai.onnx");
+    const std::string node_words = node_name.empty() ? "an unnamed node" : "node '" + node_name + "'";
+    if (constant) {
+      if (!has_output || output.empty())
+        source_->fail_at(node.begin(), label, ": a Constant node without an output to name its value");
+      if (data.size() != 1)
+        source_->fail_at(node.begin(), label, ": a Constant node with ", data.size(),
+                         " value attributes (ONNX allows exactly one)");
+      add_constant(data.front(), output, str("Constant node '", output, "' in ", where), label);
+      return;
+    }
+    // Tensor-valued attributes of other operators (ConstantOfShape's value, custom ops' weights).
+    const std::string base = !node_name.empty() ? node_name : has_output ? output : label;
+    namespace af = onnx::attribute_field;
+    for (const DataAttribute& a : data)
+      if (a.field == af::t || a.field == af::tensors || a.field == af::sparse_tensor || a.field == af::sparse_tensors)
+          add_constant(a, base + "." + a.name,
+                     str("attribute '", a.name, "' of ", node_words, " (", op_type, ") in ", where), label);
   }
 
-  // Subgraph-valued attributes (If then/else_branch, Loop/Scan body) hold initializers too.
-  void scan_attribute(MessageScanner attribute, int depth) {
+  // Subgraph-valued attributes (If then/else_branch, Loop/Scan body) are walked at once; data
+  // attributes are noted for scan_node.
+  void scan_attribute(MessageScanner attribute, int depth, std::vector<DataAttribute>& data) {
+    namespace af = onnx::attribute_field;
     std::string name;
+    std::vector<DataAttribute> found;
     while (attribute.next()) {
-      const std::uint32_t number = attribute.field().number;
-      if (number == onnx::attribute_field::name) {
-        name = attribute.read_string("name", kMaxName);
-      } else if (number == onnx::attribute_field::g || number == onnx::attribute_field::graphs) {
-        attribute.expect(WireType::length_delimited, number == onnx::attribute_field::g ? "g" : "graphs");
-        scan_graph(attribute.nested(str(attribute.context(), " '", name, "' (subgraph depth ", depth + 1, ")"),
-                                    onnx::graph_field_name),
-                   depth + 1);
+      const Field& f = attribute.field();
+      switch (f.number) {
+        case af::name: name = attribute.read_string("name", kMaxName); break;
+        case af::g:
+        case af::graphs:
+          attribute.expect(WireType::length_delimited, f.number == af::g ? "g" : "graphs");
+          scan_graph(attribute.nested(str(attribute.context(), " '", name, "' (subgraph depth ", depth + 1, ")"),
+                                      onnx::graph_field_name),
+                     depth + 1);
+          break;
+        case af::t:
+        case af::tensors:
+        case af::sparse_tensor:
+        case af::sparse_tensors:
+        case af::s:
+        case af::strings:
+          attribute.expect(WireType::length_delimited, onnx::attribute_field_name(f.number));
+          found.push_back({{}, f.number, f.wire, f.offset, f.offset + f.length, f.tag_offset, f.end});
+          break;
+        case af::f:
+        case af::i:
+        case af::floats:
+        case af::ints: found.push_back({{}, f.number, f.wire, f.value_offset, f.end, f.tag_offset, f.end}); break;
+        default: break;  // type, doc_string, ref_attr_name, type_protos: no data
       }
+    }
+    // Only a Constant's scalars and lists are weights; a Conv's `pads` are not. scan_node decides,
+    // so keep them all here, merged per attribute (repeated unpacked elements come one field each).
+    for (DataAttribute& a : found) {
+      a.name = name;
+      if (!data.empty() && data.back().name == name && data.back().field == a.field &&
+          (a.field == af::floats || a.field == af::ints || a.field == af::strings || a.field == af::tensors ||
+           a.field == af::sparse_tensors))
+        data.back().field_end = a.field_end;  // one more element of the same list
+      else
+        data.push_back(std::move(a));
     }
   }
 
-  void scan_initializer(MessageScanner tensor) {
+  // One constant attribute as tensor(s).
+  void add_constant(const DataAttribute& a, const std::string& name, const std::string& origin,
+                    const std::string& label) {
+    namespace af = onnx::attribute_field;
+    const std::string context = label + " attribute '" + a.name + "'";
+    switch (a.field) {
+      case af::t:
+        scan_initializer(MessageScanner(*source_, a.begin, a.end, context, onnx::tensor_field_name), name, origin);
+        return;
+      case af::sparse_tensor:
+        scan_sparse(MessageScanner(*source_, a.begin, a.end, context, onnx::sparse_field_name), name, origin);
+        return;
+      case af::tensors:
+      case af::sparse_tensors:
+        // Each element is its own field: numbered in the order written.
+        scan_list_element(a, name, origin, context);
+        return;
+      default: break;
+    }
+    TensorInfo info;
+    info.origin = origin;
+    if (a.field == af::s || a.field == af::strings) {
+      info.dtype = DType::STRING;  // reported so the model's constants are complete, never loaded
+      info.shape = a.field == af::s ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{-1};
+      admit(std::move(info), name, context);
+      return;
+    }
+    const bool floats = a.field == af::f || a.field == af::floats;
+    info.dtype = floats ? DType::F32 : DType::I64;
+    if (a.field == af::f) {  // value_float: the fixed32 is the tensor's four bytes
+      info.bytes = 4;
+      info.pieces.push_back(Piece{0, a.begin, 4});
+    } else if (a.field == af::floats && a.wire == WireType::length_delimited && a.field_end == a.end) {
+      info.shape = {static_cast<std::int64_t>((a.end - a.begin) / 4)};
+      if ((a.end - a.begin) % 4 != 0)
+        source_->fail_at(a.tag_offset, context, ": packed floats of ", a.end - a.begin, " bytes");
+      info.bytes = a.end - a.begin;
+      if (info.bytes > 0) info.pieces.push_back(Piece{0, a.begin, info.bytes});
+    } else {
+      // value_int / value_ints / unpacked value_floats: whole fields, decoded at load time.
+      info.encoding = floats ? Encoding::onnx_fixed : Encoding::onnx_varint;
+      const std::uint64_t count = a.field == af::i ? 1 : count_elements(a, floats);
+      if (a.field != af::i) info.shape = {static_cast<std::int64_t>(count)};
+      info.bytes = count * (floats ? 4 : 8);
+      info.pieces.push_back(Piece{0, a.tag_offset, a.field_end - a.tag_offset});
+    }
+    admit(std::move(info), name, context);
+  }
+
+  // Elements of a list attribute spread over fields [tag_offset, field_end): packed runs or single
+  // tagged values, counted without reading more than their lengths.
+  std::uint64_t count_elements(const DataAttribute& a, bool floats) {
+    MessageScanner run(*source_, a.tag_offset, a.field_end, "attribute '" + a.name + "'", onnx::attribute_field_name);
+    std::uint64_t count = 0;
+    while (run.next()) {
+      const Field& f = run.field();
+      if (f.number != a.field) continue;
+      if (f.wire == WireType::length_delimited)
+        count += floats ? f.length / 4 : protobuf::for_each_varint(run, "ints", [](std::uint64_t, std::uint64_t) {});
+      else
+        ++count;
+    }
+    return count;
+  }
+
+  // TENSORS / SPARSE_TENSORS attributes: every element of the list, "<name>.<i>".
+  void scan_list_element(const DataAttribute& a, const std::string& name, const std::string& origin,
+                         const std::string& context) {
+    namespace af = onnx::attribute_field;
+    MessageScanner run(*source_, a.tag_offset, a.field_end, context, onnx::attribute_field_name);
+    std::uint64_t index = 0;
+    while (run.next()) {
+      if (run.field().number != a.field) continue;
+      const std::string element = name + "." + std::to_string(index);
+      const std::string element_origin = origin + " element " + std::to_string(index++);
+      if (a.field == af::tensors)
+        scan_initializer(run.nested(context, onnx::tensor_field_name), element, element_origin);
+      else
+        scan_sparse(run.nested(context, onnx::sparse_field_name), element, element_origin);
+    }
+  }
+
+  // SparseTensorProto: values and indices are ordinary TensorProtos; the dense shape is metadata.
+  void scan_sparse(MessageScanner sparse, std::optional<std::string> name, const std::string& origin) {
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> values, indices;
+    std::vector<std::int64_t> dims;
+    while (sparse.next()) {
+      const Field& f = sparse.field();
+      if (f.number == onnx::sparse_field::values || f.number == onnx::sparse_field::indices) {
+        sparse.expect(WireType::length_delimited, onnx::sparse_field_name(f.number));
+        (f.number == onnx::sparse_field::values ? values : indices) = std::pair{f.offset, f.offset + f.length};
+      } else if (f.number == onnx::sparse_field::dims) {
+        protobuf::for_each_varint(sparse, "dims", [&](std::uint64_t value, std::uint64_t at) {
+          if (dims.size() >= kMaxRank) sparse.fail_field("dims", at, "more than ", kMaxRank, " dimensions");
+          dims.push_back(static_cast<std::int64_t>(value));
+        });
+      }
+    }
+    if (!values || !indices)
+      source_->fail_at(sparse.begin(), sparse.context(), ": a sparse tensor without ", values ? "indices" : "values");
+    // The sparse tensor's name is its values' name (onnx.proto), unless a Constant names it.
+    const std::size_t first = manifest_.tensors.size();
+    scan_initializer(MessageScanner(*source_, values->first, values->second, sparse.context() + " values",
+                                    onnx::tensor_field_name),
+                     name ? std::optional<std::string>(*name + ".values") : std::nullopt, origin + " (values)");
+    TensorInfo& v = manifest_.tensors[first];
+    std::string base = name ? *name : v.name;
+    if (!name) v.name = unique(base + ".values");
+    scan_initializer(MessageScanner(*source_, indices->first, indices->second, sparse.context() + " indices",
+                                    onnx::tensor_field_name),
+                     base + ".indices", origin + " (indices)");
+    std::string shape;
+    for (std::int64_t d : dims) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    meta("sparse." + base + ".dims", "[" + shape + "]");
+  }
+
+  // A name not used before in this model: repeats (two If branches both naming a Constant "c")
+  // get "#2", "#3", ... in the order they are met, so names are unique and stable.
+  std::string unique(std::string name) {
+    if (names_.insert(name).second) return name;
+    for (std::uint64_t n = 2;; ++n) {
+      std::string candidate = name + "#" + std::to_string(n);
+      if (names_.insert(candidate).second) return candidate;
+    }
+  }
+
+  void admit(TensorInfo info, const std::string& name, const std::string& context) {
+    info.name = unique(name);
+    caps_.admit(file_, context, info.name);
+    manifest_.tensors.push_back(std::move(info));
+  }
+
+  // A TensorProto: an initializer, or a constant attribute's value (`name` then overrides the
+  // TensorProto's own name, which such values often lack).
+  void scan_initializer(MessageScanner tensor, std::optional<std::string> name = {}, std::string origin = {}) {
     TensorFields t;
     t.where = tensor.context();
     while (tensor.next()) {
@@ -315,8 +556,13 @@ class OnnxScan {
         default: break;  // doc_string, metadata_props, ...
       }
     }
-    caps_.admit(file_, t.where, t.name);
-    manifest_.tensors.push_back(make_tensor(t));
+    if (name) {
+      t.name = *name;
+      t.named = true;
+    }
+    TensorInfo info = make_tensor(t);
+    info.origin = std::move(origin);
+    admit(std::move(info), t.name, t.where);
   }
 
   void add_typed(MessageScanner& tensor, TensorFields& t) {
@@ -509,7 +755,8 @@ class OnnxScan {
   std::unique_ptr<protobuf::WindowedReader> source_;  // on the heap: it holds a 64 KiB buffer
   Manifest manifest_;
   std::map<std::filesystem::path, std::uint64_t> sizes_;
-  std::uint64_t sparse_initializers_ = 0;
+  std::unordered_set<std::string> names_;
+  std::uint64_t functions_ = 0;
 };
 
 // ONNX has no magic number. A file is taken for ONNX when its first bytes parse as ModelProto

@@ -30,9 +30,15 @@ class FieldDecoder {
     while (pos_ < in_.size()) {
       const std::size_t tag_at = pos_;
       const std::uint64_t tag = varint("field tag");
-      if ((tag >> 3) != field_.number)
-        fail_at(tag_at, "field number ", tag >> 3, " where ", onnx::tensor_field_name(field_.number),
-                " (", field_.number, ") was expected");
+      const std::uint64_t number = tag >> 3;
+      // Every field is the same one: the dtype's typed field, or (a Constant node's value_ints /
+      // value_floats) the attribute field holding such elements.
+      if (tag_at == 0 && number != field_.number &&
+          onnx::is_attribute_alias(tensor_.dtype, static_cast<std::uint32_t>(number)))
+        number_ = static_cast<std::uint32_t>(number);
+      if (number != number_)
+        fail_at(tag_at, "field number ", number, " where ", onnx::tensor_field_name(field_.number),
+                " (", number_, ") was expected");
       const std::uint64_t wire = tag & 7;
       if (wire == 2) {
         const std::uint64_t length = varint("packed length");
@@ -113,6 +119,7 @@ class FieldDecoder {
   const std::filesystem::path& file_;
   onnx::TypedField field_;
   std::size_t width_;  // bytes one wire element becomes
+  std::uint32_t number_ = field_.number;  // the field number every element carries
   std::size_t pos_ = 0;
   std::size_t written_ = 0;
 };

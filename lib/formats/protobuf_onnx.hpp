@@ -15,7 +15,7 @@ namespace lwload::formats::onnx {
 namespace model_field {
 inline constexpr std::uint32_t ir_version = 1, producer_name = 2, producer_version = 3, domain = 4,
                                model_version = 5, doc_string = 6, graph = 7, opset_import = 8,
-                               metadata_props = 14;
+                               metadata_props = 14, functions = 25;
 }
 namespace opset_field {  // OperatorSetIdProto
 inline constexpr std::uint32_t domain = 1, version = 2;
@@ -27,10 +27,17 @@ namespace graph_field {
 inline constexpr std::uint32_t node = 1, name = 2, initializer = 5, sparse_initializer = 15;
 }
 namespace node_field {
-inline constexpr std::uint32_t name = 3, op_type = 4, attribute = 5;
+inline constexpr std::uint32_t output = 2, name = 3, op_type = 4, attribute = 5, domain = 7;
+}
+namespace function_field {  // FunctionProto (ModelProto.functions: model-local functions)
+inline constexpr std::uint32_t name = 1, node = 7;
+}
+namespace sparse_field {  // SparseTensorProto
+inline constexpr std::uint32_t values = 1, indices = 2, dims = 3;
 }
 namespace attribute_field {
-inline constexpr std::uint32_t name = 1, g = 6, graphs = 11;
+inline constexpr std::uint32_t name = 1, f = 2, i = 3, s = 4, t = 5, g = 6, floats = 7, ints = 8, strings = 9,
+                               tensors = 10, graphs = 11, sparse_tensor = 22, sparse_tensors = 23;
 }
 namespace tensor_field {
 inline constexpr std::uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5,
@@ -89,9 +96,11 @@ inline std::string_view graph_field_name(std::uint32_t number) noexcept {
 
 inline std::string_view node_field_name(std::uint32_t number) noexcept {
   switch (number) {
+    case node_field::output: return "output";
     case node_field::name: return "name";
     case node_field::op_type: return "op_type";
     case node_field::attribute: return "attribute";
+    case node_field::domain: return "domain";
     default: return "";
   }
 }
@@ -99,10 +108,30 @@ inline std::string_view node_field_name(std::uint32_t number) noexcept {
 inline std::string_view attribute_field_name(std::uint32_t number) noexcept {
   switch (number) {
     case attribute_field::name: return "name";
+    case attribute_field::f: return "f";
+    case attribute_field::i: return "i";
+    case attribute_field::s: return "s";
+    case attribute_field::t: return "t";
     case attribute_field::g: return "g";
+    case attribute_field::floats: return "floats";
+    case attribute_field::ints: return "ints";
+    case attribute_field::strings: return "strings";
+    case attribute_field::tensors: return "tensors";
     case attribute_field::graphs: return "graphs";
+    case attribute_field::sparse_tensor: return "sparse_tensor";
+    case attribute_field::sparse_tensors: return "sparse_tensors";
     default: return "";
   }
+}
+
+inline std::string_view function_field_name(std::uint32_t number) noexcept {
+  return number == function_field::name ? "name" : number == function_field::node ? "node" : "";
+}
+inline std::string_view sparse_field_name(std::uint32_t number) noexcept {
+  return number == sparse_field::values ? "values"
+         : number == sparse_field::indices ? "indices"
+         : number == sparse_field::dims ? "dims"
+                                        : "";
 }
 
 // StringStringEntryProto and OperatorSetIdProto share numbers 1 and 2.
@@ -149,6 +178,15 @@ inline std::optional<TypedField> typed_field_for(DType dtype) noexcept {
     case DType::U32: return TypedField{tensor_field::uint64_data, TypedWire::varint};
     default: return std::nullopt;
   }
+}
+
+// A Constant node's list attributes hold elements the way a TensorProto's typed field does:
+// `ints` (and the scalar `i`) as int64 varints, `floats` as fixed32 floats. The decoder accepts
+// these AttributeProto field numbers as well for INT64 and FLOAT tensors (nullopt otherwise).
+inline bool is_attribute_alias(DType dtype, std::uint32_t number) noexcept {
+  if (dtype == DType::I64) return number == attribute_field::i || number == attribute_field::ints;
+  if (dtype == DType::F32) return number == attribute_field::floats;
+  return false;
 }
 
 }  // namespace lwload::formats::onnx
