@@ -7,14 +7,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "formats/encoded.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
+#include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"
 #include "support/test_support.hpp"
 
@@ -131,6 +135,58 @@ elif mode == 'subgraphs':
     main = graph([node], [numpy_helper.from_array(np.array(True), 'c'),
                           numpy_helper.from_array(np.array(4, dtype=np.int64), 'trip')])
     onnx.save_model(model(main), os.path.join(out, 'model.onnx'))
+elif mode == 'constants':
+    # Weights in Constant nodes (paddle2onnx, spox, OpenVINO, older PyTorch exporters), in every kind
+    # of place: the main graph, If branches (both naming a Constant 'k': a repeat), a Loop body, an
+    # If nested inside a branch, a model-local function; every value kind; sparse tensors; a tensor
+    # attribute of another operator; a typed-field and an external-data Constant.
+    def const(name, **value):
+        return helper.make_node('Constant', [], [name], **value)
+    def sub(nodes, name, inits=()):
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info('y', TP.FLOAT, [None])],
+                                 initializer=list(inits))
+    w = rng.standard_normal((8, 4)).astype(np.float32)
+    inner = helper.make_node('If', ['c'], ['z'], then_branch=sub([const('deep', value=numpy_helper.from_array(
+        rng.standard_normal((2, 3)).astype(np.float16), 'ignored'))], 'deep_then'),
+        else_branch=sub([const('deep_i', value_ints=[7, -8, 9])], 'deep_else'))
+    then_branch = sub([const('k', value=numpy_helper.from_array(w, '')), inner], 'then_branch')
+    else_branch = sub([const('k', value_floats=[0.5, -1.25, 3.0]),
+                       helper.make_node('Loop', ['trip', 'c'], [], body=helper.make_graph(
+                           [const('loop_k', value_int=-5)], 'body',
+                           [helper.make_tensor_value_info('i', TP.INT64, []),
+                            helper.make_tensor_value_info('cond_in', TP.BOOL, [])],
+                           [helper.make_tensor_value_info('cond_out', TP.BOOL, [])]))], 'else_branch',
+                      [numpy_helper.from_array(np.arange(6, dtype=np.int32), 'else_init')])
+    sparse_values = numpy_helper.from_array(np.array([1.5, -2.5, 4.0], dtype=np.float32), 'sp')
+    sparse_indices = numpy_helper.from_array(np.array([1, 5, 7], dtype=np.int64), 'sp_idx')
+    sparse = helper.make_sparse_tensor(sparse_values, sparse_indices, [10])
+    typed = helper.make_tensor('typed', TP.INT64, [3], [1, -2, 300000])  # int64_data, not raw
+    ext = numpy_helper.from_array(rng.standard_normal((16,)).astype(np.float32), 'ext')
+    with open(os.path.join(out, 'ext.bin'), 'wb') as f:
+        f.write(ext.raw_data)
+    set_external_data(ext, 'ext.bin')
+    ext.ClearField('raw_data'); ext.data_location = TP.EXTERNAL
+    nodes = [const('scalar_f', value_float=2.5), const('scalar_i', value_int=123456789012),
+             const('list_i', value_ints=[1, 2, 3, -4]), const('list_f', value_floats=[1.0, 2.0]),
+             const('label', value_string='hello'), const('typed_c', value=typed), const('ext_c', value=ext),
+             const('sparse_c', sparse_value=sparse),
+             helper.make_node('ConstantOfShape', ['shape'], ['filled'], name='fill',
+                              value=numpy_helper.from_array(np.array([0.75], dtype=np.float32), 'v')),
+             helper.make_node('If', ['c'], ['y'], name='branch', then_branch=then_branch, else_branch=else_branch),
+             helper.make_node('Scale', ['y'], ['y2'], domain='local')]
+    main = graph(nodes, [numpy_helper.from_array(np.array(True), 'c'),
+                         numpy_helper.from_array(np.array(2, dtype=np.int64), 'trip')])
+    main.sparse_initializer.append(helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([9, 8], dtype=np.int32), 'sparse_init'),
+        numpy_helper.from_array(np.array([[0, 1], [2, 3]], dtype=np.int64), 'sparse_init_idx'), [4, 4]))
+    fn = helper.make_function('local', 'Scale', ['a'], ['b'],
+                              [const('fn_k', value=numpy_helper.from_array(np.array([3.0], dtype=np.float32), '')),
+                               helper.make_node('Mul', ['a', 'fn_k'], ['b'])],
+                              [helper.make_opsetid('', 17)])
+    m = model(main)
+    m.functions.append(fn)
+    m.opset_import.append(helper.make_opsetid('local', 1))
+    onnx.save_model(m, os.path.join(out, 'model.onnx'))
 elif mode == 'typed':
     # Typed fields (make_tensor without raw=True), as older exporters write small constants.
     T = helper.make_tensor
@@ -394,6 +450,64 @@ TEST_CASE("onnx: initializers of If and Loop subgraphs") {
   for (auto name : {"c", "trip", "then_w", "else_w", "loop_w"}) CHECK(m.find(name) != nullptr);
   CHECK(m.find("loop_w")->encoding == Encoding::onnx_varint);
   CHECK(m.find("c")->dtype == DType::BOOL);
+}
+
+TEST_CASE("onnx: weights in Constant nodes, in every graph, subgraph and function, load exactly") {
+  TempDir dir;
+  generate(dir.path(), "constants");
+  const fs::path model = dir / "model.onnx";
+  // The independent reader the real-file suite uses (python3-onnx), written to a folder.
+  TempDir reference;
+  std::string out;
+  const char* root = std::getenv("LWLOAD_SOURCE_ROOT");
+  REQUIRE(root != nullptr);
+  const fs::path script = fs::path(root) / "tests" / "real" / "reference_onnx.py";
+  REQUIRE(test::run_command(std::string(test::kPython) + " " + script.string() + " " + model.string() + " " +
+                                reference.path().string(),
+                            &out) == 0);
+  std::ifstream index_file(reference / "index.json");
+  const std::string index_text((std::istreambuf_iterator<char>(index_file)), std::istreambuf_iterator<char>());
+  const boost::json::array index = boost::json::parse(index_text).as_array();
+  const Manifest m = open_manifest(model);
+  REQUIRE(m.tensors.size() == index.size());
+  CHECK(index.size() == 21);
+  const auto device = open_device("host");
+  const Weights w = load(m, *device);
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    const boost::json::object& ref = index[i].as_object();
+    const std::string name(ref.at("name").as_string());
+    INFO("tensor ", name);
+    const TensorInfo& t = m.tensors[i];
+    CHECK(t.name == name);  // same names, same order
+    CHECK(dtype_name(t.dtype) == std::string_view(ref.at("dtype").as_string()));
+    std::vector<std::int64_t> shape;
+    for (const auto& d : ref.at("shape").as_array()) shape.push_back(d.to_number<std::int64_t>());
+    CHECK(t.shape == shape);
+    if (ref.at("file").is_null()) {
+      CHECK(t.dtype == DType::STRING);
+      continue;
+    }
+    const auto expected = test::read_file(reference / std::string(ref.at("file").as_string()));
+    const TensorHandle* h = w.find(name);
+    REQUIRE(h != nullptr);
+    std::vector<std::byte> got(h->bytes);
+    w.read_back(*h, 0, got);
+    CHECK(hex(got) == hex(expected));
+  }
+  // Where each came from, and the names that had to be made unique.
+  // (make_node sorts attributes by name: else_branch comes first in the file.)
+  CHECK(m.find("k")->origin == "Constant node 'k' in the 'else_branch' graph of node #9 'branch' (If)");
+  CHECK(m.find("k#2")->origin == "Constant node 'k' in the 'then_branch' graph of node #9 'branch' (If)");
+  CHECK(m.find("fn_k")->origin == "Constant node 'fn_k' in function 'Scale'");
+  CHECK(m.find("fill.value")->origin.find("attribute 'value' of node 'fill' (ConstantOfShape)") == 0);
+  CHECK(m.find("sparse_c.indices") != nullptr);
+  CHECK(m.find("sparse_init.values") != nullptr);
+  CHECK(m.find("scalar_f")->encoding == Encoding::raw);  // value_float: its four bytes, mapped
+  CHECK(m.find("k")->encoding == Encoding::onnx_fixed);  // unpacked value_floats
+  CHECK(m.find("k#2")->encoding == Encoding::raw);       // a raw TensorProto: zero_copy material
+  CHECK(m.find("list_i")->encoding == Encoding::onnx_varint);
+  CHECK(w.find("k#2")->placement == Placement::zero_copy);
+  CHECK(verify(w).tensors == w.tensors().size() - 1);  // all but the STRING constant
 }
 
 TEST_CASE("onnx: typed fields decode to numpy's bytes; packed floats are raw pieces") {

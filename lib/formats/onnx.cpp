@@ -222,17 +222,16 @@ class OnnxScan {
   }
 
   // `depth` counts graphs: the main graph is 1, an If body inside it 2, ...
-  void scan_graph(MessageScanner graph, int depth) {
+  // `where` says which graph this is for tensors' origins (the graph's own name comes after its
+  // nodes in the file, so the attribute holding it names it instead).
+  void scan_graph(MessageScanner graph, int depth, const std::string& where = "the main graph") {
     if (depth > kMaxGraphDepth)
       source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
                        kMaxGraphDepth, " deep");
     std::uint64_t nodes = 0, initializers = 0, sparse = 0;
-    std::string where = depth == 1 ? "the main graph" : "a subgraph (depth " + std::to_string(depth) + ")";
     while (graph.next()) {
       const std::uint32_t number = graph.field().number;
-      if (number == onnx::graph_field::name) {
-        where = str(depth == 1 ? "graph '" : "subgraph '", graph.read_string("name", kMaxName), "'");
-      } else if (number == onnx::graph_field::node) {
+      if (number == onnx::graph_field::node) {
         graph.expect(WireType::length_delimited, "node");
         scan_node(graph.nested(graph.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
                   depth, where);
@@ -303,7 +302,7 @@ class OnnxScan {
         domain = node.read_string("domain", kMaxName);
       } else if (number == onnx::node_field::attribute) {
         node.expect(WireType::length_delimited, "attribute");
-        scan_attribute(node.nested(label + " attribute", onnx::attribute_field_name), depth, data);
+        scan_attribute(node.nested(label + " attribute", onnx::attribute_field_name), depth, label, data);
       }
     }
     if (data.empty()) return;
@@ -329,7 +328,8 @@ class OnnxScan {
 
   // Subgraph-valued attributes (If then/else_branch, Loop/Scan body) are walked at once; data
   // attributes are noted for scan_node.
-  void scan_attribute(MessageScanner attribute, int depth, std::vector<DataAttribute>& data) {
+  void scan_attribute(MessageScanner attribute, int depth, const std::string& label,
+                      std::vector<DataAttribute>& data) {
     namespace af = onnx::attribute_field;
     std::string name;
     std::vector<DataAttribute> found;
@@ -342,7 +342,7 @@ class OnnxScan {
           attribute.expect(WireType::length_delimited, f.number == af::g ? "g" : "graphs");
           scan_graph(attribute.nested(str(attribute.context(), " '", name, "' (subgraph depth ", depth + 1, ")"),
                                       onnx::graph_field_name),
-                     depth + 1);
+                     depth + 1, str("the '", name, "' graph of ", label));
           break;
         case af::t:
         case af::tensors:

@@ -52,6 +52,8 @@ class Walk:
             return
         if t.data_location == onnx.TensorProto.EXTERNAL:
             onnx.external_data_helper.load_external_data_for_tensor(t, self.base_dir)
+            t.data_location = onnx.TensorProto.DEFAULT  # now inline, as onnx.load leaves it
+            del t.external_data[:]
         array = numpy_helper.to_array(t)
         if dtype == "BF16":  # to_array gives float32 values; lwload keeps the stored 16-bit patterns
             data = np.frombuffer(t.raw_data, dtype=np.uint16).tobytes() if t.raw_data else \
