@@ -358,3 +358,70 @@ TEST_CASE("lwload inspect --json on a TFJS model reports pieces and quantization
   write_file(dir / "model.json", R"({"weightsManifest":[{"paths":["nope.bin"],"weights":[]}]})");
   CHECK(run_lwload("inspect --json '" + (dir / "model.json").string() + "'", &out) == 3);
 }
+
+TEST_CASE("quantization numbers are the doubles their text denotes (correctly rounded, as tfjs reads them)") {
+  // The first is face-api's; Boost.JSON 1.81's own conversion gives 0x1.7c1608888888ap-6 (1 ulp low).
+  const std::vector<std::pair<std::string, double>> numbers{
+      {"0.023198612531026206", 0x1.7c16088888889p-6},
+      {"1.0000000000000002", 0x1.0000000000001p+0},
+      {"5e-324", 0x0.0000000000001p-1022},
+      {"2.2250738585072011e-308", 0x0.fffffffffffffp-1022},
+      {"123456789012345678901234567890", 0x1.8ee90ff6c373ep+96},
+      {"0.1", 0.1}};
+  // And random doubles written with 17 significant digits (%.17g) come back bit for bit.
+  std::vector<std::pair<std::string, double>> all = numbers;
+  std::uint64_t state = 42;
+  for (int i = 0; i < 200; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double value;
+    std::uint64_t bits = (state >> 2) & 0x3fffffffffffffffull;  // finite, positive
+    std::memcpy(&value, &bits, sizeof value);
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    all.emplace_back(text, value);
+  }
+  TempDir dir;
+  write_file(dir / "s.bin", std::string(all.size(), '\0'));
+  std::string weights;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    weights += (i ? "," : "") + std::string(R"({"name":"w)") + std::to_string(i) +
+               R"(","shape":[1],"dtype":"float32","quantization":{"dtype":"uint8","scale":)" + all[i].first +
+               R"(,"min":)" + all[i].first + "}}";
+  write_file(dir / "weights_manifest.json", R"([{"paths":["s.bin"],"weights":[)" + weights + "]}]");
+  const Manifest m = open_manifest(dir / "weights_manifest.json");
+  REQUIRE(m.tensors.size() == all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    INFO(all[i].first);
+    REQUIRE(m.tensors[i].quantization);
+    CHECK(m.tensors[i].quantization->scale.at(0) == all[i].second);
+    CHECK(*m.tensors[i].quantization->min == all[i].second);
+  }
+}
+
+TEST_CASE("a folder is recognised by its manifest's content, whatever the manifest is named") {
+  TempDir dir;
+  write_file(dir / "group1-shard1of1.bin", std::string(8, '\x01'));
+  // face-api names its manifests "<model>-weights_manifest.json"; blazeface a graph model "blazeface.json".
+  write_file(dir / "face_landmark_68_model-weights_manifest.json",
+             R"([{"paths":["group1-shard1of1.bin"],"weights":[{"name":"w","shape":[2],"dtype":"float32"}]}])");
+  write_file(dir / "labels.json", R"({"classes":["a","b"],"paths":"not a manifest"})");
+  const Manifest m = open_manifest(dir.path());
+  CHECK(m.format == "tfjs");
+  REQUIRE(m.tensors.size() == 1);
+  CHECK(m.tensors[0].name == "w");
+  // A second manifest in the folder: which one is meant is the user's to say.
+  write_file(dir / "blazeface.json", R"({"format":"graph-model","modelTopology":{},"weightsManifest":[
+    {"paths":["group1-shard1of1.bin"],"weights":[{"name":"v","shape":[1],"dtype":"int32"}]}]})");
+  try {
+    (void)open_manifest(dir.path());
+    FAIL("a folder with two manifests was opened");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(what.find("blazeface.json") != std::string::npos);
+    CHECK(what.find("face_landmark_68_model-weights_manifest.json") != std::string::npos);
+  }
+  // Each opened directly.
+  CHECK(open_manifest(dir / "blazeface.json").tensors.at(0).name == "v");
+  CHECK(open_manifest(dir / "face_landmark_68_model-weights_manifest.json").tensors.at(0).name == "w");
+}

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <vector>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -82,6 +83,9 @@ class LWLOAD_API FileSystem {
   // `path` with every symbolic link resolved (as far as it exists), for containment checks. A file
   // system without links returns it lexically normalised.
   virtual std::filesystem::path real_path(const std::filesystem::path& path) { return path.lexically_normal(); }
+  // The entries directly inside folder `dir`, sorted (for readers that recognise a model by its
+  // files' contents). A file system that cannot list returns none.
+  virtual std::vector<std::filesystem::path> list(const std::filesystem::path& /*dir*/) { return {}; }
 };
 
 // Forwards every call to another file system (LevelDB's EnvWrapper): derive from it to change one
@@ -95,6 +99,7 @@ class LWLOAD_API FileSystemWrapper : public FileSystem {
   bool is_directory(const std::filesystem::path& path) override { return target_->is_directory(path); }
   bool exists(const std::filesystem::path& path) override { return target_->exists(path); }
   std::filesystem::path real_path(const std::filesystem::path& path) override { return target_->real_path(path); }
+  std::vector<std::filesystem::path> list(const std::filesystem::path& dir) override { return target_->list(dir); }
   FileSystem& target() const noexcept { return *target_; }
 
  private:

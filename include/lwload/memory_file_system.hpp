@@ -22,6 +22,7 @@ class LWLOAD_API MemoryFileSystem final : public FileSystem {
 
   std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override;
   bool is_directory(const std::filesystem::path& path) override;
+  std::vector<std::filesystem::path> list(const std::filesystem::path& dir) override;
   bool exists(const std::filesystem::path& path) override;
 
  private:

@@ -1,11 +1,16 @@
 // JSON parsing through the file seam with Boost.JSON's incremental parser: the text is fed in
-// fixed-size chunks (no copy of the whole header), the tree goes into a monotonic arena, and a
-// syntax error reports the byte offset where the parser stopped.
+// fixed-size chunks (no copy of the whole header), the tree goes into a monotonic arena, a syntax
+// error reports the byte offset where the parser stopped, and every floating-point number is
+// correctly rounded from its own text (ExactNumbers).
 #include "formats/json_file.hpp"
 
 #include <array>
+#include <charconv>
 #include <limits>
 #include <string>
+#include <system_error>
+
+#include <boost/json/basic_parser_impl.hpp>
 
 #include "lwload/error.hpp"
 
@@ -23,6 +28,57 @@ std::string describe(const json::value& v) {
   return text;
 }
 
+// Boost.JSON's own tree builder (a value_stack fed by basic_parser, as its stream_parser does),
+// except for numbers with a fraction or exponent: Boost 1.81 converts those with an algorithm that
+// is not correctly rounded (0.023198612531026206 becomes 0x1.7c1608888888ap-6, one ulp below
+// 0x1.7c16088888889p-6), and a TFJS quantization scale must be the double tfjs computes, or
+// dequantized weights differ. std::from_chars on the number's text is exact. Written by hand
+// because Boost 1.81 has no precise-number option (parse_options::numbers came in 1.83).
+struct ExactNumbers {
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+  using error_code = boost::system::error_code;
+  using string_view = json::string_view;
+
+  json::value_stack st;
+  std::string number;  // a number's text received in parts (split across chunks)
+
+  explicit ExactNumbers(json::storage_ptr sp) : st(std::move(sp)) {}
+
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return true; }
+  bool on_object_begin(error_code&) { return true; }
+  bool on_object_end(std::size_t n, error_code&) { return st.push_object(n), true; }
+  bool on_array_begin(error_code&) { return true; }
+  bool on_array_end(std::size_t n, error_code&) { return st.push_array(n), true; }
+  bool on_key_part(string_view s, std::size_t, error_code&) { return st.push_chars(s), true; }
+  bool on_key(string_view s, std::size_t, error_code&) { return st.push_key(s), true; }
+  bool on_string_part(string_view s, std::size_t, error_code&) { return st.push_chars(s), true; }
+  bool on_string(string_view s, std::size_t, error_code&) { return st.push_string(s), true; }
+  bool on_number_part(string_view s, error_code&) { return number.append(s.data(), s.size()), true; }
+  bool on_int64(std::int64_t i, string_view, error_code&) {
+    number.clear();
+    return st.push_int64(i), true;
+  }
+  bool on_uint64(std::uint64_t u, string_view, error_code&) {
+    number.clear();
+    return st.push_uint64(u), true;
+  }
+  bool on_double(double approximate, string_view s, error_code&) {
+    number.append(s.data(), s.size());
+    double exact = approximate;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), exact);
+    number.clear();
+    return st.push_double(ec == std::errc() ? exact : approximate), true;  // out of range: Boost's ±inf
+  }
+  bool on_bool(bool b, error_code&) { return st.push_bool(b), true; }
+  bool on_null(error_code&) { return st.push_null(), true; }
+  bool on_comment_part(string_view, error_code&) { return true; }
+  bool on_comment(string_view, error_code&) { return true; }
+};
+
 // Parses [begin, begin + length) of `file`. On a syntax error returns nullopt and sets
 // *error_offset (absolute in the file) and *error_message; read errors propagate.
 std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin,
@@ -30,7 +86,8 @@ std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64
                                        std::string* error_message) {
   json::parse_options options;
   options.max_depth = 64;
-  json::stream_parser parser(json::make_shared_resource<json::monotonic_resource>(), options);
+  json::basic_parser<ExactNumbers> parser(options, json::storage_ptr());
+  parser.handler().st.reset(json::make_shared_resource<json::monotonic_resource>());
   std::array<char, kChunk> chunk;
   std::uint64_t done = 0;
   boost::system::error_code ec;
@@ -40,7 +97,8 @@ std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64
     file.read_exact(begin + done, std::as_writable_bytes(std::span(chunk.data(), want)), "JSON text");
     // write() accepts trailing white space and reports anything else after the value as
     // "extra data"; on error it returns how far it got, which locates the fault.
-    const std::size_t used = parser.write(chunk.data(), want, ec);
+    const std::size_t used = parser.write_some(true, chunk.data(), want, ec);
+    if (!ec && used < want) ec = json::error::extra_data;
     if (ec) {
       *error_offset = begin + done + used;
       *error_message = ec.message();
@@ -48,13 +106,13 @@ std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64
     }
     done += want;
   }
-  parser.finish(ec);
+  parser.write_some(false, nullptr, 0, ec);
   if (ec) {
     *error_offset = begin + length;
     *error_message = ec.message();
     return std::nullopt;
   }
-  return parser.release();
+  return parser.handler().st.release();
 }
 
 }  // namespace

@@ -250,14 +250,64 @@ void add_string_metadata(const json::object& root, std::string_view key, Manifes
     manifest.metadata.push_back(MetaEntry{std::string(key), MetaValue{std::string(v->get_string())}});
 }
 
-std::optional<fs::path> manifest_in_folder(FileSystem& file_system, const fs::path& dir) {
-  for (std::string_view name : kManifestNames)
-    if (file_system.exists(dir / name) && !file_system.is_directory(dir / name)) return dir / name;
-  return std::nullopt;
-}
-
 bool is_group(const json::value& v) {
   return v.is_object() && v.get_object().contains("paths") && v.get_object().contains("weights");
+}
+
+// Whether `path` holds a TFJS manifest: an object with "weightsManifest" or an array of
+// {paths, weights} groups. The text is first searched for the key it must contain (chunk by chunk,
+// no tree built), so only a likely manifest is parsed.
+bool holds_manifest(FileSystem& file_system, const fs::path& path) {
+  const auto file = file_system.open(path);
+  const std::uint64_t size = file->size();
+  if (size == 0 || size > kMaxManifestBytes) return false;
+  std::string chunk(64 * 1024, '\0');
+  std::string carry;  // the tail of the previous chunk, so a key split across chunks is found
+  bool found = false;
+  char first = 0;
+  for (std::uint64_t at = 0; at < size && !found;) {
+    const std::size_t n = file->read_at(at, std::as_writable_bytes(std::span(chunk.data(), chunk.size())));
+    if (n == 0) break;
+    std::string_view text(chunk.data(), n);
+    if (at == 0) {
+      const auto start = text.find_first_not_of(" \t\r\n");
+      if (start == std::string_view::npos) return false;
+      first = text[start];
+      if (first != '{' && first != '[') return false;
+    }
+    const std::string window = carry + std::string(text);
+    found = window.find(first == '{' ? "\"weightsManifest\"" : "\"paths\"") != std::string::npos;
+    carry = window.substr(window.size() - std::min<std::size_t>(window.size(), 16));
+    at += n;
+  }
+  if (!found) return false;
+  const auto value = sniff_json(file_system, path, kMaxManifestBytes);
+  if (!value) return false;
+  if (value->is_object()) return value->get_object().contains("weightsManifest");
+  return value->is_array() && !value->get_array().empty() && is_group(value->get_array()[0]);
+}
+
+// Only a file that opens can be a manifest here: a FIFO or a link out of the folder named *.json is
+// not this reader's to report while it merely looks (opening it by name reports it).
+bool holds_manifest_or_not(FileSystem& file_system, const fs::path& path) {
+  try {
+    return holds_manifest(file_system, path);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// The manifests a folder holds: model.json or weights_manifest.json when present, else every .json
+// whose content is one (converters name them freely: blazeface.json,
+// face_landmark_68_model-weights_manifest.json).
+std::vector<fs::path> manifests_in_folder(FileSystem& file_system, const fs::path& dir) {
+  for (std::string_view name : kManifestNames)
+    if (file_system.exists(dir / name) && !file_system.is_directory(dir / name)) return {dir / name};
+  std::vector<fs::path> found;
+  for (const fs::path& entry : file_system.list(dir))
+    if (entry.extension() == ".json" && !file_system.is_directory(entry) && holds_manifest_or_not(file_system, entry))
+      found.push_back(entry);
+  return found;
 }
 
 bool starts_json(std::span<const std::byte> head) {
@@ -270,12 +320,9 @@ bool starts_json(std::span<const std::byte> head) {
 }
 
 bool detect(const ModelSource& source) {
-  if (source.is_directory) return manifest_in_folder(source.fs, source.path).has_value();
+  if (source.is_directory) return !manifests_in_folder(source.fs, source.path).empty();
   if (!starts_json(source.head)) return false;
-  if (const auto value = sniff_json(source.fs, source.path, kMaxManifestBytes)) {
-    if (value->is_object() && value->get_object().contains("weightsManifest")) return true;
-    if (value->is_array() && !value->get_array().empty() && is_group(value->get_array()[0])) return true;
-  }
+  if (holds_manifest(source.fs, source.path)) return true;
   // Tie-break: a damaged or incomplete manifest under its usual name gets this reader's precise error.
   const std::string name = source.path.filename().string();
   return name == kManifestNames[0] || name == kManifestNames[1];
@@ -284,10 +331,17 @@ bool detect(const ModelSource& source) {
 Manifest read(const ModelSource& source) {
   fs::path path = source.path;
   if (source.is_directory) {
-    const auto found = manifest_in_folder(source.fs, source.path);
-    if (!found)
-      fail(ErrorCode::bad_input, source.path.string(), ": folder holds neither model.json nor weights_manifest.json");
-    path = *found;
+    const auto found = manifests_in_folder(source.fs, source.path);
+    if (found.empty())
+      fail(ErrorCode::bad_input, source.path.string(),
+           ": folder holds no TFJS manifest (model.json, weights_manifest.json or a .json with weightsManifest)");
+    if (found.size() > 1) {
+      std::string names;
+      for (const fs::path& p : found) names += (names.empty() ? "" : ", ") + p.filename().string();
+      fail(ErrorCode::bad_input, source.path.string(), ": folder holds ", found.size(),
+           " TFJS manifests (", names, "): open the one you mean");
+    }
+    path = found.front();
   }
   const auto file = source.fs.open(path);
   if (file->size() > kMaxManifestBytes)

@@ -85,6 +85,15 @@ bool MemoryFileSystem::is_directory(const std::filesystem::path& path) {
   return std::find(directories_.begin(), directories_.end(), path.lexically_normal()) != directories_.end();
 }
 
+std::vector<std::filesystem::path> MemoryFileSystem::list(const std::filesystem::path& dir) {
+  const std::lock_guard lock(mutex_);
+  const auto folder = dir.lexically_normal();
+  std::vector<std::filesystem::path> out;
+  for (const auto& [path, entry] : files_)
+    if (path.parent_path() == folder) out.push_back(path);
+  return out;  // std::map: already sorted
+}
+
 bool MemoryFileSystem::exists(const std::filesystem::path& path) {
   const std::lock_guard lock(mutex_);
   const auto p = path.lexically_normal();

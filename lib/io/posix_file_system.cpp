@@ -1,4 +1,5 @@
 // The real file system behind the FileSystem seam: open/fstat/pread/mmap, nothing buffered.
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,6 +108,14 @@ class PosixFileSystem final : public FileSystem {
     return std::make_unique<PosixFile>(path, fd);
   }
 
+  std::vector<std::filesystem::path> list(const std::filesystem::path& dir) override {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      out.push_back(it->path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   bool is_directory(const std::filesystem::path& path) override {
     std::error_code ec;
     return std::filesystem::is_directory(path, ec);
