@@ -18,15 +18,24 @@ import tempfile
 import numpy as np
 
 
-class TensorInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_char_p), ("rank", ctypes.c_size_t),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("bytes", ctypes.c_uint64)]
+class SizedStruct(ctypes.Structure):
+    """A struct the library fills: its struct_size says how much of it this script knows (lwload.h)."""
+
+    def __init__(self):
+        super().__init__()
+        self.struct_size = ctypes.sizeof(self)
 
 
-class TensorHandle(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("placement", ctypes.c_char_p), ("native_type", ctypes.c_char_p),
-                ("native", ctypes.c_void_p), ("offset", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
-                ("file_offset", ctypes.c_uint64)]
+class TensorInfo(SizedStruct):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("name", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
+                ("rank", ctypes.c_size_t), ("shape", ctypes.POINTER(ctypes.c_int64)), ("bytes", ctypes.c_uint64),
+                ("file", ctypes.c_char_p)]
+
+
+class TensorHandle(SizedStruct):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("name", ctypes.c_char_p), ("placement", ctypes.c_char_p),
+                ("native_type", ctypes.c_char_p), ("native", ctypes.c_void_p), ("offset", ctypes.c_uint64),
+                ("bytes", ctypes.c_uint64), ("file_offset", ctypes.c_uint64)]
 
 
 NUMPY_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
@@ -49,13 +58,13 @@ class Lwload:
             "lwload_manifest_open": (p, [c, err]),
             "lwload_manifest_free": (None, [p]),
             "lwload_manifest_tensor_count": (ctypes.c_size_t, [p]),
-            "lwload_manifest_tensor": (ctypes.c_int, [p, ctypes.c_size_t, ctypes.POINTER(TensorInfo)]),
-            "lwload_manifest_tensor_file": (c, [p, ctypes.c_size_t]),
+            "lwload_version_number": (ctypes.c_uint32, []),
+            "lwload_manifest_tensor": (ctypes.c_int, [p, ctypes.c_size_t, ctypes.POINTER(TensorInfo), err]),
             "lwload_device_open": (p, [c, err]),
             "lwload_device_free": (None, [p]),
             "lwload_device_id": (c, [p]),
             "lwload_load": (p, [p, p, p, err]),
-            "lwload_weights_find": (ctypes.c_int, [p, c, ctypes.POINTER(TensorHandle)]),
+            "lwload_weights_find": (ctypes.c_int, [p, c, ctypes.POINTER(TensorHandle), err]),
             "lwload_weights_free": (None, [p]),
         }
         for name, (restype, argtypes) in sigs.items():
@@ -73,6 +82,15 @@ class Lwload:
             self.lib.lwload_error_free(error)
             raise RuntimeError(f"{fn}: {message} (status {status})")
         return result
+
+    def status(self, fn, *args):
+        """Calls a function returning lwload_status; raises with lwload's message unless LWLOAD_OK (0)."""
+        error = ctypes.c_void_p()
+        status = getattr(self.lib, fn)(*args, ctypes.byref(error))
+        if status != 0:
+            message = self.lib.lwload_error_message(error).decode()
+            self.lib.lwload_error_free(error)
+            raise RuntimeError(f"{fn}: {message} (status {status})")
 
 
 def write_packed_safetensors(path):
@@ -133,9 +151,9 @@ def main():
     failures = wrapped = 0
     for i in range(lw.lib.lwload_manifest_tensor_count(manifest)):
         info = TensorInfo()
-        lw.lib.lwload_manifest_tensor(manifest, i, ctypes.byref(info))
+        lw.status("lwload_manifest_tensor", manifest, i, ctypes.byref(info))
         handle = TensorHandle()
-        if lw.lib.lwload_weights_find(weights, info.name, ctypes.byref(handle)) != 0:
+        if lw.lib.lwload_weights_find(weights, info.name, ctypes.byref(handle), None) != 0:
             print(f"{info.name.decode()}: not loaded")
             failures += 1
             continue
@@ -145,7 +163,7 @@ def main():
             continue
         address = handle.native + handle.offset
         # The file holding the tensor: the model itself, a shard or an external data file.
-        data_file = lw.lib.lwload_manifest_tensor_file(manifest, i).decode()
+        data_file = info.file.decode()
         if data_file not in ranges:
             ranges[data_file] = mapped_ranges(data_file)
         shape = tuple(info.shape[d] for d in range(info.rank))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds tests/consumer against lwload twice — as a Meson subproject and through pkg-config after
-# `meson install` into a scratch prefix — and runs it, so both ways users consume lwload stay working.
+# Builds tests/consumer against lwload three times — as a Meson subproject, and through pkg-config
+# and CMake's find_package after `meson install` into a scratch prefix — and runs it, so every way
+# users consume lwload stays working.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -28,3 +29,10 @@ meson setup "$work/build-pc" "$work/app" -Dmodel="$model" -Duse_pkgconfig=true -
 ninja -C "$work/build-pc" >/dev/null
 meson test -C "$work/build-pc" --print-errorlogs
 echo "consumer: pkg-config OK"
+
+# 3. Installed: a CMake project, find_package(lwload) through lib/cmake/lwload/lwloadConfig.cmake.
+cmake -S "$work/app" -B "$work/build-cmake" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/build-cmake" >/dev/null
+"$work/build-cmake/consumer" "$model"
+"$work/build-cmake/consumer_c" "$model"
+echo "consumer: CMake OK"

@@ -29,6 +29,8 @@ test=(
   # the formats' own writers and readers the tests compare against (flatc's Python classes need
   # the flatbuffers runtime)
   python3-onnx python3-numpy python3-torch python3-flatbuffers
+  # check-consumers.sh builds a CMake consumer against the installed tree
+  cmake
 )
 # The real-file suite fetches model files from the npm registry with npm: Debian's, unless a
 # Node.js that brings its own npm is installed already.

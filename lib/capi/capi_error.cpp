@@ -1,11 +1,11 @@
 // C API errors: lwload::Error codes as lwload_status values, messages kept verbatim.
 #include <filesystem>
 #include <new>
+#include <stdexcept>
 #include <system_error>
 
 #include "capi/capi_objects.hpp"
 #include "lwload/error.hpp"
-#include "lwload/version.hpp"
 
 namespace lwload::capi {
 namespace {
@@ -24,6 +24,11 @@ lwload_status status_for(ErrorCode code) noexcept {
   return LWLOAD_DEVICE;
 }
 
+// What not_found throws: a lookup miss, which the C++ API answers with nullptr rather than an Error.
+struct NotFound : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Handed out when even the error object cannot be allocated; lwload_error_free leaves it alone.
 lwload_error out_of_memory_error{LWLOAD_OUT_OF_MEMORY, "out of memory"};
 
@@ -37,6 +42,9 @@ void store_current_error(lwload_error** err) noexcept {
     throw;
   } catch (const Error& e) {
     status = status_for(e.code());
+    message = e.what();
+  } catch (const NotFound& e) {
+    status = LWLOAD_NOT_FOUND;
     message = e.what();
   } catch (const std::bad_alloc&) {
     *err = &out_of_memory_error;
@@ -55,6 +63,8 @@ void store_current_error(lwload_error** err) noexcept {
   }
 }
 
+void not_found(std::string message) { throw NotFound(message); }
+
 void require(const void* argument, const char* function, const char* what) {
   if (argument == nullptr) fail(ErrorCode::usage, function, ": ", what, " is NULL");
 }
@@ -62,8 +72,6 @@ void require(const void* argument, const char* function, const char* what) {
 }  // namespace lwload::capi
 
 extern "C" {
-
-const char* lwload_version(void) { return lwload::version(); }
 
 lwload_status lwload_error_status(const lwload_error* e) { return e ? e->status : LWLOAD_OK; }
 
@@ -75,6 +83,7 @@ void lwload_error_free(lwload_error* e) {
 
 const char* lwload_status_name(lwload_status status) {
   if (status == LWLOAD_OK) return "ok";
+  if (status == LWLOAD_NOT_FOUND) return "not_found";  // a C API status only (see not_found)
   // The C++ names (error_code_name returns literals, so NUL-terminated), through the one mapping.
   for (int code = 0; code <= static_cast<int>(lwload::ErrorCode::unsupported); ++code)
     if (lwload::capi::status_for(static_cast<lwload::ErrorCode>(code)) == status)

@@ -1,6 +1,7 @@
 // C API loading: options set by their CLI names, C callbacks adapted to LoadOptions, and handles
 // described in C structs that point into the Weights (valid while they live).
 #include "capi/capi_objects.hpp"
+#include "capi/capi_struct.hpp"
 #include "core/option_text.hpp"
 #include "lwload/error.hpp"
 
@@ -11,7 +12,8 @@ using lwload::capi::require;
 
 lwload_tensor_handle to_c(const lwload::TensorHandle& t) {
   // placement and native type names are string literals, so their views are NUL-terminated.
-  return lwload_tensor_handle{t.info->name.c_str(),
+  return lwload_tensor_handle{sizeof(lwload_tensor_handle),
+                              t.info->name.c_str(),
                               lwload::placement_name(t.placement).data(),
                               lwload::native_type_name(t.native.type).data(),
                               t.native.handle,
@@ -49,10 +51,10 @@ lwload_load_options* lwload_load_options_new(void) {
 
 void lwload_load_options_free(lwload_load_options* o) { delete o; }
 
-lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value) {
-  return lwload::capi::set_option(o, key, value, [](auto& options, const char* k, const char* v) {
-    lwload::set_load_option(options, k, v);
-  });
+lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value, lwload_error** err) {
+  return lwload::capi::set_option(
+      o, key, value, err, [](auto& options, const char* k, const char* v) { lwload::set_load_option(options, k, v); },
+      "lwload_load_options_set");
 }
 
 void lwload_load_options_on_tensor_ready(lwload_load_options* o, int (*fn)(void* user, const lwload_tensor_handle* t),
@@ -92,33 +94,46 @@ lwload_weights* lwload_load(const lwload_manifest* m, lwload_device* d, const lw
   });
 }
 
-int lwload_weights_find(const lwload_weights* w, const char* name, lwload_tensor_handle* out) {
-  if (!w || !name || !out) return -1;
-  const lwload::TensorHandle* t = w->weights.find(name);
-  if (!t) return -1;
-  *out = to_c(*t);
-  return 0;
+lwload_weights* lwload_load_consume(lwload_manifest* m, lwload_device* d, const lwload_load_options* o,
+                                    lwload_error** err) {
+  const std::unique_ptr<lwload_manifest> owned(m);  // consumed on every path, failures included
+  return guarded(err, static_cast<lwload_weights*>(nullptr), [&] {
+    require(m, "lwload_load_consume", "manifest");
+    require(d, "lwload_load_consume", "device");
+    return new lwload_weights{lwload::load(std::move(owned->manifest), *d->device, with_callbacks(o))};
+  });
+}
+
+lwload_status lwload_weights_find(const lwload_weights* w, const char* name, lwload_tensor_handle* out,
+                                  lwload_error** err) {
+  return lwload::capi::status_call(err, [&] {
+    require(w, "lwload_weights_find", "weights");
+    require(name, "lwload_weights_find", "name");
+    const lwload::TensorHandle* t = w->weights.find(name);
+    if (t == nullptr) lwload::capi::not_found(std::string("lwload_weights_find: no tensor named '") + name + "'");
+    lwload::capi::fill(out, to_c(*t), "lwload_weights_find");
+  });
 }
 
 size_t lwload_weights_tensor_count(const lwload_weights* w) { return w ? w->weights.tensors().size() : 0; }
 
-int lwload_weights_tensor(const lwload_weights* w, size_t index, lwload_tensor_handle* out) {
-  if (!w || !out || index >= w->weights.tensors().size()) return -1;
-  *out = to_c(w->weights.tensors()[index]);
-  return 0;
+lwload_status lwload_weights_tensor(const lwload_weights* w, size_t index, lwload_tensor_handle* out,
+                                    lwload_error** err) {
+  return lwload::capi::status_call(err, [&] {
+    require(w, "lwload_weights_tensor", "weights");
+    const auto tensors = w->weights.tensors();
+    if (index >= tensors.size())
+      lwload::fail(lwload::ErrorCode::usage, "lwload_weights_tensor: index ", index, " is out of range (the weights hold ",
+                   tensors.size(), " tensors)");
+    lwload::capi::fill(out, to_c(tensors[index]), "lwload_weights_tensor");
+  });
 }
 
 lwload_status lwload_weights_verify(const lwload_weights* w, lwload_error** err) {
-  lwload_error* error = nullptr;
-  guarded(&error, 0, [&] {
+  return lwload::capi::status_call(err, [&] {
     require(w, "lwload_weights_verify", "weights");
     lwload::verify(w->weights);
-    return 0;
   });
-  const lwload_status status = lwload_error_status(error);
-  if (err != nullptr && error != nullptr) *err = error;
-  else lwload_error_free(error);
-  return status;
 }
 
 void lwload_weights_free(lwload_weights* w) { delete w; }

@@ -1,6 +1,7 @@
 // C API manifests: open_manifest behind lwload_manifest, tensors described in C structs that point
 // into the C++ manifest (valid while it lives).
 #include "capi/capi_objects.hpp"
+#include "capi/capi_struct.hpp"
 #include "core/option_text.hpp"
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
@@ -20,10 +21,10 @@ lwload_open_options* lwload_open_options_new(void) {
 
 void lwload_open_options_free(lwload_open_options* o) { delete o; }
 
-lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value) {
-  return lwload::capi::set_option(o, key, value, [](auto& options, const char* k, const char* v) {
-    lwload::set_open_option(options, k, v);
-  });
+lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value, lwload_error** err) {
+  return lwload::capi::set_option(
+      o, key, value, err, [](auto& options, const char* k, const char* v) { lwload::set_open_option(options, k, v); },
+      "lwload_open_options_set");
 }
 
 lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o, lwload_error** err) {
@@ -37,18 +38,25 @@ void lwload_manifest_free(lwload_manifest* m) { delete m; }
 
 size_t lwload_manifest_tensor_count(const lwload_manifest* m) { return m ? m->manifest.tensors.size() : 0; }
 
-int lwload_manifest_tensor(const lwload_manifest* m, size_t index, lwload_tensor_info* out) {
-  if (!m || !out || index >= m->manifest.tensors.size()) return -1;
-  const lwload::TensorInfo& t = m->manifest.tensors[index];
-  // dtype names are string literals (lib/core/dtype.cpp), so their views are NUL-terminated.
-  *out = lwload_tensor_info{t.name.c_str(), lwload::dtype_name(t.dtype).data(), t.shape.size(), t.shape.data(),
-                            t.bytes};
-  return 0;
-}
-
-const char* lwload_manifest_tensor_file(const lwload_manifest* m, size_t index) {
-  if (!m || index >= m->manifest.tensors.size() || m->manifest.tensors[index].pieces.empty()) return nullptr;
-  return m->manifest.files[m->manifest.tensors[index].pieces.front().file].c_str();
+lwload_status lwload_manifest_tensor(const lwload_manifest* m, size_t index, lwload_tensor_info* out,
+                                     lwload_error** err) {
+  return lwload::capi::status_call(err, [&] {
+    require(m, "lwload_manifest_tensor", "manifest");
+    const lwload::Manifest& manifest = m->manifest;
+    if (index >= manifest.tensors.size())
+      lwload::fail(lwload::ErrorCode::usage, "lwload_manifest_tensor: index ", index, " is out of range (the manifest has ",
+                   manifest.tensors.size(), " tensors)");
+    const lwload::TensorInfo& t = manifest.tensors[index];
+    // dtype names are string literals (lib/core/dtype.cpp), so their views are NUL-terminated.
+    const lwload_tensor_info full{sizeof(lwload_tensor_info),
+                                  t.name.c_str(),
+                                  lwload::dtype_name(t.dtype).data(),
+                                  t.shape.size(),
+                                  t.shape.data(),
+                                  t.bytes,
+                                  t.pieces.empty() ? nullptr : manifest.files[t.pieces.front().file].c_str()};
+    lwload::capi::fill(out, full, "lwload_manifest_tensor");
+  });
 }
 
 const char* lwload_manifest_format(const lwload_manifest* m) { return m ? m->manifest.format.c_str() : ""; }

@@ -46,6 +46,13 @@ struct lwload_weights {
 
 namespace lwload::capi {
 
+// Throws Error(usage) "<function>: <what> is NULL" for a missing argument.
+void require(const void* argument, const char* function, const char* what);
+
+// Throws what store_current_error reports as LWLOAD_NOT_FOUND (no ErrorCode says "not found": in C++
+// a lookup answers nullptr instead).
+[[noreturn]] void not_found(std::string message);
+
 // Stores the exception in flight as a new lwload_error in *err (when err is not null).
 void store_current_error(lwload_error** err) noexcept;
 
@@ -60,32 +67,34 @@ Result guarded(lwload_error** err, Result failed, Body&& body) noexcept {
   }
 }
 
-// Runs `body` and answers its outcome as a status (the error's message is dropped).
+// Runs `body` and answers its outcome as a status; a failure's error goes to *err (when err is not
+// null), as every status-returning entry point reports it.
 template <typename Body>
-lwload_status status_of(Body&& body) noexcept {
+lwload_status status_call(lwload_error** err, Body&& body) noexcept {
   lwload_error* error = nullptr;
   guarded(&error, 0, [&] {
     body();
     return 0;
   });
   const lwload_status status = lwload_error_status(error);
-  lwload_error_free(error);
+  if (err != nullptr && error != nullptr) *err = error;
+  else lwload_error_free(error);
   return status;
 }
 
 // lwload_*_options_set: `set(copy, key, value)` on a copy of `options`, kept only when it succeeds,
 // so a bad value leaves the options as they were.
 template <typename Options, typename Set>
-lwload_status set_option(Options* options, const char* key, const char* value, Set&& set) noexcept {
-  if (options == nullptr || key == nullptr || value == nullptr) return LWLOAD_USAGE;
-  return status_of([&] {
+lwload_status set_option(Options* options, const char* key, const char* value, lwload_error** err, Set&& set,
+                         const char* function) noexcept {
+  return status_call(err, [&] {
+    require(options, function, "options");
+    require(key, function, "key");
+    require(value, function, "value");
     auto changed = options->options;
     set(changed, key, value);
     options->options = std::move(changed);
   });
 }
-
-// Throws Error(usage) "<function>: <what> is NULL" for a missing argument.
-void require(const void* argument, const char* function, const char* what);
 
 }  // namespace lwload::capi

@@ -107,8 +107,10 @@ static void check_manifest(const lwload_manifest* m) {
   CHECK(strcmp(lwload_manifest_format(m), "safetensors") == 0);
   uint64_t total = 0;
   for (size_t i = 0; i < kTensorCount; ++i) {
-    lwload_tensor_info info;
-    CHECK(lwload_manifest_tensor(m, i, &info) == 0);
+    lwload_tensor_info info = {.struct_size = sizeof info};
+    CHECK(lwload_manifest_tensor(m, i, &info, NULL) == LWLOAD_OK);
+    CHECK(info.struct_size == sizeof info);
+    CHECK(strstr(info.file, "capi.safetensors") != NULL);
     CHECK(strcmp(info.name, kTensors[i].name) == 0);
     CHECK(strcmp(info.dtype, kTensors[i].dtype) == 0);
     CHECK(info.rank == kTensors[i].rank);
@@ -117,10 +119,11 @@ static void check_manifest(const lwload_manifest* m) {
     total += info.bytes;
   }
   CHECK(lwload_manifest_total_bytes(m) == total);
-  CHECK(strstr(lwload_manifest_tensor_file(m, 0), "capi.safetensors") != NULL);
-  CHECK(lwload_manifest_tensor_file(m, kTensorCount) == NULL);
-  lwload_tensor_info none;
-  CHECK(lwload_manifest_tensor(m, kTensorCount, &none) == -1);
+  lwload_tensor_info none = {.struct_size = sizeof none};
+  lwload_error* range = NULL;
+  CHECK(lwload_manifest_tensor(m, kTensorCount, &none, &range) == LWLOAD_USAGE);
+  CHECK(strstr(lwload_error_message(range), "out of range") != NULL);
+  lwload_error_free(range);
 }
 
 static void check_errors(const char* scratch) {
@@ -159,28 +162,31 @@ static void check_errors(const char* scratch) {
   /* Caps on what a header may ask for: one tensor fewer than the file holds is refused. */
   snprintf(path, sizeof path, "%s/capi.safetensors", scratch);
   lwload_open_options* open = lwload_open_options_new();
-  CHECK(lwload_open_options_set(open, "max-tensors", "3") == LWLOAD_OK);
-  CHECK(lwload_open_options_set(open, "max-tensors", "many") == LWLOAD_USAGE);
-  CHECK(lwload_open_options_set(open, "no-such-option", "1") == LWLOAD_USAGE);
+  CHECK(lwload_open_options_set(open, "max-tensors", "3", NULL) == LWLOAD_OK);
+  lwload_error* bad_value = NULL;
+  CHECK(lwload_open_options_set(open, "max-tensors", "many", &bad_value) == LWLOAD_USAGE);
+  CHECK(strstr(lwload_error_message(bad_value), "many") != NULL); /* the setters keep the message too */
+  lwload_error_free(bad_value);
+  CHECK(lwload_open_options_set(open, "no-such-option", "1", NULL) == LWLOAD_USAGE);
   err = NULL;
   CHECK(lwload_manifest_open_with(path, open, &err) == NULL);
   CHECK(lwload_error_status(err) == LWLOAD_BAD_INPUT);
   CHECK(strstr(lwload_error_message(err), "max_tensors") != NULL);
   lwload_error_free(err);
-  CHECK(lwload_open_options_set(open, "max-tensors", "4") == LWLOAD_OK);
-  CHECK(lwload_open_options_set(open, "allow-outside-links", "true") == LWLOAD_OK);
+  CHECK(lwload_open_options_set(open, "max-tensors", "4", NULL) == LWLOAD_OK);
+  CHECK(lwload_open_options_set(open, "allow-outside-links", "true", NULL) == LWLOAD_OK);
   lwload_manifest* capped = lwload_manifest_open_with(path, open, NULL);
   CHECK(capped != NULL && lwload_manifest_tensor_count(capped) == kTensorCount);
   lwload_manifest_free(capped);
   lwload_open_options_free(open);
 
   lwload_load_options* o = lwload_load_options_new();
-  CHECK(lwload_load_options_set(o, "no-such-option", "1") == LWLOAD_USAGE);
-  CHECK(lwload_load_options_set(o, "budget", "lots") == LWLOAD_USAGE);
-  CHECK(lwload_load_options_set(o, "placement", "sideways") == LWLOAD_USAGE);
-  CHECK(lwload_load_options_set(o, "budget", "1MiB") == LWLOAD_OK);
-  CHECK(lwload_load_options_set(o, "--slots", "2") == LWLOAD_OK); /* the CLI spelling works too */
-  CHECK(lwload_load_options_set(o, "lazy", "maybe") == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "no-such-option", "1", NULL) == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "budget", "lots", NULL) == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "placement", "sideways", NULL) == LWLOAD_USAGE);
+  CHECK(lwload_load_options_set(o, "budget", "1MiB", NULL) == LWLOAD_OK);
+  CHECK(lwload_load_options_set(o, "--slots", "2", NULL) == LWLOAD_OK); /* the CLI spelling works too */
+  CHECK(lwload_load_options_set(o, "lazy", "maybe", NULL) == LWLOAD_USAGE);
   lwload_load_options_free(o);
 }
 
@@ -190,8 +196,8 @@ typedef int (*read_fn)(void* user, const lwload_tensor_handle* t, unsigned char*
 static void check_bytes(const lwload_weights* w, read_fn read, void* user, const char* expected_native) {
   CHECK(lwload_weights_tensor_count(w) == kTensorCount);
   for (size_t i = 0; i < kTensorCount; ++i) {
-    lwload_tensor_handle t;
-    CHECK(lwload_weights_find(w, kTensors[i].name, &t) == 0);
+    lwload_tensor_handle t = {.struct_size = sizeof t};
+    CHECK(lwload_weights_find(w, kTensors[i].name, &t, NULL) == LWLOAD_OK);
     CHECK(strcmp(t.native_type, expected_native) == 0);
     CHECK(t.bytes == kTensors[i].bytes);
     CHECK(t.file_offset + t.bytes <= file_size);
@@ -200,8 +206,8 @@ static void check_bytes(const lwload_weights* w, read_fn read, void* user, const
     if (t.bytes > sizeof copy || read(user, &t, copy) != 0) continue;
     CHECK(memcmp(copy, file_bytes + t.file_offset, t.bytes) == 0);
   }
-  lwload_tensor_handle none;
-  CHECK(lwload_weights_find(w, "no-such-tensor", &none) == -1);
+  lwload_tensor_handle none = {.struct_size = sizeof none};
+  CHECK(lwload_weights_find(w, "no-such-tensor", &none, NULL) == LWLOAD_NOT_FOUND);
 }
 
 static int read_host(void* user, const lwload_tensor_handle* t, unsigned char* out) {
@@ -220,7 +226,7 @@ static void check_host(const lwload_manifest* m) {
   const char* placements[] = {"auto", "direct", "staged"};
   for (size_t p = 0; p < 3; ++p) {
     lwload_load_options* o = lwload_load_options_new();
-    CHECK(lwload_load_options_set(o, "placement", placements[p]) == LWLOAD_OK);
+    CHECK(lwload_load_options_set(o, "placement", placements[p], NULL) == LWLOAD_OK);
     ready_log log = {0, 0, 0, 0, 0};
     lwload_load_options_on_tensor_ready(o, on_ready, &log);
     lwload_load_options_on_progress(o, on_progress, &log);
@@ -230,8 +236,8 @@ static void check_host(const lwload_manifest* m) {
       CHECK(log.calls == kTensorCount);
       CHECK(log.progress_calls > 0 && log.last_done == log.last_total);
       check_bytes(w, read_host, NULL, "host_ptr");
-      lwload_tensor_handle first;
-      CHECK(lwload_weights_tensor(w, 0, &first) == 0);
+      lwload_tensor_handle first = {.struct_size = sizeof first};
+      CHECK(lwload_weights_tensor(w, 0, &first, NULL) == LWLOAD_OK);
       CHECK(strcmp(first.placement, p == 0 ? "zero_copy" : p == 1 ? "direct" : "staged") == 0);
       CHECK(lwload_weights_verify(w, &err) == LWLOAD_OK);
       lwload_weights_free(w);
@@ -254,7 +260,7 @@ static void check_host(const lwload_manifest* m) {
      LWLOAD_CANCELLED, nothing handed out. The options keep the token after the cancel is freed. */
   for (size_t p = 0; p < 2; ++p) {
     lwload_load_options* co = lwload_load_options_new();
-    CHECK(lwload_load_options_set(co, "placement", p == 0 ? "auto" : "staged") == LWLOAD_OK);
+    CHECK(lwload_load_options_set(co, "placement", p == 0 ? "auto" : "staged", NULL) == LWLOAD_OK);
     lwload_cancel* cancel = lwload_cancel_new();
     lwload_load_options_set_cancel(co, cancel);
     lwload_cancel_request(cancel);
@@ -341,7 +347,7 @@ static void check_opencl(const lwload_manifest* m) {
     }
     CHECK(strncmp(lwload_device_id(device), "opencl:", 7) == 0);
     lwload_load_options* o = lwload_load_options_new();
-    CHECK(lwload_load_options_set(o, "placement", placements[p]) == LWLOAD_OK);
+    CHECK(lwload_load_options_set(o, "placement", placements[p], NULL) == LWLOAD_OK);
     lwload_weights* w = lwload_load(m, device, o, &err);
     CHECK(w != NULL && err == NULL);
     if (err) fprintf(stderr, "lwload_load: %s\n", lwload_error_message(err));
@@ -366,6 +372,98 @@ static void check_opencl(const lwload_manifest* m) {
   lwload_error_free(err);
 }
 
+/* The versions: the headers' macros agree with the library's answers, and a program built against
+ * these headers accepts this library (the rule lwload.h states). */
+static void check_version(void) {
+  char expected[32];
+  snprintf(expected, sizeof expected, "%d.%d.%d", LWLOAD_VERSION_MAJOR, LWLOAD_VERSION_MINOR, LWLOAD_VERSION_PATCH);
+  CHECK(strcmp(lwload_version(), expected) == 0);
+  CHECK(lwload_version_number() == LWLOAD_VERSION_NUMBER);
+  CHECK(lwload_version_number() / 1000000 == LWLOAD_VERSION_MAJOR && lwload_version_number() >= LWLOAD_VERSION_NUMBER);
+}
+
+/* A program built against an older lwload.h passes a shorter struct: the library fills what fits,
+ * writes nothing past it, and says how much it filled; a struct_size too small for any version is
+ * LWLOAD_USAGE. */
+typedef struct older_tensor_info { /* lwload_tensor_info as a first version without `rank` onward */
+  size_t struct_size;
+  const char* name;
+  const char* dtype;
+} older_tensor_info;
+typedef struct older_tensor_handle {
+  size_t struct_size;
+  const char* name;
+  const char* placement;
+} older_tensor_handle;
+
+static void check_struct_sizes(const lwload_manifest* m) {
+  struct {
+    older_tensor_info info;
+    unsigned char canary[64];
+  } old;
+  memset(&old, 0xa5, sizeof old);
+  old.info.struct_size = sizeof old.info;
+  CHECK(lwload_manifest_tensor(m, 0, (lwload_tensor_info*)&old.info, NULL) == LWLOAD_OK);
+  CHECK(old.info.struct_size == sizeof old.info);
+  CHECK(strcmp(old.info.name, kTensors[0].name) == 0);
+  CHECK(strcmp(old.info.dtype, kTensors[0].dtype) == 0);
+  int untouched = 1;
+  for (size_t i = 0; i < sizeof old.canary; ++i) untouched &= old.canary[i] == 0xa5;
+  CHECK(untouched);
+  /* Too small for any version: refused, nothing written. */
+  lwload_tensor_info tiny = {.struct_size = sizeof(size_t)};
+  lwload_error* err = NULL;
+  CHECK(lwload_manifest_tensor(m, 0, &tiny, &err) == LWLOAD_USAGE);
+  CHECK(strstr(lwload_error_message(err), "struct_size") != NULL);
+  CHECK(tiny.name == NULL);
+  lwload_error_free(err);
+  /* A newer program's longer struct: the library fills what it knows and says so. */
+  struct {
+    lwload_tensor_info info;
+    uint64_t added_later;
+  } newer = {.info = {.struct_size = sizeof newer}, .added_later = 7};
+  CHECK(lwload_manifest_tensor(m, 0, &newer.info, NULL) == LWLOAD_OK);
+  CHECK(newer.info.struct_size == sizeof(lwload_tensor_info));
+  CHECK(newer.added_later == 7);
+  CHECK(LWLOAD_HAS_FIELD(&newer.info, lwload_tensor_info, file));
+
+  lwload_device* host = lwload_device_open("host", NULL);
+  lwload_weights* w = lwload_load(m, host, NULL, NULL);
+  CHECK(w != NULL);
+  if (w) {
+    struct {
+      older_tensor_handle handle;
+      unsigned char canary[64];
+    } old_handle;
+    memset(&old_handle, 0xa5, sizeof old_handle);
+    old_handle.handle.struct_size = sizeof old_handle.handle;
+    CHECK(lwload_weights_find(w, kTensors[0].name, (lwload_tensor_handle*)&old_handle.handle, NULL) == LWLOAD_OK);
+    CHECK(strcmp(old_handle.handle.placement, "zero_copy") == 0);
+    untouched = 1;
+    for (size_t i = 0; i < sizeof old_handle.canary; ++i) untouched &= old_handle.canary[i] == 0xa5;
+    CHECK(untouched);
+  }
+  lwload_weights_free(w);
+  lwload_device_free(host);
+}
+
+/* lwload_load_consume takes the manifest over: no copy, and the caller must not free it. */
+static void check_consume(const char* path) {
+  lwload_manifest* m = lwload_manifest_open(path, NULL);
+  lwload_device* host = lwload_device_open("host", NULL);
+  lwload_weights* w = lwload_load_consume(m, host, NULL, NULL);
+  CHECK(w != NULL);
+  CHECK(lwload_weights_tensor_count(w) == kTensorCount);
+  CHECK(lwload_weights_verify(w, NULL) == LWLOAD_OK);
+  lwload_weights_free(w);
+  /* Consumed on failure too (an unknown option is no failure here; a NULL device is). */
+  lwload_error* err = NULL;
+  CHECK(lwload_load_consume(lwload_manifest_open(path, NULL), NULL, NULL, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_USAGE);
+  lwload_error_free(err);
+  lwload_device_free(host);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_capi SCRATCH_DIR\n");
@@ -383,7 +481,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s\n", lwload_error_message(err));
     return 1;
   }
+  check_version();
   check_manifest(m);
+  check_struct_sizes(m);
+  check_consume(path);
   check_errors(argv[1]);
   check_host(m);
   check_opencl(m);
