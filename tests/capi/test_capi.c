@@ -396,6 +396,13 @@ typedef struct older_tensor_handle {
   const char* placement;
 } older_tensor_handle;
 
+/* Whether the library wrote nothing into the bytes after a struct (memset to 0xa5 before). */
+static int untouched(const unsigned char* canary, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (canary[i] != 0xa5) return 0;
+  return 1;
+}
+
 static void check_struct_sizes(const lwload_manifest* m) {
   struct {
     older_tensor_info info;
@@ -407,9 +414,7 @@ static void check_struct_sizes(const lwload_manifest* m) {
   CHECK(old.info.struct_size == sizeof old.info);
   CHECK(strcmp(old.info.name, kTensors[0].name) == 0);
   CHECK(strcmp(old.info.dtype, kTensors[0].dtype) == 0);
-  int untouched = 1;
-  for (size_t i = 0; i < sizeof old.canary; ++i) untouched &= old.canary[i] == 0xa5;
-  CHECK(untouched);
+  CHECK(untouched(old.canary, sizeof old.canary));
   /* Too small for any version: refused, nothing written. */
   lwload_tensor_info tiny = {.struct_size = sizeof(size_t)};
   lwload_error* err = NULL;
@@ -439,9 +444,7 @@ static void check_struct_sizes(const lwload_manifest* m) {
     old_handle.handle.struct_size = sizeof old_handle.handle;
     CHECK(lwload_weights_find(w, kTensors[0].name, (lwload_tensor_handle*)&old_handle.handle, NULL) == LWLOAD_OK);
     CHECK(strcmp(old_handle.handle.placement, "zero_copy") == 0);
-    untouched = 1;
-    for (size_t i = 0; i < sizeof old_handle.canary; ++i) untouched &= old_handle.canary[i] == 0xa5;
-    CHECK(untouched);
+    CHECK(untouched(old_handle.canary, sizeof old_handle.canary));
   }
   lwload_weights_free(w);
   lwload_device_free(host);
