@@ -456,44 +456,11 @@ TEST_CASE("onnx: weights in Constant nodes, in every graph, subgraph and functio
   TempDir dir;
   generate(dir.path(), "constants");
   const fs::path model = dir / "model.onnx";
-  // The independent reader the real-file suite uses (python3-onnx), written to a folder.
-  TempDir reference;
-  std::string out;
-  const char* root = std::getenv("LWLOAD_SOURCE_ROOT");
-  REQUIRE(root != nullptr);
-  const fs::path script = fs::path(root) / "tests" / "real" / "reference_onnx.py";
-  REQUIRE(test::run_command(std::string(test::kPython) + " " + script.string() + " " + model.string() + " " +
-                                reference.path().string(),
-                            &out) == 0);
-  std::ifstream index_file(reference / "index.json");
-  const std::string index_text((std::istreambuf_iterator<char>(index_file)), std::istreambuf_iterator<char>());
-  const boost::json::array index = boost::json::parse(index_text).as_array();
   const Manifest m = open_manifest(model);
-  REQUIRE(m.tensors.size() == index.size());
-  CHECK(index.size() == 21);
   const auto device = open_device("host");
   const Weights w = load(m, *device);
-  for (std::size_t i = 0; i < index.size(); ++i) {
-    const boost::json::object& ref = index[i].as_object();
-    const std::string name(ref.at("name").as_string());
-    INFO("tensor ", name);
-    const TensorInfo& t = m.tensors[i];
-    CHECK(t.name == name);  // same names, same order
-    CHECK(dtype_name(t.dtype) == std::string_view(ref.at("dtype").as_string()));
-    std::vector<std::int64_t> shape;
-    for (const auto& d : ref.at("shape").as_array()) shape.push_back(d.to_number<std::int64_t>());
-    CHECK(t.shape == shape);
-    if (ref.at("file").is_null()) {
-      CHECK(t.dtype == DType::STRING);
-      continue;
-    }
-    const auto expected = test::read_file(reference / std::string(ref.at("file").as_string()));
-    const TensorHandle* h = w.find(name);
-    REQUIRE(h != nullptr);
-    std::vector<std::byte> got(h->bytes);
-    w.read_back(*h, 0, got);
-    CHECK(hex(got) == hex(expected));
-  }
+  // The independent reader the real-file suite uses (python3-onnx).
+  CHECK(test::check_against_reference(model, "onnx", m, w) == 21);
   // Where each came from, and the names that had to be made unique.
   // (make_node sorts attributes by name: else_branch comes first in the file.)
   CHECK(m.find("k")->origin == "Constant node 'k' in the 'else_branch' graph of node #9 'branch' (If)");

@@ -411,7 +411,7 @@ TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad reco
     bad.front().method = 8;
     test::write_file(dir / "deflate.pt", build_zip(bad, false));
     CHECK(error_of(dir / "deflate.pt", &message) == ErrorCode::unsupported);
-    CHECK(message.find("compressed (method 8)") != std::string::npos);
+    CHECK(message.find("is compressed; lwload maps stored records only") != std::string::npos);
   }
   SUBCASE("an encrypted record") {
     auto bad = records;
@@ -461,4 +461,57 @@ TEST_CASE("lwload inspect / plan / load --verify on a torch checkpoint; exit 3 f
   CHECK(test::run_command(str(exe, " inspect ", (checkpoints() / "system.pt").string(), " 2>&1"), &out) == 3);
   CHECK(out.find("posix.system") != std::string::npos);
   CHECK_FALSE(fs::exists(checkpoints() / "ran-system"));
+}
+
+TEST_CASE("pytorch: TorchScript archives (torch.jit.save) load as torch.jit.load's state_dict names them") {
+  // Scripted and traced modules: nested Sequential, Conv2d + BatchNorm2d (buffers, an int64
+  // num_batches_tracked), a registered buffer, an LSTM, float16 weights. Their code/ records are
+  // compressed and never read; nothing in the archive runs.
+  TempDir dir;
+  const std::string script = R"PY(
+import sys, torch
+out = sys.argv[1]
+torch.manual_seed(3)
+class WithBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 3)
+        self.register_buffer('scale', torch.arange(3, dtype=torch.float32))
+    def forward(self, x):
+        return self.proj(x) * self.scale
+nested = torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.ReLU()), torch.nn.Linear(4, 2))
+conv = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8)).eval()
+models = {
+    'nested_scripted': torch.jit.script(nested),
+    'conv_bn_traced': torch.jit.trace(conv, torch.randn(1, 3, 8, 8)),
+    'buffer_scripted': torch.jit.script(WithBuffer()),
+    'lstm_scripted': torch.jit.script(torch.nn.LSTM(6, 4, num_layers=2)),
+    'half_scripted': torch.jit.script(torch.nn.Linear(8, 8).half()),
+}
+for name, m in models.items():
+    torch.jit.save(m, f'{out}/{name}.pt')
+)PY";
+  test::write_file(dir / "write.py", std::string_view(script));
+  std::string out;
+  REQUIRE_MESSAGE(test::run_command(std::string(test::kPython) + " " + (dir / "write.py").string() + " " +
+                                        dir.path().string() + " 2>&1",
+                                    &out) == 0,
+                  out);
+  const auto device = open_device("host");
+  std::size_t total = 0;
+  for (const std::string name : {"nested_scripted", "conv_bn_traced", "buffer_scripted", "lstm_scripted", "half_scripted"}) {
+    CAPTURE(name);
+    const fs::path model = dir / (name + ".pt");
+    const Manifest m = open_manifest(model);
+    CHECK(m.format == "pytorch");
+    const Weights w = load(m, *device);
+    total += test::check_against_reference(model, "pytorch", m, w);
+    CHECK(verify(w).tensors == m.tensors.size());
+  }
+  CHECK(total == 4 + 7 + 3 + 8 + 2);
+  // The LSTM's _flat_weights list (aliases of its parameters) is left out, and said so.
+  const Manifest lstm = open_manifest(dir / "lstm_scripted.pt");
+  CHECK(std::any_of(lstm.metadata.begin(), lstm.metadata.end(), [](const MetaEntry& e) {
+    return e.key == "torchscript.list_attribute_not_loaded._flat_weights";
+  }));
 }

@@ -26,6 +26,7 @@ std::string_view kind_name(Node::Kind kind) noexcept {
     case Node::Kind::global: return "global";
     case Node::Kind::call: return "call";
     case Node::Kind::persistent: return "persistent id";
+    case Node::Kind::object: return "object";
   }
   return "?";
 }
@@ -301,16 +302,33 @@ Tree Machine::run() {
         stack_.push_back(reduce(std::move(callee), std::move(args)));
         break;
       }
-      case 'b': {  // BUILD: object state (OrderedDict's _metadata); an inert tree has no use for it
-        (void)pop();
-        (void)top();
+      case 'b': {  // BUILD: a record's state is kept; any other (OrderedDict's _metadata) is dropped
+        Value state = pop();
+        Value target = top();
+        if (target->kind == Node::Kind::object) {
+          if (!target->items.empty()) bad("BUILD gives object '", target->text, "' a second state");
+          target->items.push_back(std::move(state));
+        }
         break;
       }
       case '0': (void)pop(); break;  // POP
       case '1': (void)pop_mark(); break;  // POP_MARK
       case '2': stack_.push_back(top()); break;  // DUP
-      case 'i': case 'o': case 0x81: case 0x92:
-        bad("opcode ", op == 'i' ? "INST" : op == 'o' ? "OBJ" : op == 0x81 ? "NEWOBJ" : "NEWOBJ_EX",
+      case 0x81: {  // NEWOBJ: only an inert record of an accepted class (is_record_type)
+        Value args = pop();
+        Value cls = pop();
+        if (cls->kind != Node::Kind::global || !options_.is_record_type || !options_.is_record_type(cls->text))
+          bad("opcode NEWOBJ builds an object of ", cls->kind == Node::Kind::global ? "'" + cls->text + "'" : "a non-class",
+              "; lwload's unpickler refuses it");
+        if (args->kind != Node::Kind::tuple || !args->items.empty())
+          bad("NEWOBJ of '", cls->text, "' passes constructor arguments; lwload's unpickler refuses it");
+        Value object = make(Node::Kind::object);
+        object->text = cls->text;
+        stack_.push_back(std::move(object));
+        break;
+      }
+      case 'i': case 'o': case 0x92:
+        bad("opcode ", op == 'i' ? "INST" : op == 'o' ? "OBJ" : "NEWOBJ_EX",
             " builds an arbitrary object; lwload's unpickler refuses it");
       default:
         bad("opcode 0x", std::hex, int{op}, std::dec, " is not one a torch state dict uses");

@@ -28,12 +28,13 @@ struct Node;
 using Value = Node*;
 
 struct Node {
-  enum class Kind { none, boolean, integer, floating, string, bytes, list, tuple, dict, global, call, persistent };
+  enum class Kind { none, boolean, integer, floating, string, bytes, list, tuple, dict, global, call, persistent, object };
   Kind kind = Kind::none;
   std::int64_t integer = 0;          // boolean (0/1) and integer
   double floating = 0;
   std::string text;                  // string, bytes; global: "module.name"
-  std::vector<Value> items;          // list, tuple; call: [callee, args tuple]; persistent: [pid]
+  std::vector<Value> items;          // list, tuple; call: [callee, args tuple]; persistent: [pid];
+                                     // object: [state] once BUILD gave it one (text: its class)
   std::vector<std::pair<Value, Value>> entries;  // dict, in insertion order
 };
 
@@ -45,6 +46,9 @@ struct Options {
   // Globals whose call with no arguments makes an empty dict that later SETITEMS fill
   // (collections.OrderedDict): the one construction whose result later opcodes mutate.
   std::function<bool(std::string_view)> is_dict_type;
+  // Classes NEWOBJ may instantiate as inert records (TorchScript's `__torch__.*` modules): the
+  // object is a node of kind object, its BUILD state kept; no constructor or __setstate__ runs.
+  std::function<bool(std::string_view)> is_record_type;
 };
 
 struct Tree {

@@ -58,9 +58,18 @@ const StorageType* storage_type(std::string_view global) {
   return it == kStorageTypes.end() ? nullptr : &*it;
 }
 
+// TorchScript (torch.jit.save): modules are `__torch__.<qualified name>` classes, pickled as
+// NEWOBJ + BUILD of their attribute dict; list attributes go through torch.jit._pickle helpers.
+constexpr std::string_view kScriptClassPrefix = "__torch__.";
+constexpr std::string_view kScriptListPrefix = "torch.jit._pickle.build_";  // build_intlist, build_tensorlist, ...
+constexpr std::string_view kRestoreTypeTag = "torch.jit._pickle.restore_type_tag";
+
+bool is_script_class(std::string_view global) { return global.starts_with(kScriptClassPrefix); }
+
 bool allowed_global(std::string_view global) {
   return global == kOrderedDict || global == kRebuildTensor || global == kRebuildParameter ||
-         storage_type(global) != nullptr;
+         storage_type(global) != nullptr || is_script_class(global) || global.starts_with(kScriptListPrefix) ||
+         global == kRestoreTypeTag;
 }
 
 class CheckpointReader {
@@ -76,7 +85,15 @@ class CheckpointReader {
     fail(ErrorCode::bad_input, path_.string(), ": ", parts...);
   }
   std::vector<std::byte> record_bytes(const ZipRecord& record, std::uint64_t limit) const;
-  void walk(Value value, const std::string& name, int depth);
+  // A record lwload needs must lie in the file as it is (code/ records may be compressed; they are
+  // never read).
+  void require_stored(const ZipRecord& record) const {
+    if (!record.stored)
+      fail(ErrorCode::unsupported, path_.string(), ": zip record '", record.name,
+           "' is compressed; lwload maps stored records only (torch.save and torch.jit.save store tensor data)");
+  }
+  // `in_script_object`: inside a TorchScript module's attributes (torch.jit.save archives).
+  void walk(Value value, const std::string& name, int depth, bool in_script_object = false);
   void add_tensor(Value call, const std::string& name);
   std::vector<std::int64_t> int_tuple(Value value, const std::string& what) const;
   const ZipRecord& storage_record(Value pid, const std::string& tensor, DType& dtype);
@@ -92,6 +109,7 @@ class CheckpointReader {
 };
 
 std::vector<std::byte> CheckpointReader::record_bytes(const ZipRecord& record, std::uint64_t limit) const {
+  require_stored(record);
   if (record.size > limit)
     fail(ErrorCode::unsupported, path_.string(), ": zip record '", record.name, "' of ", record.size,
          " bytes exceeds lwload's limit of ", limit, " bytes");
@@ -128,34 +146,44 @@ Manifest CheckpointReader::read() {
   pickle::Options options;
   options.allow_global = allowed_global;
   options.is_dict_type = [](std::string_view g) { return g == kOrderedDict; };
+  options.is_record_type = is_script_class;
   const pickle::Tree tree = pickle::unpickle(pickle_bytes, path_, pickle_record->name, options);
   walk(tree.root, "", 0);
   return std::move(manifest_);
 }
 
-void CheckpointReader::walk(Value value, const std::string& name, int depth) {
+void CheckpointReader::walk(Value value, const std::string& name, int depth, bool in_script_object) {
   if (++visits_ > kMaxVisits) bad("data.pkl: the object tree is too large to name (", kMaxVisits, " nodes)");
   if (depth > kMaxDepth) bad("data.pkl: containers nested more than ", kMaxDepth, " deep at '", name, "'");
   const auto child = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
   switch (value->kind) {
     case Kind::dict:
       for (const auto& [key, item] : value->entries) {
-        if (key->kind == Kind::string) walk(item, child(key->text), depth + 1);
-        else if (key->kind == Kind::integer) walk(item, child(std::to_string(key->integer)), depth + 1);
+        if (key->kind == Kind::string) walk(item, child(key->text), depth + 1, in_script_object);
+        else if (key->kind == Kind::integer) walk(item, child(std::to_string(key->integer)), depth + 1, in_script_object);
         else if (item->kind == Kind::call || item->kind == Kind::dict || item->kind == Kind::list)
           bad("data.pkl: a key of '", name, "' is a ", pickle::kind_name(key->kind), ", not a string or int");
       }
       break;
     case Kind::list:
     case Kind::tuple:
-      for (std::size_t i = 0; i < value->items.size(); ++i) walk(value->items[i], child(std::to_string(i)), depth + 1);
+      if (in_script_object) {
+        // A TorchScript list attribute (an LSTM's _flat_weights) holds no parameter or buffer —
+        // those are attributes of their own — and state_dict() leaves it out; so does lwload, saying so.
+        manifest_.metadata.push_back(MetaEntry{"torchscript.list_attribute_not_loaded." + name,
+                                               MetaValue{static_cast<std::int64_t>(value->items.size())}});
+        break;
+      }
+      for (std::size_t i = 0; i < value->items.size(); ++i)
+        walk(value->items[i], child(std::to_string(i)), depth + 1, in_script_object);
       break;
     case Kind::call: {
       const std::string& callee = value->items[0]->text;
-      if (callee == kRebuildParameter) {
+      if (callee == kRebuildParameter || callee.starts_with(kScriptListPrefix) || callee == kRestoreTypeTag) {
+        // A parameter, a TorchScript list or a tagged value: what matters is the first argument.
         const Value args = value->items[1];
         if (args->items.empty()) bad("data.pkl: '", name, "': ", callee, " without arguments");
-        walk(args->items[0], name, depth + 1);
+        walk(args->items[0], name, depth + 1, in_script_object);
       } else if (callee == kRebuildTensor) {
         add_tensor(value, name);
       } else {
@@ -163,6 +191,9 @@ void CheckpointReader::walk(Value value, const std::string& name, int depth) {
       }
       break;
     }
+    case Kind::object:  // a TorchScript module: its attributes, named as state_dict() names them
+      if (!value->items.empty()) walk(value->items[0], name, depth + 1, true);
+      break;
     default:
       break;  // numbers, strings, None: metadata beside the tensors (epoch, config), not weights
   }
@@ -192,6 +223,7 @@ const ZipRecord& CheckpointReader::storage_record(Value pid, const std::string& 
   const std::string record_name = prefix_ + "data/" + t->items[2]->text;
   const ZipRecord* record = zip_.find(record_name);
   if (!record) bad(what, ": record '", record_name, "' is missing from the archive");
+  require_stored(*record);
   return *record;
 }
 

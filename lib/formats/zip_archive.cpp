@@ -143,10 +143,8 @@ ZipArchive::ZipArchive(const RandomAccessFile& file) {
 
     if (flags & kEncryptedFlag)
       fail(ErrorCode::unsupported, path.string(), ": ", what, " is encrypted; lwload maps stored records only");
-    if (method != kStored)
-      fail(ErrorCode::unsupported, path.string(), ": ", what, " is compressed (method ", method,
-           "); lwload maps stored records only (torch.save writes them stored)");
-    if (compressed != size)
+    record.stored = method == kStored;
+    if (record.stored && compressed != size)
       in.fail_at(entry, what, "stored record has compressed size ", compressed, " != size ", size);
     if (!names.insert(record.name).second) in.fail_at(entry, what, "the name appears twice");
 
@@ -159,7 +157,7 @@ ZipArchive::ZipArchive(const RandomAccessFile& file) {
     const std::uint64_t local_name = in.u16(what);
     const std::uint64_t local_extra = in.u16(what);
     record.data_offset = local + kLocalBytes + local_name + local_extra;
-    record.size = size;
+    record.size = record.stored ? size : compressed;  // a compressed record's bytes as they lie in the file
     check_extent(path, what + " data", record.data_offset, record.size, file_size);
     records_.push_back(std::move(record));
     in.seek(resume, what);

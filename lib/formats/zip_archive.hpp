@@ -19,6 +19,9 @@ struct ZipRecord {
   std::string name;
   std::uint64_t data_offset = 0;  // absolute offset of the stored bytes
   std::uint64_t size = 0;
+  // False for a compressed record (TorchScript's code/ and debug records): listed, never readable
+  // in place; a reader that needs one refuses it by name.
+  bool stored = true;
 };
 
 class ZipArchive {

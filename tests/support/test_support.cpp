@@ -4,6 +4,8 @@
 
 #include "test_support.hpp"
 
+#include <boost/json.hpp>
+
 #include <unistd.h>
 
 #include <array>
@@ -128,6 +130,45 @@ void put_u64(std::vector<std::byte>& out, std::uint64_t v) {
 }
 void put_bytes(std::vector<std::byte>& out, std::string_view s) {
   for (char c : s) out.push_back(static_cast<std::byte>(c));
+}
+
+std::size_t check_against_reference(const std::filesystem::path& model, const std::string& format,
+                                    const Manifest& manifest, const Weights& weights) {
+  TempDir reference;
+  const char* root = std::getenv("LWLOAD_SOURCE_ROOT");
+  REQUIRE_MESSAGE(root != nullptr, "LWLOAD_SOURCE_ROOT is not set (run the suite through meson test)");
+  const std::filesystem::path script = std::filesystem::path(root) / "tests" / "real" / ("reference_" + format + ".py");
+  std::string out;
+  REQUIRE_MESSAGE(run_command(std::string(kPython) + " " + script.string() + " " + model.string() + " " +
+                                  reference.path().string() + " 2>&1",
+                              &out) == 0,
+                  out);
+  const auto text = read_file(reference / "index.json");
+  const boost::json::array index =
+      boost::json::parse(std::string_view(reinterpret_cast<const char*>(text.data()), text.size())).as_array();
+  REQUIRE(manifest.tensors.size() == index.size());
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    const boost::json::object& ref = index[i].as_object();
+    const std::string name(ref.at("name").as_string());
+    INFO("tensor ", name);
+    const TensorInfo& t = manifest.tensors[i];
+    CHECK(t.name == name);  // same names, same order
+    CHECK(dtype_name(t.dtype) == std::string_view(ref.at("dtype").as_string()));
+    std::vector<std::int64_t> shape;
+    for (const auto& d : ref.at("shape").as_array()) shape.push_back(d.to_number<std::int64_t>());
+    CHECK(t.shape == shape);
+    if (ref.at("file").is_null()) {
+      CHECK(t.dtype == DType::STRING);
+      continue;
+    }
+    const auto expected = read_file(reference / std::string(ref.at("file").as_string()));
+    const TensorHandle* h = weights.find(name);
+    REQUIRE(h != nullptr);
+    std::vector<std::byte> got(h->bytes);
+    weights.read_back(*h, 0, got);
+    CHECK(got == expected);
+  }
+  return index.size();
 }
 
 }  // namespace lwload::test

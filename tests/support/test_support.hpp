@@ -14,6 +14,8 @@
 
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/manifest.hpp"
 
 namespace lwload::test {
 
@@ -76,6 +78,13 @@ int run_lwload(const std::string& args, std::string* out = nullptr);
 
 // /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
 inline constexpr const char* kPython = "/usr/bin/python3";
+
+// Checks a loaded model against an independent reader, tensor by tensor and in order: runs
+// tests/real/reference_<format>.py (python3-onnx, torch, ...) on `model` and compares each
+// tensor's name, dtype and shape with the manifest and its bytes with what the device holds
+// (read back). The reference's tensor count must equal the manifest's; returns it.
+std::size_t check_against_reference(const std::filesystem::path& model, const std::string& format,
+                                    const Manifest& manifest, const Weights& weights);
 
 // n bytes counting up from `start` (wrapping at 256): data whose every offset is recognisable.
 std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0);
