@@ -1,7 +1,8 @@
 // libFuzzer harness for one format reader (LWLOAD_FUZZ_FORMAT names it). The input is the model
 // file, held in a memfd and opened through the real POSIX file system, so readers that map their
 // headers (TFLite) run exactly as on disk. Any lwload::Error is a correct rejection; anything else
-// (a crash, a sanitizer report, another exception type escaping) is a bug.
+// (a crash, a sanitizer report, another exception type escaping) is a bug. Tensors whose bytes are
+// encoded (ONNX typed fields, sparse TFLite densified) are decoded too, as a load would.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,6 +10,10 @@
 #include <cstdint>
 #include <string>
 
+#include <cstring>
+#include <vector>
+
+#include "formats/encoded.hpp"
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
 
@@ -39,9 +44,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const MemFd file(data, size);
   lwload::OpenOptions options;
   options.format = LWLOAD_FUZZ_FORMAT;
+  options.densify = true;
   try {
     const lwload::Manifest manifest = lwload::open_manifest(file.path(), options);
     (void)manifest.total_bytes();
+    for (const lwload::TensorInfo& t : manifest.tensors) {
+      if (t.encoding == lwload::Encoding::raw || t.bytes > (std::uint64_t{16} << 20)) continue;
+      std::vector<std::byte> encoded, out(t.bytes);
+      for (const lwload::Piece& p : t.pieces) {
+        if (p.file != 0 || p.offset > size || p.length > size - p.offset) __builtin_trap();  // a reader let it past
+        const auto* from = reinterpret_cast<const std::byte*>(data + p.offset);
+        encoded.insert(encoded.end(), from, from + p.length);
+      }
+      try {
+        lwload::formats::decode_tensor(t, encoded, out, manifest.files.at(0));
+      } catch (const lwload::Error&) {
+      }
+    }
   } catch (const lwload::Error&) {
   }
   return 0;

@@ -67,17 +67,17 @@ struct Command {
 std::map<std::string, Command> commands(const Fixture& f) {
   const std::string m = f.model;
   return {
-      {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links"}}},
+      {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links", "--densify"}}},
       {"devices", {"devices", {"--json"}}},
-      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links"}}},
+      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify"}}},
       {"load",
        {"load " + m + " --device host",
-        {"--allow-outside-links", "--direct-io", "--lazy", "--verify", "--verbose", "--json"}}},
+        {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify", "--verbose", "--json"}}},
       {"profile",
-       {"profile " + m + " --device host", {"--allow-outside-links", "--direct-io", "--lazy", "--verify"}}},
+       {"profile " + m + " --device host", {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify"}}},
       {"bench",
        {"bench " + m + " --device host --reps 1 --buffer 64KiB",
-        {"--allow-outside-links", "--cold", "--buffered", "--lazy", "--no-naive", "--json"}}},
+        {"--allow-outside-links", "--densify", "--cold", "--buffered", "--lazy", "--no-naive", "--json"}}},
       {"synth", {"synth " + (f.dir / "s.gguf").string() + " --format gguf --size 64KiB --tensors 2", {"--json"}}},
   };
 }
@@ -189,6 +189,19 @@ TEST_CASE("load: --verify, --verbose, --lazy, --direct-io, --json switch on and 
   check_switch(load + " --placement staged --json", "--direct-io", [](const std::string& out, const std::string&) {
     return has(out, "\"direct_io\":true") || !has(out, "\"direct_io_note\":\"\"");
   });
+}
+
+TEST_CASE("--densify: sparse TFLite tensors described, loaded and verified dense") {
+  if (!exe()) return;
+  const std::string model = (lwload::test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite").string();
+  const auto dense = [](const std::string& out, const std::string&) { return has(out, "\"encoding\":\"sparse\""); };
+  check_switch("inspect --json " + model, "--densify", dense);
+  check_switch("load " + model + " --device host --verify", "--densify", [](const std::string& out, const std::string&) {
+    return has(out, "verify: ok, 188 tensors (992.87 KiB)");  // 360.41 KiB stored
+  });
+  std::string out, err;
+  REQUIRE(lwload_run("inspect " + model, &out, &err) == 0);
+  CHECK(has(out, "(sparse: the stored values; --densify loads it dense)"));
 }
 
 TEST_CASE("profile: --verify, --lazy switch on and off") {

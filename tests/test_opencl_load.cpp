@@ -217,6 +217,20 @@ TEST_CASE("every real file in testdata loads zero_copy on OpenCL and verifies") 
   }
 }
 
+TEST_CASE("sparse TFLite tensors on OpenCL: stored values and densified, equal to the independent reader's") {
+  const auto device = open_cl();
+  const auto model = test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite";
+  for (const bool densify : {false, true}) {
+    CAPTURE(densify);
+    OpenOptions options;
+    options.densify = densify;
+    const Manifest manifest = open_manifest(model, options);
+    const Weights weights = load(manifest, *device);
+    CHECK(test::check_against_reference(model, "tflite", manifest, weights, densify ? "--densify" : "") == 188);
+    CHECK(verify(weights).tensors == 188);
+  }
+}
+
 TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {
   test::TempDir dir;
   const auto path = synth_model(dir, 4 << 20, 2, 0);  // 2 MiB tensors

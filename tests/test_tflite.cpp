@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,47 @@ struct TensorSpec {
   std::vector<float> scale{};
   std::vector<std::int64_t> zero_point{};
   std::int32_t axis = 0;
-  bool sparse = false;
+  // SparsityParameters. Levels in traversal order; index_type 1/2/3 = Int32/Uint16/Uint8Vector.
+  struct Level {
+    bool csr = false;
+    std::int32_t dense_size = 0;
+    std::vector<std::int32_t> segments{};
+    std::vector<std::int32_t> indices{};
+    int index_type = 1;
+  };
+  struct Sparse {
+    std::vector<std::int32_t> traversal_order;
+    std::vector<std::int32_t> block_map{};
+    std::vector<Level> levels{};
+  };
+  std::optional<Sparse> sparse{};
 };
+
+// One SparseIndexVector of the given type.
+flatbuffers::Offset<void> index_vector(flatbuffers::FlatBufferBuilder& b, int type, const std::vector<std::int32_t>& v) {
+  if (type == 2) {
+    const std::vector<std::uint16_t> u(v.begin(), v.end());
+    return tfl::CreateUint16VectorDirect(b, &u).Union();
+  }
+  if (type == 3) {
+    const std::vector<std::uint8_t> u(v.begin(), v.end());
+    return tfl::CreateUint8VectorDirect(b, &u).Union();
+  }
+  return tfl::CreateInt32VectorDirect(b, &v).Union();
+}
+
+flatbuffers::Offset<tfl::SparsityParameters> build_sparsity(flatbuffers::FlatBufferBuilder& b,
+                                                            const TensorSpec::Sparse& sparse) {
+  std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> dims;
+  for (const auto& l : sparse.levels) {
+    const auto type = static_cast<tfl::SparseIndexVector>(l.csr ? l.index_type : 0);
+    const auto segments = l.csr ? index_vector(b, l.index_type, l.segments) : 0;
+    const auto indices = l.csr ? index_vector(b, l.index_type, l.indices) : 0;
+    dims.push_back(tfl::CreateDimensionMetadata(b, l.csr ? tfl::DimensionType_SPARSE_CSR : tfl::DimensionType_DENSE,
+                                                l.dense_size, type, segments, type, indices));
+  }
+  return tfl::CreateSparsityParametersDirect(b, &sparse.traversal_order, &sparse.block_map, &dims);
+}
 
 struct BufferSpec {
   std::vector<std::uint8_t> data{};
@@ -90,7 +130,7 @@ std::vector<std::byte> build_tflite(const ModelSpec& spec) {
       if (!t.scale.empty())
         q = tfl::CreateQuantizationParametersDirect(b, nullptr, nullptr, &t.scale,
                                                     t.zero_point.empty() ? nullptr : &t.zero_point, t.axis);
-      const auto sparsity = t.sparse ? tfl::CreateSparsityParameters(b) : 0;
+      const auto sparsity = t.sparse ? build_sparsity(b, *t.sparse) : 0;
       tensors.push_back(tfl::CreateTensorDirect(b, &t.shape, static_cast<tfl::TensorType>(t.type), t.buffer,
                                                 t.name.c_str(), q, false, sparsity, t.external_buffer));
     }
@@ -207,6 +247,37 @@ const boost::json::array& array_at(const boost::json::object& o, std::string_vie
   return v ? v->as_array() : kEmpty;
 }
 
+std::vector<std::uint32_t> index_values(const boost::json::object& dim, std::string_view field) {
+  std::vector<std::uint32_t> out;
+  if (const auto* v = dim.if_contains(field))
+    for (const auto& x : array_at(v->as_object(), "values")) out.push_back(x.to_number<std::uint32_t>());
+  return out;
+}
+
+// TensorInfo::sparsity against flatc's SparsityParameters: every level, index for index.
+void check_sparsity(const TensorInfo& info, const boost::json::value* sparsity) {
+  REQUIRE((sparsity != nullptr) == (info.sparsity != nullptr));
+  if (!sparsity) return;
+  const auto& sp = sparsity->as_object();
+  std::vector<std::int32_t> order, blocks;
+  for (const auto& v : array_at(sp, "traversal_order")) order.push_back(v.to_number<std::int32_t>());
+  for (const auto& v : array_at(sp, "block_map")) blocks.push_back(v.to_number<std::int32_t>());
+  CHECK(info.sparsity->traversal_order == order);
+  CHECK(info.sparsity->block_map == blocks);
+  const auto& dims = array_at(sp, "dim_metadata");
+  REQUIRE(info.sparsity->levels.size() == dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const auto& dim = dims[i].as_object();
+    const Sparsity::Level& level = info.sparsity->levels[i];
+    const bool csr = dim.contains("format") && dim.at("format").as_string() == "SPARSE_CSR";
+    CHECK(level.sparse == csr);
+    if (!csr) CHECK(level.size == dim.at("dense_size").to_number<std::uint32_t>());
+    CHECK(level.segments == index_values(dim, "array_segments"));
+    CHECK(level.indices == index_values(dim, "array_indices"));
+  }
+  CHECK(info.sparsity->stored_values * dtype_layout(info.dtype)->block_bytes == info.bytes);
+}
+
 // Compares the manifest with flatc's JSON: the same tensors (those whose buffer has data), names,
 // dtypes, shapes, quantization, and the bytes at each piece equal the buffer's data.
 void check_against_flatc(const fs::path& model) {
@@ -243,6 +314,7 @@ void check_against_flatc(const fs::path& model) {
       std::vector<std::byte> expected;
       for (const auto& v : data) expected.push_back(static_cast<std::byte>(v.to_number<int>()));
       CHECK(stored == expected);
+      check_sparsity(info, t.if_contains("sparsity"));
       const auto* q = t.if_contains("quantization");
       const auto* scale = q ? q->as_object().if_contains("scale") : nullptr;
       if (!scale || scale->as_array().empty()) {
@@ -279,8 +351,28 @@ const MetaValue* metadata(const Manifest& m, std::string_view key) {
 
 TEST_CASE("the real TFLite samples match flatc's decoding: names, dtypes, shapes, quantization, bytes") {
   const fs::path dir = test::testdata() / "tflite";
-  for (const char* name : {"hello_world_float.tflite", "micro_speech_quantized.tflite", "seanet_conv9.tflite"})
+  for (const char* name : {"hello_world_float.tflite", "micro_speech_quantized.tflite", "seanet_conv9.tflite",
+                           "face_detection_full_range_sparse.tflite"})
     check_against_flatc(dir / name);
+}
+
+TEST_CASE("MediaPipe's sparse model: stored values and densified tensors equal the independent reader's") {
+  const fs::path model = test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite";
+  const auto device = open_device("host");
+  for (const bool densify : {false, true}) {
+    CAPTURE(densify);
+    OpenOptions options;
+    options.densify = densify;
+    const Manifest m = open_manifest(model, options);
+    const auto sparse = std::count_if(m.tensors.begin(), m.tensors.end(), [](const auto& t) { return t.sparsity != nullptr; });
+    CHECK(sparse == 46);
+    const TensorInfo* w = m.find("model_1/model/conv2d_1/Conv2D_dequantize");
+    REQUIRE(w);
+    CHECK(w->bytes == (densify ? 8u * 32 * 2 : 77u * 2));  // float16 [8, 1, 1, 32], 77 values stored
+    const Weights weights = load(m, *device);
+    CHECK(test::check_against_reference(model, "tflite", m, weights, densify ? "--densify" : "") == 188);
+    CHECK(verify(weights).tensors == 188);
+  }
 }
 
 TEST_CASE("the real TFLite samples: known tensors, metadata, and the in-memory file system agrees") {
@@ -490,6 +582,77 @@ TEST_CASE("an external buffer group file that links out of the model's folder is
   }
 }
 
+// The dense tensor TFLite's Densify computes, worked out by hand for each case below.
+TEST_CASE("sparse TFLite tensors: the stored values by default, the dense tensor with densify, on the host") {
+  TempDir dir;
+  const auto floats = [](std::vector<float> v) {
+    std::vector<std::uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  };
+  struct Case {
+    const char* what;
+    std::vector<std::int32_t> shape;
+    TensorSpec::Sparse sparse;
+    std::vector<float> values;
+    std::vector<float> dense;
+  };
+  const std::vector<Case> cases = {
+      {"CSR rows (int32 indices)", {3, 4}, {{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}}}},
+       {1, 2, 3}, {0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0}},
+      {"CSR rows (uint8 indices)", {3, 4}, {{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}, 3}}},
+       {1, 2, 3}, {0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0}},
+      {"columns first (traversal order 1, 0; uint16 indices)", {2, 3},
+       {{1, 0}, {}, {{false, 3}, {true, 0, {0, 1, 1, 3}, {1, 0, 1}, 2}}}, {5, 6, 7}, {0, 0, 6, 5, 0, 7}},
+      {"2x2 blocks (block_map 0, 1)", {4, 4},
+       {{0, 1, 2, 3}, {0, 1}, {{false, 2}, {true, 0, {0, 1, 2}, {0, 1}}, {false, 2}, {false, 2}}},
+       {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 5, 6, 0, 0, 7, 8}},
+      {"a 1x4 block over columns (the layout of MediaPipe's sparse models)", {2, 8},
+       {{0, 1, 2}, {1}, {{false, 2}, {true, 0, {0, 1, 3}, {1, 0, 1}}, {false, 4}}},
+       {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+       {0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+      {"no value stored: all zeros", {2, 2}, {{0, 1}, {}, {{false, 2}, {true, 0, {0, 0, 0}, {}}}}, {}, {0, 0, 0, 0}},
+  };
+  const auto device = open_device("host");
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    ModelSpec spec;
+    spec.buffers.push_back(BufferSpec{floats(c.values)});
+    TensorSpec t{"w", 0, c.shape, 1};
+    t.sparse = c.sparse;
+    spec.subgraphs.push_back({"main", {t, {"activation", 0, {4}, 0}}});
+    const fs::path path = dir / "sparse.tflite";
+    test::write_file(path, build_tflite(spec));
+
+    const Manifest stored = open_manifest(path);
+    REQUIRE(stored.tensors.size() == 1);  // the activation has no data; the sparse constant is there
+    const TensorInfo& s = stored.tensors[0];
+    REQUIRE(s.sparsity);
+    CHECK(s.encoding == Encoding::raw);
+    CHECK(s.shape == std::vector<std::int64_t>(c.shape.begin(), c.shape.end()));
+    CHECK(s.bytes == c.values.size() * 4);
+    CHECK(s.sparsity->stored_values == c.values.size());
+    CHECK(s.sparsity->dense_bytes == c.dense.size() * 4);
+    const Weights ws = load(stored, *device);
+    std::vector<std::byte> got(s.bytes);
+    if (!got.empty()) ws.read_back(*ws.find("w"), 0, got);
+    CHECK(got == as_bytes(floats(c.values)));
+    CHECK(verify(ws).tensors == (c.values.empty() ? 0u : 1u));
+
+    OpenOptions dense_options;
+    dense_options.densify = true;
+    const Manifest dense = open_manifest(path, dense_options);
+    const TensorInfo& d = dense.tensors.at(0);
+    CHECK(d.encoding == Encoding::sparse);
+    CHECK(d.bytes == c.dense.size() * 4);
+    const Weights wd = load(dense, *device);
+    std::vector<std::byte> expanded(d.bytes);
+    wd.read_back(*wd.find("w"), 0, expanded);
+    CHECK(expanded == as_bytes(floats(c.dense)));
+    CHECK(verify(wd).tensors == 1);
+  }
+}
+
 TEST_CASE("malformed TFLite input: each error names the file, the tensor, the field and the value") {
   TempDir dir;
   const fs::path hello = test::testdata() / "tflite" / "hello_world_float.tflite";
@@ -605,15 +768,39 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     e = error_of_model(dir, spec);
     CHECK(contains(e.what(), "field quantization.zero_point has 1 entries but quantization.scale has 2"));
   }
-  SUBCASE("sparse tensors are refused, not misreported") {
-    ModelSpec spec;
-    spec.buffers.push_back(BufferSpec{pattern(16, 0)});
-    TensorSpec t{"w", 0, {4}, 1};
-    t.sparse = true;
-    spec.subgraphs.push_back({"main", {t}});
-    const Error e = error_of_model(dir, spec);
+  SUBCASE("sparse tensors whose structure does not hold: each refused at open, naming the field") {
+    const auto error_for = [&](const std::function<void(TensorSpec&)>& damage, std::int8_t type = 0) {
+      ModelSpec spec;
+      spec.buffers.push_back(BufferSpec{pattern(12, 0)});  // three float32 values
+      TensorSpec t{"w", type, {3, 4}, 1};
+      t.sparse = TensorSpec::Sparse{{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}}}};
+      damage(t);
+      spec.subgraphs.push_back({"main", {t}});
+      return error_of_model(dir, spec);
+    };
+    Error e = error_for([](TensorSpec& t) { t.sparse->levels[1].indices[1] = 4; });
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(contains(e.what(), "tensor 'w': field sparsity.dim_metadata[1].array_indices[1]: 4 is outside the level's 4 coordinates"));
+    e = error_for([](TensorSpec& t) { t.sparse->levels[1].segments = {0, 2, 1, 3}; });
+    CHECK(contains(e.what(), "field sparsity.dim_metadata[1].array_segments[2]: 1 is below the one before"));
+    e = error_for([](TensorSpec& t) { t.sparse->levels[1].segments = {0, 2, 2}; });
+    CHECK(contains(e.what(), "array_segments: 3 entries, the level above has 3 positions (needs one more)"));
+    e = error_for([](TensorSpec& t) { t.sparse->levels[1].segments = {0, 2, 2, 4}; t.sparse->levels[1].indices.push_back(2); });
+    CHECK(contains(e.what(), "tensor 'w': its buffer holds 3 values but field sparsity places 4"));
+    e = error_for([](TensorSpec& t) { t.sparse->levels[0].dense_size = 2; });
+    CHECK(contains(e.what(), "field sparsity.dim_metadata[0].dense_size: 2, but the level has 3 coordinates"));
+    e = error_for([](TensorSpec& t) { t.sparse->traversal_order = {0, 0}; });
+    CHECK(contains(e.what(), "traversal_order[1]: 0 is not a permutation"));
+    e = error_for([](TensorSpec& t) { t.sparse->levels[1].indices[0] = -1; });
+    CHECK(contains(e.what(), "array_indices: -1 is negative"));
+    e = error_for([](TensorSpec& t) { t.sparse->levels.pop_back(); });
+    CHECK(contains(e.what(), "field sparsity.traversal_order: 2 levels for a rank-2 tensor with 0 block dimensions and 1 "));
+    e = error_for([](TensorSpec& t) { t.sparse->block_map = {1}; t.sparse->traversal_order.push_back(2);
+                                      t.sparse->levels.push_back({false, 3}); });
+    CHECK(contains(e.what(), "dim_metadata[2].dense_size: block size 3 does not divide dimension 1 (4)"));
+    e = error_for([](TensorSpec&) {}, 17);  // INT4: sub-byte elements
     CHECK(e.code() == ErrorCode::unsupported);
-    CHECK(contains(e.what(), "tensor 'w': field sparsity"));
+    CHECK(contains(e.what(), "tensor 'w': sparse I4 tensors are not supported"));
   }
   SUBCASE("external buffers: missing file, escaping paths, unknown id, bad group, past the end") {
     ModelSpec spec;

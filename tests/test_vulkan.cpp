@@ -10,6 +10,7 @@
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
+#include "lwload/manifest.hpp"
 #include "lwload/vulkan.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
@@ -67,6 +68,29 @@ TEST_CASE("vulkan: every placement loads and verifies on lavapipe with no valida
       CHECK(out.find("warning: --placement") == std::string::npos);  // honoured for every tensor
     }
   }
+}
+
+TEST_CASE("vulkan: sparse TFLite tensors, stored and densified, equal to the independent reader's") {
+  if (!have_vulkan()) return;
+  const auto device = open_device("vulkan:0");
+  const auto model = test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite";
+  for (const bool densify : {false, true}) {
+    CAPTURE(densify);
+    OpenOptions options;
+    options.densify = densify;
+    const Manifest manifest = open_manifest(model, options);
+    const Weights weights = load(manifest, *device);
+    CHECK(test::check_against_reference(model, "tflite", manifest, weights, densify ? "--densify" : "") == 188);
+    CHECK(verify(weights).tensors == 188);
+  }
+  // The CLI's flag, under the validation layer.
+  if (!std::getenv("LWLOAD_EXE")) return;
+  int status = -1;
+  const std::string out = load_validated(model, "--densify", &status);
+  INFO(out);
+  CHECK(status == 0);
+  CHECK(out.find("verify: ok, 188 tensors") != std::string::npos);
+  CHECK(out.find("VUID") == std::string::npos);
 }
 
 TEST_CASE("vulkan: a declined import falls back to direct with the reason; regions stay under max_alloc") {

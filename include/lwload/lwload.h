@@ -86,7 +86,13 @@ typedef struct lwload_tensor_info {
   const char* file;      /* the file holding its first byte (the one lwload_tensor_handle::file_offset
                             is in): the model file, a shard or an external data file; NULL for a
                             tensor without bytes */
+  const char* encoding;  /* how the file stores it: "raw" (the bytes themselves), "onnx_varint" or
+                            "onnx_fixed" (typed fields, converted at load), "sparse" (densified at load) */
+  uint64_t flags;        /* LWLOAD_TENSOR_* bits */
 } lwload_tensor_info;
+/* lwload_tensor_info::flags: stored sparse (TFLite/Circle). Unless the manifest was opened with
+ * "densify", `bytes` and what loads are the stored values only, not dtype x shape. */
+#define LWLOAD_TENSOR_SPARSE ((uint64_t)1)
 /* The smallest struct_size accepted: struct_size and name. */
 #define LWLOAD_TENSOR_INFO_MIN_SIZE (offsetof(lwload_tensor_info, name) + sizeof(const char*))
 
@@ -119,9 +125,10 @@ LWLOAD_API const char* lwload_status_name(lwload_status status);
  * or a folder holding one model. */
 LWLOAD_API lwload_manifest* lwload_manifest_open(const char* path, lwload_error** err);
 /* The same with options: "allow-outside-links" ("true": follow links out of the model's folder, for
- * weights linked from a shared cache such as a Hugging Face hub snapshot), "format" (force a
- * reader: "safetensors", "gguf", ...), "max-tensors" and "max-name-bytes" (the caps on what a header
- * may ask for). Unknown key or bad value → LWLOAD_USAGE, options unchanged. `o` may be NULL. */
+ * weights linked from a shared cache such as a Hugging Face hub snapshot), "densify" ("true":
+ * sparse TFLite/Circle tensors load as their dense tensor, expanded on the host; otherwise as their
+ * stored values), "format" (force a reader: "safetensors", "gguf", ...), "max-tensors" and
+ * "max-name-bytes" (the caps on what a header may ask for). Unknown key or bad value → LWLOAD_USAGE, options unchanged. `o` may be NULL. */
 LWLOAD_API lwload_open_options* lwload_open_options_new(void);
 LWLOAD_API void lwload_open_options_free(lwload_open_options* o);
 LWLOAD_API lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value,

@@ -31,6 +31,8 @@ enum class Encoding : std::uint8_t {
                 // fields (packed or not) holding one varint per element
   onnx_fixed,   // ONNX float_data/double_data written unpacked: `pieces` are tagged fields of one
                 // fixed32/fixed64 element each
+  sparse,       // a sparse tensor densified (OpenOptions::densify): `pieces` are its stored values,
+                // `sparsity` says where each goes in the dense `shape`; elements not stored are 0
 };
 LWLOAD_API std::string_view encoding_name(Encoding encoding) noexcept;
 
@@ -43,6 +45,26 @@ struct Quantization {
   std::optional<double> min;     // TFJS stores min instead of a zero point
   std::optional<DType> original_dtype;
   std::int32_t axis = 0;
+};
+
+// How a tensor stored sparse (TFLite/Circle SparsityParameters) maps its stored values into the
+// dense tensor `shape`. Levels are listed in traversal order: first the tensor's own dimensions
+// (traversal_order[i] < rank), then its block dimensions (rank + j blocks dimension block_map[j]).
+// Each level is dense (every coordinate below `size`) or CSR (for each position of the level
+// above, the coordinates indices[segments[p] .. segments[p + 1]]). The stored values are the
+// leaves of that walk, in order. A reader checks the structure when it opens the model.
+struct Sparsity {
+  struct Level {
+    bool sparse = false;              // SPARSE_CSR; otherwise DENSE
+    std::uint32_t size = 0;           // coordinates of this level (a block dimension: the block size)
+    std::vector<std::uint32_t> segments;
+    std::vector<std::uint32_t> indices;
+  };
+  std::vector<std::int32_t> traversal_order;
+  std::vector<std::int32_t> block_map;
+  std::vector<Level> levels;
+  std::uint64_t stored_values = 0;    // elements in the stored bytes
+  std::uint64_t dense_bytes = 0;      // bytes of the dense tensor
 };
 
 // Model-level metadata value (GGUF KVs incl. nested arrays, safetensors __metadata__, ONNX producer
@@ -70,6 +92,9 @@ struct TensorInfo {
   // Where in the model the tensor came from, when the format keeps constants in more than one kind
   // of place (ONNX: "Constant node 'c' in ..."); empty for a format's ordinary tensors.
   std::string origin = {};
+  // Set when the format stores the tensor sparse: without OpenOptions::densify, `bytes` and
+  // `pieces` are the stored values only (not dtype x shape) and the device gets those.
+  std::shared_ptr<const Sparsity> sparsity = {};
 };
 
 struct LWLOAD_API Manifest {
@@ -91,6 +116,9 @@ struct OpenOptions {
   // Every file a model names must resolve, links followed, inside the model's folder; true lets
   // links point elsewhere (weights linked from a shared cache, e.g. Hugging Face hub snapshots).
   bool allow_outside_links = false;
+  // Sparse tensors (TFLite/Circle) are loaded densified: Encoding::sparse, `bytes` the dense
+  // tensor's, expanded on the host at load time (TFLite's Densify). Off: the stored values.
+  bool densify = false;
   // Caps on what headers may ask for, over the whole model (all shards / parts): a header past
   // either is refused with Error(bad_input) naming the file and field before its records are kept.
   std::uint64_t max_tensors = std::uint64_t{1} << 22;      // real models have at most ~10^5

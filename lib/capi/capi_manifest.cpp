@@ -47,14 +47,16 @@ lwload_status lwload_manifest_tensor(const lwload_manifest* m, size_t index, lwl
       lwload::fail(lwload::ErrorCode::usage, "lwload_manifest_tensor: index ", index, " is out of range (the manifest has ",
                    manifest.tensors.size(), " tensors)");
     const lwload::TensorInfo& t = manifest.tensors[index];
-    // dtype names are string literals (lib/core/dtype.cpp), so their views are NUL-terminated.
+    // dtype and encoding names are string literals (lib/core), so their views are NUL-terminated.
     const lwload_tensor_info full{sizeof(lwload_tensor_info),
                                   t.name.c_str(),
                                   lwload::dtype_name(t.dtype).data(),
                                   t.shape.size(),
                                   t.shape.data(),
                                   t.bytes,
-                                  t.pieces.empty() ? nullptr : manifest.files[t.pieces.front().file].c_str()};
+                                  t.pieces.empty() ? nullptr : manifest.files[t.pieces.front().file].c_str(),
+                                  lwload::encoding_name(t.encoding).data(),
+                                  t.sparsity ? LWLOAD_TENSOR_SPARSE : 0};
     lwload::capi::fill(out, full, "lwload_manifest_tensor");
   });
 }

@@ -10,6 +10,7 @@ std::string_view encoding_name(Encoding encoding) noexcept {
     case Encoding::raw: return "raw";
     case Encoding::onnx_varint: return "onnx_varint";
     case Encoding::onnx_fixed: return "onnx_fixed";
+    case Encoding::sparse: return "sparse";
   }
   return "?";
 }

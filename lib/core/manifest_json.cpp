@@ -47,6 +47,27 @@ boost::json::value quantization_to_json(const std::shared_ptr<const Quantization
   return out;
 }
 
+// The structure of a sparse tensor, by counts: its index arrays can be as large as its values.
+boost::json::value sparsity_to_json(const Sparsity& sparsity) {
+  boost::json::object out;
+  out["traversal_order"] = boost::json::value_from(sparsity.traversal_order);
+  out["block_map"] = boost::json::value_from(sparsity.block_map);
+  boost::json::array levels;
+  for (const auto& level : sparsity.levels) {
+    boost::json::object l;
+    l["format"] = level.sparse ? "csr" : "dense";
+    l["size"] = level.size;
+    if (level.sparse) {
+      l["segments"] = level.segments.size();
+      l["indices"] = level.indices.size();
+    }
+    levels.push_back(std::move(l));
+  }
+  out["levels"] = std::move(levels);
+  out["stored_values"] = sparsity.stored_values;
+  out["dense_bytes"] = sparsity.dense_bytes;
+  return out;
+}
 
 // One tensor's object, appended as text: a manifest may list a million tensors, and building a
 // Boost.JSON object per tensor (hashing its keys) took longer than reading the header. Same
@@ -80,6 +101,10 @@ void append_tensor_json(std::string& out, const TensorInfo& t) {
   if (t.encoding != Encoding::raw) {
     out += ",\"encoding\":";
     append_json_string(out, encoding_name(t.encoding));
+  }
+  if (t.sparsity) {
+    out += ",\"sparsity\":";
+    out += boost::json::serialize(sparsity_to_json(*t.sparsity));
   }
   if (!t.origin.empty()) {
     out += ",\"origin\":";

@@ -88,6 +88,8 @@ void set_open_option(OpenOptions& options, std::string_view name, std::string_vi
   const std::string option = str("--", name);
   if (name == "allow-outside-links") {
     options.allow_outside_links = parse_switch(value, option);
+  } else if (name == "densify") {
+    options.densify = parse_switch(value, option);
   } else if (name == "format") {
     options.format = std::string(value);
   } else if (name == "max-tensors") {
@@ -95,7 +97,8 @@ void set_open_option(OpenOptions& options, std::string_view name, std::string_vi
   } else if (name == "max-name-bytes") {
     options.max_name_bytes = parse_size(value, option);
   } else {
-    fail(ErrorCode::usage, "unknown open option '", name, "' (known: allow-outside-links, format, max-tensors, ",
+    fail(ErrorCode::usage, "unknown open option '", name, "' (known: allow-outside-links, densify, format, ",
+         "max-tensors, ",
          "max-name-bytes)");
   }
 }

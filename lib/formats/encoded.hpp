@@ -16,4 +16,11 @@ namespace lwload::formats {
 void decode_tensor(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
                    const std::filesystem::path& file);
 
+// The encodings decode_tensor dispatches to (decode.cpp), with the same contract; `out` is checked
+// to be tensor.bytes long before they are called.
+void decode_onnx_fields(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
+                        const std::filesystem::path& file);  // onnx_decode.cpp
+void densify(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
+             const std::filesystem::path& file);  // sparse_decode.cpp
+
 }  // namespace lwload::formats

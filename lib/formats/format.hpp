@@ -27,6 +27,7 @@ struct ModelSource {
   bool is_directory = false;
   std::span<const std::byte> head;  // up to 64 bytes; empty for a folder
   HeaderLimits limits{};
+  bool densify = false;  // OpenOptions::densify: sparse tensors are described dense (Encoding::sparse)
 };
 
 // Counts the tensors a reader admits into one manifest and the bytes of their names, and fails

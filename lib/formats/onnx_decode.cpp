@@ -1,4 +1,4 @@
-// Load-time conversion of ONNX typed fields into a tensor's stored bytes (formats::decode_tensor).
+// Load-time conversion of ONNX typed fields into a tensor's stored bytes (formats::decode_onnx_fields).
 //
 // The ONNX reader reports such tensors with pieces that are complete protobuf fields of one typed
 // field number, tags included (see onnx.cpp): a run may be packed (tag, length, elements) or a
@@ -126,13 +126,8 @@ class FieldDecoder {
 
 }  // namespace
 
-void decode_tensor(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
-                   const std::filesystem::path& file) {
-  if (tensor.encoding == Encoding::raw)
-    fail(ErrorCode::usage, file.string(), ": tensor '", tensor.name, "': raw tensors need no decoding");
-  if (out.size() != tensor.bytes)
-    fail(ErrorCode::usage, file.string(), ": tensor '", tensor.name, "': decode buffer holds ", out.size(),
-         " bytes, the tensor ", tensor.bytes);
+void decode_onnx_fields(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
+                        const std::filesystem::path& file) {
   const auto field = onnx::typed_field_for(tensor.dtype);
   const auto expected = field && field->wire == onnx::TypedWire::varint ? Encoding::onnx_varint
                                                                          : Encoding::onnx_fixed;

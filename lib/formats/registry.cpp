@@ -27,7 +27,7 @@ Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& opt
   const std::shared_ptr<FileSystem> fs = std::make_shared<io::ContainedFileSystem>(
       options.file_system ? options.file_system : posix_file_system(), path, options.allow_outside_links);
   formats::ModelSource source{*fs, path, fs->is_directory(path), {},
-                              formats::HeaderLimits{options.max_tensors, options.max_name_bytes}};
+                              formats::HeaderLimits{options.max_tensors, options.max_name_bytes}, options.densify};
   std::array<std::byte, 64> head{};
   if (!source.is_directory) {
     const auto file = fs->open(path);

@@ -11,8 +11,10 @@
 //  - Quantization (scale, zero_point, quantized_dimension) as scheme "tflite".
 //  - Metadata: "description", "version" (schema version), "subgraphs" (their names) and
 //    "metadata.<name>" for Model.metadata entries (short text, or the buffer's size).
-//  - RESOURCE/VARIANT tensors with data, Circle's UINT4, sparse tensors, Huffman-compressed Circle
-//    tensors and packed external buffers are refused with Error(unsupported), not guessed at.
+//  - Sparse tensors (SparsityParameters: CSR and dense levels, blocks) with their dense shape and
+//    TensorInfo::sparsity: the stored values by default, the dense tensor with OpenOptions::densify.
+//  - RESOURCE/VARIANT tensors with data, Circle's UINT4, sparse sub-byte tensors, Huffman-compressed
+//    Circle tensors and packed external buffers are refused with Error(unsupported), not guessed at.
 //
 // Only the pages holding tables are touched: the file is mapped (MADV_RANDOM, no readahead) and
 // the FlatBuffers Verifier checks bounds without reading vector payloads. A file system without

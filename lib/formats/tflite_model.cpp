@@ -9,6 +9,10 @@
 //    gets "#<j>" appended.
 //  - Tensors without data (activations, inputs, buffer 0, empty buffers) are omitted. Several
 //    tensors sharing one buffer are each reported, with the same piece.
+//  - Sparse tensors keep their dense shape and carry TensorInfo::sparsity; their bytes are the
+//    stored values (what MediaPipe's Densify op reads), or with OpenOptions::densify the dense
+//    tensor (Encoding::sparse, expanded at load by sparse_decode.cpp). One storing no values is a
+//    constant of zeros and is reported too.
 //  - Buffer.offset/size (extended buffers) are used when offset > 1, as the schema says; the data
 //    must lie inside the file and after every flatbuffer structure the reader walked.
 #include "formats/tflite_model.hpp"
@@ -16,7 +20,9 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,12 +37,18 @@ namespace {
 
 struct TfliteSchema {
   using Model = fb::tflite::Model;
+  using Int32Vector = fb::tflite::Int32Vector;
+  using Uint16Vector = fb::tflite::Uint16Vector;
+  using Uint8Vector = fb::tflite::Uint8Vector;
   static constexpr TfliteFlavor flavor = TfliteFlavor::tflite;
   static constexpr std::string_view format = "tflite";
 };
 
 struct CircleSchema {
   using Model = fb::circle::Model;
+  using Int32Vector = fb::circle::Int32Vector;
+  using Uint16Vector = fb::circle::Uint16Vector;
+  using Uint8Vector = fb::circle::Uint8Vector;
   static constexpr TfliteFlavor flavor = TfliteFlavor::circle;
   static constexpr std::string_view format = "circle";
 };
@@ -135,13 +147,12 @@ class ModelReader {
     std::string name = subgraph == 0 ? std::string() : "subgraph" + std::to_string(subgraph) + "/";
     name += raw_name.empty() ? "tensor" + std::to_string(index) : raw_name;
 
-    const std::optional<Location> where = locate(tensor, name);
-    if (!where) return;  // no data: an activation, an input, or a variable without initial value
+    std::optional<Location> where = locate(tensor, name);
+    // No data: an activation, an input, or a variable without initial value. A sparse tensor
+    // storing no values is a constant all of zeros, and is reported.
+    if (!where && !tensor.sparsity()) return;
+    if (!where) where = Location{};
 
-    if (tensor.sparsity())
-      fail(ErrorCode::unsupported, file_.string(), ": tensor '", name,
-           "': field sparsity: the tensor is stored sparse (its buffer is not dtype x shape); "
-           "lwload cannot place sparse tensors");
     if constexpr (S::flavor == TfliteFlavor::circle) {
       if (tensor.compression_type() != fb::circle::CompressionType_NONE)
         fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': field compression_type: ",
@@ -155,11 +166,18 @@ class ModelReader {
       info.shape.reserve(shape->size());
       for (const std::int32_t dim : *shape) info.shape.push_back(dim);
     }
-    // STRING buffers are TFLite's own variable-length layout (count, offsets, bytes): no fixed size.
-    if (info.dtype != DType::STRING)
-      check_tensor_length(file_, name, info.dtype, info.shape, where->length);
     info.bytes = where->length;
-    info.pieces.push_back(Piece{where->file, where->offset, where->length});
+    if (where->length > 0) info.pieces.push_back(Piece{where->file, where->offset, where->length});
+    if (const auto* sparsity = tensor.sparsity()) {
+      info.sparsity = read_sparsity(*sparsity, name, info.dtype, info.shape, where->length);
+      if (input_.source.densify) {
+        info.encoding = Encoding::sparse;
+        info.bytes = info.sparsity->dense_bytes;
+      }
+    } else if (info.dtype != DType::STRING) {
+      // STRING buffers are TFLite's own variable-length layout (count, offsets, bytes): no fixed size.
+      check_tensor_length(file_, name, info.dtype, info.shape, where->length);
+    }
     info.quantization = quantization(tensor, name, info.shape);
     info.name = unique_name(std::move(name), index);
     caps_.admit(file_, tensors_field_, info.name);
@@ -265,6 +283,131 @@ class ModelReader {
     return *slot;
   }
 
+  // SparsityParameters → Sparsity, checked so that densifying stays inside the dense tensor and
+  // consumes exactly the stored values: every level's size follows from the shape and the blocks,
+  // every index is below its level's size, segments rise, and the walk's leaves are counted here
+  // (without walking: each level's positions form one contiguous range).
+  template <typename Params>
+  std::shared_ptr<const Sparsity> read_sparsity(const Params& params, const std::string& name, DType dtype,
+                                                const std::vector<std::int64_t>& shape, std::uint64_t stored_bytes) {
+    const auto bad = [&](const auto&... what) {
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field sparsity.", what...);
+    };
+    const auto layout = dtype_layout(dtype);
+    if (!layout || layout->block_elems != 1 || dtype == DType::STRING)
+      fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': sparse ", dtype_name(dtype),
+           " tensors are not supported (elements must be whole bytes)");
+    Sparsity out;
+    out.dense_bytes = tensor_bytes(file_, name, dtype, shape);
+    if (stored_bytes % layout->block_bytes != 0)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': its buffer holds ", stored_bytes,
+           " bytes, not a whole number of ", dtype_name(dtype), " values");
+    out.stored_values = stored_bytes / layout->block_bytes;
+
+    const std::size_t rank = shape.size();
+    if (const auto* v = params.traversal_order()) out.traversal_order.assign(v->begin(), v->end());
+    if (const auto* v = params.block_map()) out.block_map.assign(v->begin(), v->end());
+    const auto* dims = params.dim_metadata();
+    const std::size_t levels = out.traversal_order.size();
+    if (rank == 0 || levels != rank + out.block_map.size() || !dims || dims->size() != levels || levels > 32)
+      bad("traversal_order: ", levels, " levels for a rank-", rank, " tensor with ", out.block_map.size(),
+          " block dimensions and ", dims ? dims->size() : 0, " dim_metadata entries (they must agree, at most 32)");
+    std::vector<bool> seen(levels, false);
+    for (std::size_t i = 0; i < levels; ++i) {
+      const std::int32_t d = out.traversal_order[i];
+      // The tensor's dimensions come first, then its block dimensions in order (as TFLite writes them).
+      const bool ok = i < rank ? d >= 0 && static_cast<std::size_t>(d) < rank && !seen[static_cast<std::size_t>(d)]
+                               : static_cast<std::size_t>(d) == i;
+      if (!ok) bad("traversal_order[", i, "]: ", d, " is not a permutation of the dimensions followed by the blocks");
+      seen[static_cast<std::size_t>(d)] = true;
+    }
+    std::vector<std::int64_t> blocked(shape);
+    for (std::size_t j = 0; j < out.block_map.size(); ++j) {
+      const std::int32_t d = out.block_map[j];
+      const std::int32_t block = dims->Get(static_cast<flatbuffers::uoffset_t>(rank + j))->dense_size();
+      if (d < 0 || static_cast<std::size_t>(d) >= rank || blocked[static_cast<std::size_t>(d)] != shape[static_cast<std::size_t>(d)])
+        bad("block_map[", j, "]: ", d, " is not a dimension, or blocks one twice");
+      if (block <= 0 || shape[static_cast<std::size_t>(d)] % block != 0)
+        bad("dim_metadata[", rank + j, "].dense_size: block size ", block, " does not divide dimension ", d,
+            " (", shape[static_cast<std::size_t>(d)], ")");
+      blocked[static_cast<std::size_t>(d)] /= block;
+    }
+    // The range of positions the walk visits at each level: [0, 1) above the first.
+    std::uint64_t lo = 0, hi = 1;
+    for (std::size_t i = 0; i < levels; ++i) {
+      const auto* dim = dims->Get(static_cast<flatbuffers::uoffset_t>(i));
+      const std::size_t t = static_cast<std::size_t>(out.traversal_order[i]);
+      const std::int64_t size = t < rank ? blocked[t] : dim->dense_size();
+      if (size > std::numeric_limits<std::int32_t>::max()) bad("dim_metadata[", i, "]: level size ", size, " is too large");
+      Sparsity::Level level;
+      level.size = static_cast<std::uint32_t>(size);
+      const auto format = static_cast<int>(dim->format());  // DENSE 0, SPARSE_CSR 1
+      if (format != 0 && format != 1) bad("dim_metadata[", i, "].format: ", format, " is neither DENSE nor SPARSE_CSR");
+      level.sparse = format == 1;
+      if (!level.sparse) {
+        if (dim->dense_size() != size)
+          bad("dim_metadata[", i, "].dense_size: ", dim->dense_size(), ", but the level has ", size, " coordinates");
+        if (size != 0 && hi > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(size))
+          bad("dim_metadata[", i, "]: the levels' sizes overflow");
+        lo *= static_cast<std::uint64_t>(size);
+        hi *= static_cast<std::uint64_t>(size);
+      } else {
+        level.segments = index_vector(dim->array_segments_type(), dim->array_segments(), name, i, "array_segments");
+        level.indices = index_vector(dim->array_indices_type(), dim->array_indices(), name, i, "array_indices");
+        if (level.segments.size() < hi + 1)
+          bad("dim_metadata[", i, "].array_segments: ", level.segments.size(), " entries, the level above has ", hi,
+              " positions (needs one more)");
+        for (std::uint64_t p = lo; p < hi; ++p)
+          if (level.segments[p] > level.segments[p + 1])
+            bad("dim_metadata[", i, "].array_segments[", p + 1, "]: ", level.segments[p + 1], " is below the one before");
+        if (level.segments[hi] > level.indices.size())
+          bad("dim_metadata[", i, "].array_segments[", hi, "]: ", level.segments[hi], " is past array_indices (",
+              level.indices.size(), " entries)");
+        for (std::uint64_t k = level.segments[lo]; k < level.segments[hi]; ++k)
+          if (level.indices[k] >= level.size)
+            bad("dim_metadata[", i, "].array_indices[", k, "]: ", level.indices[k], " is outside the level's ",
+                level.size, " coordinates");
+        std::tie(lo, hi) = std::pair<std::uint64_t, std::uint64_t>{level.segments[lo], level.segments[hi]};
+      }
+      out.levels.push_back(std::move(level));
+    }
+    if (hi - lo != out.stored_values)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': its buffer holds ", out.stored_values,
+           " values but field sparsity places ", hi - lo);
+    return std::make_shared<const Sparsity>(std::move(out));
+  }
+
+  // A SparseIndexVector (int32, uint16 or uint8 values) as unsigned coordinates.
+  template <typename Type>
+  std::vector<std::uint32_t> index_vector(Type type, const void* table, const std::string& name, std::size_t level,
+                                          std::string_view field) const {
+    using Int32Vector = typename S::Int32Vector;
+    using Uint16Vector = typename S::Uint16Vector;
+    using Uint8Vector = typename S::Uint8Vector;
+    std::vector<std::uint32_t> out;
+    const auto copy = [&](const auto* vector) {
+      const auto* values = vector ? vector->values() : nullptr;
+      if (!values) return false;
+      out.reserve(values->size());
+      for (const auto v : *values) {
+        if (v < 0)
+          fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field sparsity.dim_metadata[", level, "].",
+               field, ": ", v, " is negative");
+        out.push_back(static_cast<std::uint32_t>(v));
+      }
+      return true;
+    };
+    const auto kind = static_cast<int>(type);
+    const bool ok = kind == 1   ? copy(static_cast<const Int32Vector*>(table))
+                    : kind == 2 ? copy(static_cast<const Uint16Vector*>(table))
+                    : kind == 3 ? copy(static_cast<const Uint8Vector*>(table))
+                                : false;
+    if (!ok)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field sparsity.dim_metadata[", level, "].", field,
+           ": a SPARSE_CSR level needs it (Int32Vector, Uint16Vector or Uint8Vector), got type ", kind);
+    return out;
+  }
+
   template <typename Tensor>
   std::shared_ptr<const Quantization> quantization(const Tensor& tensor, const std::string& name,
                                            const std::vector<std::int64_t>& shape) const {
@@ -333,10 +476,31 @@ class ModelReader {
           extent_.table(tensor);
           extent_.string(tensor->name());
           extent_.vector(tensor->shape());
+          measure_sparsity(tensor->sparsity());
         }
       }
     }
     extent_.string(model_->description());
+  }
+
+  template <typename Params>
+  void measure_sparsity(const Params* params) {
+    if (!params) return;
+    extent_.table(params);
+    extent_.vector(params->traversal_order());
+    extent_.vector(params->block_map());
+    const auto* dims = params->dim_metadata();
+    if (!dims) return;
+    extent_.vector(dims);
+    for (const auto* dim : *dims) {
+      extent_.table(dim);
+      for (const auto* vector : {dim->array_segments_as_Int32Vector(), dim->array_indices_as_Int32Vector()})
+        if (vector) extent_.table(vector), extent_.vector(vector->values());
+      for (const auto* vector : {dim->array_segments_as_Uint16Vector(), dim->array_indices_as_Uint16Vector()})
+        if (vector) extent_.table(vector), extent_.vector(vector->values());
+      for (const auto* vector : {dim->array_segments_as_Uint8Vector(), dim->array_indices_as_Uint8Vector()})
+        if (vector) extent_.table(vector), extent_.vector(vector->values());
+    }
   }
 
   void read_metadata() {

@@ -18,7 +18,7 @@ struct TfliteInput {
 };
 
 // Throws Error(bad_input) naming the file, the tensor, the field and the value when the model is
-// malformed, Error(unsupported) for valid tensors lwload cannot place (sparse, compressed,
+// malformed, Error(unsupported) for valid tensors lwload cannot place (sparse sub-byte, compressed,
 // RESOURCE/VARIANT, packed external buffers).
 Manifest read_tflite_flatbuffer(const TfliteInput& input, TfliteFlavor flavor);
 

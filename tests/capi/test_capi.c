@@ -116,6 +116,8 @@ static void check_manifest(const lwload_manifest* m) {
     CHECK(info.rank == kTensors[i].rank);
     for (size_t d = 0; d < info.rank && d < 2; ++d) CHECK(info.shape[d] == kTensors[i].shape[d]);
     CHECK(info.bytes == kTensors[i].bytes);
+    CHECK(strcmp(info.encoding, "raw") == 0);
+    CHECK(info.flags == 0);
     total += info.bytes;
   }
   CHECK(lwload_manifest_total_bytes(m) == total);
@@ -450,6 +452,47 @@ static void check_struct_sizes(const lwload_manifest* m) {
   lwload_device_free(host);
 }
 
+/* A sparse TFLite model (MediaPipe's, from tests/data): the stored values by default, flagged; with
+ * "densify", the dense tensor. Both load on the host and verify. */
+static void check_sparse(void) {
+  const char* data = getenv("LWLOAD_TESTDATA");
+  CHECK(data != NULL);
+  if (!data) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tflite/face_detection_full_range_sparse.tflite", data);
+  for (int densify = 0; densify < 2; ++densify) {
+    lwload_open_options* o = lwload_open_options_new();
+    CHECK(lwload_open_options_set(o, "densify", densify ? "true" : "false", NULL) == LWLOAD_OK);
+    lwload_error* err = NULL;
+    lwload_manifest* m = lwload_manifest_open_with(path, o, &err);
+    lwload_open_options_free(o);
+    CHECK(m != NULL);
+    if (!m) {
+      fprintf(stderr, "%s\n", lwload_error_message(err));
+      lwload_error_free(err);
+      return;
+    }
+    size_t sparse = 0;
+    for (size_t i = 0; i < lwload_manifest_tensor_count(m); ++i) {
+      lwload_tensor_info info = {.struct_size = sizeof info};
+      CHECK(lwload_manifest_tensor(m, i, &info, NULL) == LWLOAD_OK);
+      if (!(info.flags & LWLOAD_TENSOR_SPARSE)) continue;
+      ++sparse;
+      CHECK(strcmp(info.encoding, densify ? "sparse" : "raw") == 0);
+      if (strcmp(info.name, "model_1/model/conv2d_1/Conv2D_dequantize") == 0)
+        CHECK(info.bytes == (densify ? 8u * 32 * 2 : 77u * 2)); /* float16 [8, 1, 1, 32], 77 stored */
+    }
+    CHECK(sparse == 46);
+    lwload_device* host = lwload_device_open("host", NULL);
+    lwload_weights* w = lwload_load(m, host, NULL, NULL);
+    CHECK(w != NULL);
+    CHECK(lwload_weights_verify(w, NULL) == LWLOAD_OK);
+    lwload_weights_free(w);
+    lwload_device_free(host);
+    lwload_manifest_free(m);
+  }
+}
+
 /* lwload_load_consume takes the manifest over: no copy, and the caller must not free it. */
 static void check_consume(const char* path) {
   lwload_manifest* m = lwload_manifest_open(path, NULL);
@@ -488,6 +531,7 @@ int main(int argc, char** argv) {
   check_manifest(m);
   check_struct_sizes(m);
   check_consume(path);
+  check_sparse();
   check_errors(argv[1]);
   check_host(m);
   check_opencl(m);

@@ -1,12 +1,13 @@
 // Loads a model with lwload on a device and writes what the device holds, read back tensor by
 // tensor, for the real-file tests to compare with an independent reader's dump:
-//   dump_weights MODEL DEVICE OUTDIR
+//   dump_weights MODEL DEVICE OUTDIR [--densify]
 // OUTDIR/index.json lists every tensor of the manifest in order ({name, dtype, shape, bytes, file,
 // placement}); file (N.bin, the bytes read back from the device) is null for tensors the load
 // skipped (STRING). Exit 0 when the load and every read-back succeeded.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -14,14 +15,17 @@
 #include "lwload/lwload.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: dump_weights MODEL DEVICE OUTDIR\n";
+  const bool densify = argc == 5 && std::string_view(argv[4]) == "--densify";
+  if (argc != 4 && !densify) {
+    std::cerr << "usage: dump_weights MODEL DEVICE OUTDIR [--densify]\n";
     return 2;
   }
   try {
     const std::filesystem::path out = argv[3];
     std::filesystem::create_directories(out);
-    const lwload::Manifest manifest = lwload::open_manifest(argv[1]);
+    lwload::OpenOptions options;
+    options.densify = densify;
+    const lwload::Manifest manifest = lwload::open_manifest(argv[1], options);
     const auto device = lwload::open_device(argv[2]);
     const lwload::Weights weights = lwload::load(manifest, *device);
     boost::json::array index;

@@ -133,14 +133,14 @@ void put_bytes(std::vector<std::byte>& out, std::string_view s) {
 }
 
 std::size_t check_against_reference(const std::filesystem::path& model, const std::string& format,
-                                    const Manifest& manifest, const Weights& weights) {
+                                    const Manifest& manifest, const Weights& weights, const std::string& options) {
   TempDir reference;
   const char* root = std::getenv("LWLOAD_SOURCE_ROOT");
   REQUIRE_MESSAGE(root != nullptr, "LWLOAD_SOURCE_ROOT is not set (run the suite through meson test)");
   const std::filesystem::path script = std::filesystem::path(root) / "tests" / "real" / ("reference_" + format + ".py");
   std::string out;
   REQUIRE_MESSAGE(run_command(std::string(kPython) + " " + script.string() + " " + model.string() + " " +
-                                  reference.path().string() + " 2>&1",
+                                  reference.path().string() + " " + options + " 2>&1",
                               &out) == 0,
                   out);
   const auto text = read_file(reference / "index.json");

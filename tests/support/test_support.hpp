@@ -83,8 +83,10 @@ inline constexpr const char* kPython = "/usr/bin/python3";
 // tests/real/reference_<format>.py (python3-onnx, torch, ...) on `model` and compares each
 // tensor's name, dtype and shape with the manifest and its bytes with what the device holds
 // (read back). The reference's tensor count must equal the manifest's; returns it.
+// `options` are passed to the script (reference_tflite.py --densify).
 std::size_t check_against_reference(const std::filesystem::path& model, const std::string& format,
-                                    const Manifest& manifest, const Weights& weights);
+                                    const Manifest& manifest, const Weights& weights,
+                                    const std::string& options = "");
 
 // n bytes counting up from `start` (wrapping at 256): data whose every offset is recognisable.
 std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0);

@@ -344,7 +344,7 @@ int cmd_bench(int argc, char** argv) {
             "posix_fadvise DONTNEED; works on files this process can open, and is checked with\n"
             "mincore) and then runs lwload's reads with O_DIRECT unless --buffered.",
             {"MODEL"},
-            {device_option(), links_option(),
+            {device_option(), links_option(), densify_option(),
              {"--placements", "LIST", "comma-separated placements, or auto (every one the device can do)", "auto"},
              {"--reps", "N", "repetitions of each variant", "5"},
              {"--cold", "", "evict the page cache before every repetition", ""},

@@ -29,12 +29,16 @@ void print_table(const Manifest& m) {
   for (const auto& t : m.tensors) {
     std::cout << std::left << std::setw(static_cast<int>(name_width)) << printable(t.name) << "  " << std::setw(8)
               << dtype_name(t.dtype) << std::setw(22) << shape_text(t) << std::right << std::setw(14) << t.bytes;
+    if (t.encoding == Encoding::sparse) {
+      std::cout << "  (sparse, " << t.sparsity->stored_values << " values stored: densified at load)\n";
+      continue;
+    }
     if (t.encoding != Encoding::raw) {
       std::cout << "  (" << encoding_name(t.encoding) << ": converted at load)\n";
       continue;
     }
     if (t.pieces.empty()) {
-      std::cout << "  (no data)\n";
+      std::cout << (t.sparsity ? "  (sparse, no values stored: all zeros)\n" : "  (no data)\n");
       continue;
     }
     const Piece& first = t.pieces.front();
@@ -43,6 +47,7 @@ void print_table(const Manifest& m) {
     std::cout << "  " << std::setw(4) << first.file << "  " << std::setw(14) << first.offset << "  "
               << std::setw(3) << (a64 ? "yes" : "no") << ' ' << std::setw(5) << (a4096 ? "yes" : "no");
     if (t.pieces.size() > 1) std::cout << "  (+" << t.pieces.size() - 1 << " pieces)";
+    if (t.sparsity) std::cout << "  (sparse: the stored values; --densify loads it dense)";
     std::cout << '\n';
   }
   const auto largest = std::max_element(m.tensors.begin(), m.tensors.end(),
@@ -84,7 +89,7 @@ int cmd_inspect(int argc, char** argv) {
   Args args("inspect", "Reads a model's headers (no tensor data) and lists its tensors.", {"MODEL"},
             {{"--json", "", "print one JSON object (docs/ARCHITECTURE.md's schema)", ""},
              {"--metadata", "", "with --json: include model metadata (GGUF KVs, ...)", ""},
-             {"--format", "NAME", "skip detection and use this reader", ""}, links_option(),
+             {"--format", "NAME", "skip detection and use this reader", ""}, links_option(), densify_option(),
              {"--stats", "", "print to stderr the bytes read and the time taken to open the model", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   OpenOptions options;

@@ -61,7 +61,7 @@ int cmd_profile(int argc, char** argv) {
             "(zero-copy: anonymous growth <= 16 MiB); discrete peak <= baseline + budget + 16 MiB.\n"
             "Exit status 6 when the contract is violated.",
             {"MODEL"},
-            {device_option(), links_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+            {device_option(), links_option(), densify_option(), placement_option(), budget_option(), slots_option(), memory_option(),
              max_alloc_option(), io_option(), direct_io_option(), lazy_option(),
              {"--verify", "", "read every tensor back and compare (a verify phase)", ""},
              {"--period", "MS", "sampling period in milliseconds", "2"},

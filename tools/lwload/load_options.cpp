@@ -20,6 +20,9 @@ OptionSpec direct_io_option() { return {"--direct-io", "", "read staged tensors 
 OptionSpec links_option() {
   return {"--allow-outside-links", "", "follow links out of the model folder (weights linked from a shared cache)", ""};
 }
+OptionSpec densify_option() {
+  return {"--densify", "", "load sparse tensors (TFLite) densified instead of as their stored values", ""};
+}
 OptionSpec lazy_option() {
   return {"--lazy", "", "zero-copy tensors are ready once imported; their pages fault in on first use", ""};
 }
@@ -27,6 +30,7 @@ OptionSpec lazy_option() {
 Manifest open_model(const Args& args, OpenOptions options) {
   if (const auto links = args.get_optional("--allow-outside-links"))
     set_open_option(options, "allow-outside-links", *links);
+  if (const auto densify = args.get_optional("--densify")) set_open_option(options, "densify", *densify);
   return open_manifest(args.positional(0), options);
 }
 

@@ -24,9 +24,10 @@ OptionSpec io_option();
 OptionSpec direct_io_option();
 OptionSpec lazy_option();
 OptionSpec links_option();  // --allow-outside-links
+OptionSpec densify_option();  // --densify
 
 // Each reads only the options the command declared.
-// The model at positional 0, opened with --allow-outside-links when given.
+// The model at positional 0, opened with --allow-outside-links and --densify when given.
 Manifest open_model(const Args& args, OpenOptions options = {});
 DeviceOverrides device_overrides(const Args& args);
 PlanOptions plan_options(const Args& args);
