@@ -13,6 +13,11 @@
 
 namespace lwload::formats {
 
+// Dimensions a tensor may have: far beyond any real tensor (GGUF allows 4, TFLite kernels 6). A
+// format that lets many tensors share one shape record (TFLite vectors, pickle memo) would
+// otherwise copy a huge shared shape into every tensor.
+inline constexpr std::size_t kMaxRank = 64;
+
 // Caps on what a model's headers may ask for, over the whole manifest (every shard or split part
 // together): OpenOptions::max_tensors and max_name_bytes.
 struct HeaderLimits {

@@ -79,15 +79,75 @@ struct ExactNumbers {
   bool on_comment(string_view, error_code&) { return true; }
 };
 
-// Parses [begin, begin + length) of `file`. On a syntax error returns nullopt and sets
-// *error_offset (absolute in the file) and *error_message; read errors propagate.
-std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin,
-                                       std::uint64_t length, std::uint64_t* error_offset,
-                                       std::string* error_message) {
-  json::parse_options options;
-  options.max_depth = 64;
-  json::basic_parser<ExactNumbers> parser(options, json::storage_ptr());
-  parser.handler().st.reset(json::make_shared_resource<json::monotonic_resource>());
+// A handler that keeps no values: only the nesting, and the wanted keys seen at the level that
+// matters (depth 1 of an object, depth 2 inside the first element of an array).
+struct TopKeys {
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+  using error_code = boost::system::error_code;
+  using string_view = json::string_view;
+
+  std::vector<std::string_view> wanted;
+  JsonTop top;
+  std::size_t depth = 0;
+  std::size_t root_elements = 0;  // values begun directly inside a top-level array
+  bool in_first_element = false;  // inside element 0 of a top-level array, which is an object
+  std::string key;                // the key being received, while it can still match
+
+  bool counts(std::size_t key_depth) const {
+    return top.array ? in_first_element && key_depth == 2 : key_depth == 1;
+  }
+  void begin_value() {
+    if (top.array && depth == 1) ++root_elements;
+  }
+  bool open(bool is_array) {
+    if (depth == 0) top.array = is_array;
+    else begin_value();
+    if (top.array && depth == 1 && root_elements == 1 && !is_array) in_first_element = true;
+    ++depth;
+    return true;
+  }
+  bool close() {
+    --depth;
+    if (depth == 1) in_first_element = false;
+    return true;
+  }
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return true; }
+  bool on_object_begin(error_code&) { return open(false); }
+  bool on_object_end(std::size_t, error_code&) { return close(); }
+  bool on_array_begin(error_code&) { return open(true); }
+  bool on_array_end(std::size_t, error_code&) { return close(); }
+  bool on_key_part(string_view s, std::size_t, error_code&) {
+    if (counts(depth) && key.size() < 64) key.append(s.data(), std::min<std::size_t>(s.size(), 64));
+    return true;
+  }
+  bool on_key(string_view s, std::size_t, error_code& ec) {
+    on_key_part(s, 0, ec);
+    for (std::size_t i = 0; i < wanted.size(); ++i)
+      if (counts(depth) && key == wanted[i]) top.has[i] = true;
+    key.clear();
+    return true;
+  }
+  bool on_string_part(string_view, std::size_t, error_code&) { return true; }
+  bool on_string(string_view, std::size_t, error_code&) { return begin_value(), true; }
+  bool on_number_part(string_view, error_code&) { return true; }
+  bool on_int64(std::int64_t, string_view, error_code&) { return begin_value(), true; }
+  bool on_uint64(std::uint64_t, string_view, error_code&) { return begin_value(), true; }
+  bool on_double(double, string_view, error_code&) { return begin_value(), true; }
+  bool on_bool(bool, error_code&) { return begin_value(), true; }
+  bool on_null(error_code&) { return begin_value(), true; }
+  bool on_comment_part(string_view, error_code&) { return true; }
+  bool on_comment(string_view, error_code&) { return true; }
+};
+
+// Feeds [begin, begin + length) of `file` to `parser` in chunks. On a syntax error returns false
+// and sets *error_offset (absolute in the file) and *error_message; read errors propagate.
+template <typename Parser>
+bool feed(Parser& parser, const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
+          std::uint64_t* error_offset, std::string* error_message) {
   std::array<char, kChunk> chunk;
   std::uint64_t done = 0;
   boost::system::error_code ec;
@@ -102,7 +162,7 @@ std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64
     if (ec) {
       *error_offset = begin + done + used;
       *error_message = ec.message();
-      return std::nullopt;
+      return false;
     }
     done += want;
   }
@@ -110,8 +170,21 @@ std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64
   if (ec) {
     *error_offset = begin + length;
     *error_message = ec.message();
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+// Parses [begin, begin + length) of `file`. On a syntax error returns nullopt and sets
+// *error_offset (absolute in the file) and *error_message; read errors propagate.
+std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin,
+                                       std::uint64_t length, std::uint64_t* error_offset,
+                                       std::string* error_message) {
+  json::parse_options options;
+  options.max_depth = 64;
+  json::basic_parser<ExactNumbers> parser(options, json::storage_ptr());
+  parser.handler().st.reset(json::make_shared_resource<json::monotonic_resource>());
+  if (!feed(parser, file, begin, length, error_offset, error_message)) return std::nullopt;
   return parser.handler().st.release();
 }
 
@@ -128,8 +201,8 @@ json::value read_json(const RandomAccessFile& file, std::uint64_t begin, std::ui
   return std::move(*value);
 }
 
-std::optional<json::value> sniff_json(FileSystem& fs, const std::filesystem::path& path,
-                                      std::uint64_t max_bytes) {
+std::optional<JsonTop> sniff_json_top(FileSystem& fs, const std::filesystem::path& path, std::uint64_t max_bytes,
+                                      std::initializer_list<std::string_view> wanted) {
   const auto file = fs.open(path);
   const std::uint64_t size = file->size();
   if (size == 0 || size > max_bytes) return std::nullopt;
@@ -140,9 +213,15 @@ std::optional<json::value> sniff_json(FileSystem& fs, const std::filesystem::pat
   std::size_t i = 0;
   while (i < got && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) ++i;
   if (i == got || (head[i] != '{' && head[i] != '[')) return std::nullopt;
+  json::parse_options options;
+  options.max_depth = 64;
+  json::basic_parser<TopKeys> parser(options);
+  parser.handler().wanted.assign(wanted.begin(), wanted.end());
+  parser.handler().top.has.assign(wanted.size(), false);
   std::uint64_t error_offset = 0;
   std::string message;
-  return parse_range(*file, 0, size, &error_offset, &message);
+  if (!feed(parser, *file, 0, size, &error_offset, &message)) return std::nullopt;
+  return parser.handler().top;
 }
 
 const json::object& as_object(const json::value& v, const std::filesystem::path& file,

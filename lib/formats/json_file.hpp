@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -23,11 +24,18 @@ namespace lwload::formats {
 boost::json::value read_json(const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
                              std::string_view what);
 
-// Detection helper: the whole file parsed as JSON, or nullopt when it is larger than `max_bytes`,
-// does not start (after white space) with '{' or '[', or is not valid JSON. Never throws for bad
-// content; a failing read is still reported (Error(io)).
-std::optional<boost::json::value> sniff_json(FileSystem& fs, const std::filesystem::path& path,
-                                             std::uint64_t max_bytes);
+// Detection helper: which of `wanted` are keys at the top of a JSON file — of its top-level object,
+// or (array = true) of the first element of its top-level array when that is an object. Read with
+// a streaming parser that builds no tree, so a large file that is not a model costs a scan, not
+// its DOM. Nullopt when the file is larger than `max_bytes`, does not start (after white space)
+// with '{' or '[', or is not valid JSON. Never throws for bad content; a failing read is still
+// reported (Error(io)).
+struct JsonTop {
+  bool array = false;
+  std::vector<bool> has;  // one per wanted key
+};
+std::optional<JsonTop> sniff_json_top(FileSystem& fs, const std::filesystem::path& path, std::uint64_t max_bytes,
+                                      std::initializer_list<std::string_view> wanted);
 
 // Typed accessors: each fails with Error(bad_input) naming `file`, `where` (e.g. "tensor 'w'") and
 // the field when the field is missing or has the wrong type or range.

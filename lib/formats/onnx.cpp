@@ -45,7 +45,6 @@ using protobuf::WireType;
 namespace tf = onnx::tensor_field;
 
 constexpr int kMaxGraphDepth = 64;           // If/Loop bodies nested deeper than this are refused
-constexpr std::size_t kMaxRank = 64;         // far beyond any real tensor; bounds the dims vector
 constexpr std::size_t kMaxPieces = 1 << 20;  // per tensor; only hostile files split data this much
 constexpr std::uint64_t kMaxName = 64 * 1024;
 const std::filesystem::path kFolderModel = "model.onnx";

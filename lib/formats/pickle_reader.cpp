@@ -3,6 +3,7 @@
 // it is read, so a truncated or lying pickle fails with its offset.
 #include "formats/pickle_reader.hpp"
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <unordered_map>
@@ -37,7 +38,8 @@ class Machine {
  public:
   Machine(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
           const Options& options)
-      : data_(data), file_(file), what_(what), options_(options) {}
+      : data_(data), file_(file), what_(what), options_(options),
+        budget_(kMemoryFloor + kMemoryPerByte * data.size()) {}
 
   Tree run();
 
@@ -56,6 +58,7 @@ class Machine {
   T arg() { return load_le<T>(take(sizeof(T))); }
   std::string text(std::uint64_t n) {
     const std::byte* p = take(n);
+    charge(n);
     return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
   }
   std::string line() {
@@ -88,7 +91,9 @@ class Machine {
     return items;
   }
   Value tuple(std::vector<Value> items) {
+    if (items.empty()) return shared(Node::Kind::tuple);
     Value t = make(Node::Kind::tuple);
+    charge(items.size() * sizeof(Value));
     t->items = std::move(items);
     return t;
   }
@@ -96,11 +101,42 @@ class Machine {
   Value reduce(Value callee, Value args);
   void set_items(Value& target, std::vector<Value>& items);
   void append(Value& target, std::vector<Value>& items);
-  void put(std::uint64_t index) { memo_[index] = top(); }
+  // Picklers number memo entries 0, 1, 2, ...: those go in a vector, any other index in a map.
+  void put(std::uint64_t index) {
+    charge(sizeof(Value));
+    if (index < memo_.size()) memo_[index] = top();
+    else if (index == memo_.size()) memo_.push_back(top());
+    else sparse_memo_[index] = top(), charge(64);
+  }
   Value get(std::uint64_t index) {
-    const auto it = memo_.find(index);
-    if (it == memo_.end()) bad("memo entry ", index, " was never stored");
+    if (index < memo_.size() && memo_[index]) return memo_[index];
+    const auto it = sparse_memo_.find(index);
+    if (it == sparse_memo_.end()) bad("memo entry ", index, " was never stored");
     return it->second;
+  }
+  std::uint64_t memo_count() const { return memo_.size() + sparse_memo_.size(); }
+  void push(Value v) {
+    charge(sizeof(Value));
+    stack_.push_back(v);
+  }
+  // Counts what the machine keeps (nodes, text, container slots, stack and memo) against its budget.
+  void charge(std::uint64_t bytes) {
+    used_ += bytes;
+    if (used_ > budget_)
+      bad("unpickling needs more than ", budget_, " bytes (", kMemoryPerByte, " per pickle byte + ", kMemoryFloor >> 20,
+          " MiB): a pickle of ", data_.size(), " bytes does not describe that much");
+  }
+  // One shared node per immutable value: nothing mutates None, a bool, an int or an empty tuple.
+  Value shared(Node::Kind kind, std::int64_t integer = 0) {
+    Value& slot = kind == Node::Kind::none      ? none_
+                  : kind == Node::Kind::tuple   ? empty_tuple_
+                  : kind == Node::Kind::boolean ? booleans_[integer != 0]
+                                                : small_ints_[static_cast<std::size_t>(integer)];
+    if (!slot) {
+      slot = make(kind);
+      slot->integer = integer;
+    }
+    return slot;
   }
 
   std::span<const std::byte> data_;
@@ -111,13 +147,21 @@ class Machine {
   std::size_t op_offset_ = 0;
   std::vector<Value> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, Value> memo_;
-  std::vector<std::unique_ptr<Node>> arena_;
+  std::vector<Value> memo_;
+  std::unordered_map<std::uint64_t, Value> sparse_memo_;
+  // Per dict, where each key (of a hashable kind) sits in its entries.
+  std::unordered_map<const Node*, std::unordered_map<std::string, std::size_t>> dict_keys_;
+  std::deque<Node> arena_;
+  Value none_ = nullptr, empty_tuple_ = nullptr;
+  std::array<Value, 2> booleans_{};
+  std::array<Value, 256> small_ints_{};
+  std::uint64_t budget_;
+  std::uint64_t used_ = 0;
 
   Value make(Node::Kind kind) {
-    arena_.push_back(std::make_unique<Node>());
-    arena_.back()->kind = kind;
-    return arena_.back().get();
+    charge(sizeof(Node));
+    arena_.emplace_back().kind = kind;
+    return &arena_.back();
   }
 };
 
@@ -146,22 +190,31 @@ Value Machine::reduce(Value callee, Value args) {
 void Machine::set_items(Value& target, std::vector<Value>& items) {
   if (target->kind != Node::Kind::dict) bad("SETITEM(S) on a ", kind_name(target->kind), ", not a dict");
   if (items.size() % 2 != 0) bad("SETITEMS with an odd number of values");
+  auto& keys = dict_keys_[target];
   for (std::size_t i = 0; i < items.size(); i += 2) {
-    bool replaced = false;
-    for (auto& entry : target->entries) {  // keys are usually strings and unique: a rare linear scan
-      if (entry.first->kind == items[i]->kind && entry.first->text == items[i]->text &&
-          entry.first->integer == items[i]->integer && items[i]->kind != Node::Kind::tuple) {
-        entry.second = items[i + 1];
-        replaced = true;
-        break;
+    const Node& key = *items[i];
+    charge(2 * sizeof(Value));
+    // A repeated key replaces the value, as in Python; keys that are not strings or numbers
+    // (tuples, None) are kept as they come: state dicts never repeat them.
+    if (key.kind == Node::Kind::string || key.kind == Node::Kind::bytes || key.kind == Node::Kind::integer ||
+        key.kind == Node::Kind::boolean) {
+      std::string id(1, static_cast<char>(key.kind));
+      id.append(reinterpret_cast<const char*>(&key.integer), sizeof key.integer);
+      id += key.text;
+      charge(id.size() + 64);
+      const auto [at, added] = keys.emplace(std::move(id), target->entries.size());
+      if (!added) {
+        target->entries[at->second].second = items[i + 1];
+        continue;
       }
     }
-    if (!replaced) target->entries.emplace_back(items[i], items[i + 1]);
+    target->entries.emplace_back(items[i], items[i + 1]);
   }
 }
 
 void Machine::append(Value& target, std::vector<Value>& items) {
   if (target->kind != Node::Kind::list) bad("APPEND(S) on a ", kind_name(target->kind), ", not a list");
+  charge(items.size() * sizeof(Value));
   for (auto& item : items) target->items.push_back(std::move(item));
 }
 
@@ -180,22 +233,22 @@ Tree Machine::run() {
         if (stack_.size() != 1 || !marks_.empty()) bad("STOP with ", stack_.size(), " values on the stack");
         return Tree{std::move(arena_), stack_.back()};
       }
-      case '(': marks_.push_back(stack_.size()); break;  // MARK
-      case '}': stack_.push_back(make(Node::Kind::dict)); break;
-      case ']': stack_.push_back(make(Node::Kind::list)); break;
-      case ')': stack_.push_back(make(Node::Kind::tuple)); break;
-      case 'N': stack_.push_back(make(Node::Kind::none)); break;
-      case 0x88: case 0x89: {  // NEWTRUE, NEWFALSE
-        Value b = make(Node::Kind::boolean);
-        b->integer = op == 0x88;
-        stack_.push_back(std::move(b));
-        break;
-      }
+      case '(': charge(sizeof(std::size_t)), marks_.push_back(stack_.size()); break;  // MARK
+      case '}': push(make(Node::Kind::dict)); break;
+      case ']': push(make(Node::Kind::list)); break;
+      case ')': push(shared(Node::Kind::tuple)); break;
+      case 'N': push(shared(Node::Kind::none)); break;
+      case 0x88: case 0x89: push(shared(Node::Kind::boolean, op == 0x88)); break;  // NEWTRUE, NEWFALSE
       case 'J': case 'K': case 'M': {  // BININT, BININT1, BININT2
+        const std::int64_t value = op == 'J' ? std::int64_t{arg<std::int32_t>()}
+                                   : op == 'K' ? std::int64_t{arg<std::uint8_t>()} : std::int64_t{arg<std::uint16_t>()};
+        if (value >= 0 && value < 256) {
+          push(shared(Node::Kind::integer, value));
+          break;
+        }
         Value v = make(Node::Kind::integer);
-        v->integer = op == 'J' ? std::int64_t{arg<std::int32_t>()}
-                   : op == 'K' ? std::int64_t{arg<std::uint8_t>()} : std::int64_t{arg<std::uint16_t>()};
-        stack_.push_back(std::move(v));
+        v->integer = value;
+        push(v);
         break;
       }
       case 0x8a: {  // LONG1: n-byte little-endian two's complement
@@ -207,7 +260,7 @@ Tree Machine::run() {
         if (n > 0 && n < 8 && (std::to_integer<std::uint8_t>(p[n - 1]) & 0x80)) u |= ~std::uint64_t{0} << (8 * n);
         Value v = make(Node::Kind::integer);
         v->integer = static_cast<std::int64_t>(u);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'G': {  // BINFLOAT: big-endian double
@@ -215,7 +268,7 @@ Tree Machine::run() {
         bits = __builtin_bswap64(bits);
         Value v = make(Node::Kind::floating);
         v->floating = std::bit_cast<double>(bits);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'X': case 0x8c: case 0x8d:  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
@@ -227,13 +280,13 @@ Tree Machine::run() {
         const bool is_bytes = op == 'B' || op == 'C' || op == 0x8e;
         Value v = make(is_bytes ? Node::Kind::bytes : Node::Kind::string);
         v->text = text(n);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'c': {  // GLOBAL "module\nname\n"
         std::string module = line();
         std::string name = line();
-        stack_.push_back(global(std::move(module), std::move(name)));
+        push(global(std::move(module), std::move(name)));
         break;
       }
       case 0x93: {  // STACK_GLOBAL
@@ -241,30 +294,30 @@ Tree Machine::run() {
         Value module = pop();
         if (name->kind != Node::Kind::string || module->kind != Node::Kind::string)
           bad("STACK_GLOBAL needs two strings");
-        stack_.push_back(global(module->text, name->text));
+        push(global(module->text, name->text));
         break;
       }
       case 'q': put(arg<std::uint8_t>()); break;   // BINPUT
       case 'r': put(arg<std::uint32_t>()); break;  // LONG_BINPUT
-      case 0x94: put(memo_.size()); break;         // MEMOIZE
-      case 'h': stack_.push_back(get(arg<std::uint8_t>())); break;   // BINGET
-      case 'j': stack_.push_back(get(arg<std::uint32_t>())); break;  // LONG_BINGET
-      case 't': stack_.push_back(tuple(pop_mark())); break;          // TUPLE
+      case 0x94: put(memo_count()); break;         // MEMOIZE
+      case 'h': push(get(arg<std::uint8_t>())); break;   // BINGET
+      case 'j': push(get(arg<std::uint32_t>())); break;  // LONG_BINGET
+      case 't': push(tuple(pop_mark())); break;          // TUPLE
       case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
         std::vector<Value> items(op - 0x84);
         for (std::size_t i = items.size(); i-- > 0;) items[i] = pop();
-        stack_.push_back(tuple(std::move(items)));
+        push(tuple(std::move(items)));
         break;
       }
       case 'l': {  // LIST (from mark)
         Value l = make(Node::Kind::list);
         l->items = pop_mark();
-        stack_.push_back(std::move(l));
+        push(std::move(l));
         break;
       }
       case 'd': {  // DICT (from mark)
         std::vector<Value> items = pop_mark();
-        stack_.push_back(make(Node::Kind::dict));
+        push(make(Node::Kind::dict));
         set_items(stack_.back(), items);
         break;
       }
@@ -293,13 +346,13 @@ Tree Machine::run() {
       case 'Q': {  // BINPERSID: torch's storage references
         Value p = make(Node::Kind::persistent);
         p->items = {pop()};
-        stack_.push_back(std::move(p));
+        push(std::move(p));
         break;
       }
       case 'R': {  // REDUCE: recorded, never called
         Value args = pop();
         Value callee = pop();
-        stack_.push_back(reduce(std::move(callee), std::move(args)));
+        push(reduce(std::move(callee), std::move(args)));
         break;
       }
       case 'b': {  // BUILD: a record's state is kept; any other (OrderedDict's _metadata) is dropped
@@ -313,7 +366,7 @@ Tree Machine::run() {
       }
       case '0': (void)pop(); break;  // POP
       case '1': (void)pop_mark(); break;  // POP_MARK
-      case '2': stack_.push_back(top()); break;  // DUP
+      case '2': push(top()); break;  // DUP
       case 0x81: {  // NEWOBJ: only an inert record of an accepted class (is_record_type)
         Value args = pop();
         Value cls = pop();
@@ -324,7 +377,7 @@ Tree Machine::run() {
           bad("NEWOBJ of '", cls->text, "' passes constructor arguments; lwload's unpickler refuses it");
         Value object = make(Node::Kind::object);
         object->text = cls->text;
-        stack_.push_back(std::move(object));
+        push(std::move(object));
         break;
       }
       case 'i': case 'o': case 0x92:

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -52,13 +53,21 @@ struct Options {
 };
 
 struct Tree {
-  std::vector<std::unique_ptr<Node>> arena;
+  std::deque<Node> arena;  // a deque: nodes never move
   Value root = nullptr;
 };
 
+// The memory an unpickling may use: kMemoryPerByte bytes per pickle byte plus kMemoryFloor. Each
+// opcode builds at most one node (~100 bytes) plus a stack slot, so a pickle of one-byte opcodes
+// (16 MiB of EMPTY_LIST) would otherwise cost ~100x its size; real state dicts use ~10x.
+inline constexpr std::uint64_t kMemoryPerByte = 10;
+inline constexpr std::uint64_t kMemoryFloor = std::uint64_t{64} << 20;
+
 // Interprets `data` (the bytes of `what` inside `file`, for messages) up to STOP and returns the
 // top of the stack. Throws Error(bad_input) naming the file, `what`, the opcode's offset and the
-// problem — including "refuses global 'os.system'".
+// problem — including "refuses global 'os.system'" and a pickle past its memory budget. Immutable
+// values (None, booleans, the empty tuple, ints 0-255) are one shared node each; a dict's keys
+// are hashed, so SETITEMS costs constant time per item.
 Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
                const Options& options);
 

@@ -33,7 +33,11 @@ using Kind = Node::Kind;
 
 constexpr std::uint64_t kMaxPickleBytes = 256u << 20;  // data.pkl of 10^5 tensors is a few MiB
 constexpr int kMaxDepth = 64;                           // nested containers in the state dict
-constexpr std::uint64_t kMaxVisits = 1u << 24;          // a shared subtree may be reached many times
+// Naming walks every path to a tensor, and a memoized container reached through several paths
+// (tied submodules) is walked once per path: legitimate sharing costs a few times the pickle's
+// nodes, a memo DAG (a list holding the level below twice, 22 levels deep) doubles per level.
+constexpr std::uint64_t kVisitsPerNode = 4;
+constexpr std::uint64_t kVisitsFloor = 4096;
 constexpr std::string_view kRebuildTensor = "torch._utils._rebuild_tensor_v2";
 constexpr std::string_view kRebuildParameter = "torch._utils._rebuild_parameter";
 constexpr std::string_view kOrderedDict = "collections.OrderedDict";
@@ -103,6 +107,8 @@ class CheckpointReader {
   ZipArchive zip_;
   std::string prefix_;  // "<archive>/"
   std::uint64_t visits_ = 0;
+  std::uint64_t max_visits_ = 0;
+  std::uint64_t nodes_ = 0;
   std::unordered_set<std::string> names_;
   TensorCaps caps_;
   Manifest manifest_;
@@ -148,12 +154,16 @@ Manifest CheckpointReader::read() {
   options.is_dict_type = [](std::string_view g) { return g == kOrderedDict; };
   options.is_record_type = is_script_class;
   const pickle::Tree tree = pickle::unpickle(pickle_bytes, path_, pickle_record->name, options);
+  max_visits_ = kVisitsFloor + kVisitsPerNode * tree.arena.size();
+  nodes_ = tree.arena.size();
   walk(tree.root, "", 0);
   return std::move(manifest_);
 }
 
 void CheckpointReader::walk(Value value, const std::string& name, int depth, bool in_script_object) {
-  if (++visits_ > kMaxVisits) bad("data.pkl: the object tree is too large to name (", kMaxVisits, " nodes)");
+  if (++visits_ > max_visits_)
+    bad("data.pkl: naming its tensors visits more than ", max_visits_, " objects, but the pickle holds ", nodes_,
+        ": its containers are shared through the memo so that every path would be named (a reference DAG)");
   if (depth > kMaxDepth) bad("data.pkl: containers nested more than ", kMaxDepth, " deep at '", name, "'");
   const auto child = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
   switch (value->kind) {
@@ -201,6 +211,7 @@ void CheckpointReader::walk(Value value, const std::string& name, int depth, boo
 
 std::vector<std::int64_t> CheckpointReader::int_tuple(Value value, const std::string& what) const {
   if (value->kind != Kind::tuple) bad(what, " is a ", pickle::kind_name(value->kind), ", not a tuple");
+  if (value->items.size() > kMaxRank) bad(what, " has ", value->items.size(), " dimensions (at most ", kMaxRank, ")");
   std::vector<std::int64_t> out;
   for (const Value item : value->items) {
     if (item->kind != Kind::integer) bad(what, " holds a ", pickle::kind_name(item->kind), ", not an int");

@@ -216,8 +216,8 @@ std::optional<fs::path> model_in_folder(FileSystem& file_system, const fs::path&
 }
 
 bool is_index_json(FileSystem& file_system, const fs::path& path) {
-  const auto value = sniff_json(file_system, path, kMaxIndexBytes);
-  return value && value->is_object() && value->get_object().contains("weight_map");
+  const auto top = sniff_json_top(file_system, path, kMaxIndexBytes, {"weight_map"});
+  return top && !top->array && top->has[0];
 }
 
 bool detect(const ModelSource& source) {

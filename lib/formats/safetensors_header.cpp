@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "formats/json_file.hpp"
 #include "lwload/error.hpp"
@@ -150,16 +151,19 @@ class HeaderParser {
     arena_.release();
   }
 
+  // Keys already present (an earlier shard's) keep their first value; hashed, as a header may
+  // hold hundreds of thousands of keys.
   void add_metadata(const json::value& value) {
+    if (metadata_keys_.empty())
+      for (const MetaEntry& e : manifest_.metadata) metadata_keys_.insert(e.key);
     for (const auto& [meta_key, meta_value] : as_object(value, path_, "__metadata__")) {
       const std::string where = str("__metadata__ field '", std::string_view(meta_key), "'");
       std::string text(as_string(meta_value, path_, where));
-      const std::string_view name = meta_key;  // clang 14 cannot capture structured bindings
-      const bool present = std::any_of(manifest_.metadata.begin(), manifest_.metadata.end(),
-                                       [name](const MetaEntry& e) { return e.key == name; });
-      if (!present) manifest_.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
+      if (metadata_keys_.insert(std::string(meta_key)).second)
+        manifest_.metadata.push_back(MetaEntry{std::string(meta_key), MetaValue{std::move(text)}});
     }
   }
+  std::unordered_set<std::string> metadata_keys_;
 
   // `where_ + " field '<name>'"`, in a buffer reused across entries (no allocation per tensor).
   std::string_view field_where(std::string_view field) {

@@ -181,9 +181,22 @@ std::vector<Shard> open_shards(FileSystem& file_system, const json::object& grou
   std::vector<Shard> shards;
   shards.reserve(paths.size());
   std::uint64_t begin = 0;
+  // A path listed again is the same file: checked and sized once (a manifest may list one shard
+  // thousands of times, each a reference, never a new file to open).
+  std::unordered_map<std::string_view, std::size_t> seen;  // name → its first shard
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const std::string what = str(group_where, " paths[", i, "]");
     const std::string_view name = as_string(paths[i], path, what);
+    if (const auto it = seen.find(name); it != seen.end()) {
+      Shard again = shards[it->second];
+      if (again.size > std::numeric_limits<std::uint64_t>::max() - begin)
+        fail(ErrorCode::bad_input, path.string(), ": ", group_where, ": shard sizes overflow 64 bits");
+      again.begin = begin;
+      begin += again.size;
+      shards.push_back(std::move(again));
+      continue;
+    }
+    seen.emplace(name, shards.size());
     const fs::path shard_path = resolve_inside(dir, name, path, what);
     if (!file_system.exists(shard_path) || file_system.is_directory(shard_path))
       fail(ErrorCode::bad_input, path.string(), ": ", what, ": shard '", name, "' (holding tensor '", first_tensor,
@@ -250,41 +263,12 @@ void add_string_metadata(const json::object& root, std::string_view key, Manifes
     manifest.metadata.push_back(MetaEntry{std::string(key), MetaValue{std::string(v->get_string())}});
 }
 
-bool is_group(const json::value& v) {
-  return v.is_object() && v.get_object().contains("paths") && v.get_object().contains("weights");
-}
-
-// Whether `path` holds a TFJS manifest: an object with "weightsManifest" or an array of
-// {paths, weights} groups. The text is first searched for the key it must contain (chunk by chunk,
-// no tree built), so only a likely manifest is parsed.
+// Whether `path` holds a TFJS manifest: an object with "weightsManifest" or an array whose first
+// element is a {paths, weights} group — found by a streaming scan that builds no tree.
 bool holds_manifest(FileSystem& file_system, const fs::path& path) {
-  const auto file = file_system.open(path);
-  const std::uint64_t size = file->size();
-  if (size == 0 || size > kMaxManifestBytes) return false;
-  std::string chunk(64 * 1024, '\0');
-  std::string carry;  // the tail of the previous chunk, so a key split across chunks is found
-  bool found = false;
-  char first = 0;
-  for (std::uint64_t at = 0; at < size && !found;) {
-    const std::size_t n = file->read_at(at, std::as_writable_bytes(std::span(chunk.data(), chunk.size())));
-    if (n == 0) break;
-    std::string_view text(chunk.data(), n);
-    if (at == 0) {
-      const auto start = text.find_first_not_of(" \t\r\n");
-      if (start == std::string_view::npos) return false;
-      first = text[start];
-      if (first != '{' && first != '[') return false;
-    }
-    const std::string window = carry + std::string(text);
-    found = window.find(first == '{' ? "\"weightsManifest\"" : "\"paths\"") != std::string::npos;
-    carry = window.substr(window.size() - std::min<std::size_t>(window.size(), 16));
-    at += n;
-  }
-  if (!found) return false;
-  const auto value = sniff_json(file_system, path, kMaxManifestBytes);
-  if (!value) return false;
-  if (value->is_object()) return value->get_object().contains("weightsManifest");
-  return value->is_array() && !value->get_array().empty() && is_group(value->get_array()[0]);
+  const auto top = sniff_json_top(file_system, path, kMaxManifestBytes, {"weightsManifest", "paths", "weights"});
+  if (!top) return false;
+  return top->array ? top->has[1] && top->has[2] : top->has[0];
 }
 
 // Only a file that opens can be a manifest here: a FIFO or a link out of the folder named *.json is

@@ -163,13 +163,16 @@ class ModelReader {
     TensorInfo info;
     info.dtype = tflite_dtype(static_cast<std::int8_t>(tensor.type()), S::flavor, file_, name);
     if (const auto* shape = tensor.shape()) {
+      if (shape->size() > kMaxRank)
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field shape has ", shape->size(),
+             " dimensions (at most ", kMaxRank, ")");
       info.shape.reserve(shape->size());
       for (const std::int32_t dim : *shape) info.shape.push_back(dim);
     }
     info.bytes = where->length;
     if (where->length > 0) info.pieces.push_back(Piece{where->file, where->offset, where->length});
     if (const auto* sparsity = tensor.sparsity()) {
-      info.sparsity = read_sparsity(*sparsity, name, info.dtype, info.shape, where->length);
+      info.sparsity = shared_sparsity(*sparsity, name, info.dtype, info.shape, where->length);
       if (input_.source.densify) {
         info.encoding = Encoding::sparse;
         info.bytes = info.sparsity->dense_bytes;
@@ -287,6 +290,23 @@ class ModelReader {
   // consumes exactly the stored values: every level's size follows from the shape and the blocks,
   // every index is below its level's size, segments rise, and the walk's leaves are counted here
   // (without walking: each level's positions form one contiguous range).
+  // A SparsityParameters table read once: tensors may share it only when they agree on what it
+  // describes (shape, dtype, stored length), else its index arrays would be copied and checked per
+  // tensor — the amplification a shared table buys.
+  template <typename Params>
+  std::shared_ptr<const Sparsity> shared_sparsity(const Params& params, const std::string& name, DType dtype,
+                                                  const std::vector<std::int64_t>& shape, std::uint64_t stored_bytes) {
+    auto& [cached, owner] = sparsities_[&params];
+    if (!cached) {
+      cached = read_sparsity(params, name, dtype, shape, stored_bytes);
+      owner = {dtype, shape, stored_bytes};
+    } else if (std::tie(owner.dtype, owner.shape, owner.stored_bytes) != std::tie(dtype, shape, stored_bytes)) {
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name,
+           "': field sparsity: shares its SparsityParameters with a tensor of another shape, dtype or length");
+    }
+    return cached;
+  }
+
   template <typename Params>
   std::shared_ptr<const Sparsity> read_sparsity(const Params& params, const std::string& name, DType dtype,
                                                 const std::vector<std::int64_t>& shape, std::uint64_t stored_bytes) {
@@ -408,11 +428,23 @@ class ModelReader {
     return out;
   }
 
+  // One Quantization per QuantizationParameters table: tensors sharing a table (a writer may, and a
+  // hostile file does, with a table of thousands of scales) share the record instead of copying it.
   template <typename Tensor>
   std::shared_ptr<const Quantization> quantization(const Tensor& tensor, const std::string& name,
-                                           const std::vector<std::int64_t>& shape) const {
+                                           const std::vector<std::int64_t>& shape) {
     const auto* q = tensor.quantization();
     if (!q || !q->scale() || q->scale()->size() == 0) return nullptr;
+    auto& cached = quantizations_[q];
+    if (!cached) cached = read_quantization(*q, name, shape);
+    else if (cached->scale.size() > 1) check_channels(*cached, name, shape);
+    return cached;
+  }
+
+  template <typename Params>
+  std::shared_ptr<const Quantization> read_quantization(const Params& params, const std::string& name,
+                                                        const std::vector<std::int64_t>& shape) const {
+    const auto* q = &params;
     Quantization out;
     out.scheme = "tflite";
     out.axis = q->quantized_dimension();
@@ -422,17 +454,18 @@ class ModelReader {
     if (!out.zero_point.empty() && out.zero_point.size() != out.scale.size())
       fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.zero_point has ",
            out.zero_point.size(), " entries but quantization.scale has ", out.scale.size());
-    if (out.scale.size() > 1) {  // per channel: one scale per index of the quantized dimension
-      if (out.axis < 0 || static_cast<std::size_t>(out.axis) >= shape.size())
-        fail(ErrorCode::bad_input, file_.string(), ": tensor '", name,
-             "': field quantization.quantized_dimension: ", out.axis, " is outside the tensor's rank ",
-             shape.size());
-      if (shape[static_cast<std::size_t>(out.axis)] != static_cast<std::int64_t>(out.scale.size()))
-        fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.scale has ",
-             out.scale.size(), " entries but dimension ", out.axis, " has size ",
-             shape[static_cast<std::size_t>(out.axis)]);
-    }
+    if (out.scale.size() > 1) check_channels(out, name, shape);
     return std::make_shared<const Quantization>(std::move(out));
+  }
+
+  // Per channel: one scale per index of the quantized dimension, for each tensor using the table.
+  void check_channels(const Quantization& q, const std::string& name, const std::vector<std::int64_t>& shape) const {
+    if (q.axis < 0 || static_cast<std::size_t>(q.axis) >= shape.size())
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name,
+           "': field quantization.quantized_dimension: ", q.axis, " is outside the tensor's rank ", shape.size());
+    if (shape[static_cast<std::size_t>(q.axis)] != static_cast<std::int64_t>(q.scale.size()))
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.scale has ",
+           q.scale.size(), " entries but dimension ", q.axis, " has size ", shape[static_cast<std::size_t>(q.axis)]);
   }
 
   std::string unique_name(std::string name, flatbuffers::uoffset_t index) {
@@ -539,6 +572,13 @@ class ModelReader {
   std::unordered_set<std::string> names_;
   std::optional<std::unordered_map<std::uint32_t, const fb::tflite::ExternalBuffer*>> external_by_id_;
   std::vector<std::optional<GroupFile>> group_files_;
+  std::unordered_map<const void*, std::shared_ptr<const Quantization>> quantizations_;
+  struct SparseOwner {
+    DType dtype{};
+    std::vector<std::int64_t> shape;
+    std::uint64_t stored_bytes = 0;
+  };
+  std::unordered_map<const void*, std::pair<std::shared_ptr<const Sparsity>, SparseOwner>> sparsities_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "lwload/file_system.hpp"
@@ -36,6 +37,7 @@ class ZipArchive {
 
  private:
   std::vector<ZipRecord> records_;
+  std::unordered_map<std::string, std::size_t> by_name_;  // index into records_
 };
 
 }  // namespace lwload::formats
