@@ -59,8 +59,8 @@ struct Tree {
 
 // The memory an unpickling may use: kMemoryPerByte bytes per pickle byte plus kMemoryFloor. Each
 // opcode builds at most one node (~100 bytes) plus a stack slot, so a pickle of one-byte opcodes
-// (16 MiB of EMPTY_LIST) would otherwise cost ~100x its size; real state dicts use ~10x.
-inline constexpr std::uint64_t kMemoryPerByte = 10;
+// (16 MiB of EMPTY_LIST) would otherwise cost ~100x its size; real state dicts use less than 8x.
+inline constexpr std::uint64_t kMemoryPerByte = 8;
 inline constexpr std::uint64_t kMemoryFloor = std::uint64_t{64} << 20;
 
 // Interprets `data` (the bytes of `what` inside `file`, for messages) up to STOP and returns the

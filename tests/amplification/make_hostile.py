@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Writes the small files that once cost minutes or gigabytes to open (test_amplification.cpp).
+
+  /usr/bin/python3 tests/amplification/make_hostile.py CASE OUT
+
+PyTorch cases are zip archives laid out as torch.save writes them (archive/data.pkl, archive/data/N),
+their pickles written by Python's own pickle module with stand-ins for torch's globals (no torch
+import needed, and the memo sharing is exactly what the pickler does for a shared object), except
+`torch50k`, which is a real torch.save of 50,000 tensors.
+"""
+import io
+import json
+import pickle
+import struct
+import sys
+import types
+import zipfile
+from collections import OrderedDict
+
+
+def fake_torch():
+    """Module stand-ins so pickle writes GLOBAL torch._utils._rebuild_tensor_v2 / torch.FloatStorage."""
+    torch = types.ModuleType("torch")
+    utils = types.ModuleType("torch._utils")
+
+    def _rebuild_tensor_v2(*args):
+        raise AssertionError("never called")
+
+    _rebuild_tensor_v2.__module__ = "torch._utils"
+    _rebuild_tensor_v2.__qualname__ = "_rebuild_tensor_v2"
+    utils._rebuild_tensor_v2 = _rebuild_tensor_v2
+
+    class FloatStorage:
+        pass
+
+    FloatStorage.__module__ = "torch"
+    FloatStorage.__qualname__ = "FloatStorage"
+    torch.FloatStorage = FloatStorage
+    torch._utils = utils
+    sys.modules["torch"] = torch
+    sys.modules["torch._utils"] = utils
+    return torch, utils
+
+
+class Storage:
+    def __init__(self, key, numel):
+        self.key, self.numel = key, numel
+
+
+class Tensor:
+    """Pickles as torch.save pickles a tensor: _rebuild_tensor_v2(storage, offset, size, stride, ...)."""
+
+    def __init__(self, storage, size, stride):
+        self.storage, self.size, self.stride = storage, size, stride
+
+    def __reduce__(self):
+        return (sys.modules["torch._utils"]._rebuild_tensor_v2,
+                (self.storage, 0, self.size, self.stride, False, OrderedDict()))
+
+
+class TorchPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        if isinstance(obj, Storage):
+            return ("storage", sys.modules["torch"].FloatStorage, obj.key, "cpu", obj.numel)
+        return None
+
+
+def write_checkpoint(out, root, storages=None, raw_pickle=None):
+    fake_torch()
+    data = raw_pickle
+    if data is None:
+        buffer = io.BytesIO()
+        TorchPickler(buffer, protocol=2).dump(root)
+        data = buffer.getvalue()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", data)
+        z.writestr("archive/byteorder", "little")
+        for key, numel in (storages or {}).items():
+            z.writestr(f"archive/data/{key}", b"\0" * (4 * numel))
+
+
+def main():
+    case, out = sys.argv[1], sys.argv[2]
+    if case == "pickle_empty_lists":  # 16 MiB of EMPTY_LIST: one node per byte
+        write_checkpoint(out, None, raw_pickle=b"\x80\x02" + b"]" * (16 << 20) + b".")
+    elif case == "pickle_memo_dag":  # a list holding the level below twice, 22 levels: 4,194,304 paths
+        storage = Storage("0", 1)
+        level = [Tensor(storage, (1,), (1,))]
+        for _ in range(22):
+            level = [level, level]
+        write_checkpoint(out, {"m": level}, {"0": 1})
+    elif case == "pickle_shared_shape":  # 10,000 tensors sharing one memoized 10,000-dim shape
+        storage = Storage("0", 1)
+        shape = (1,) * 10000
+        write_checkpoint(out, {f"t{i}": Tensor(storage, shape, shape) for i in range(10000)}, {"0": 1})
+    elif case == "pickle_setitems":  # one dict of 100,000 keys (SETITEMS), beside one tensor
+        state = {f"k{i}": i for i in range(100000)}
+        state["w"] = Tensor(Storage("0", 4), (4,), (1,))
+        write_checkpoint(out, state, {"0": 4})
+    elif case == "pickle_shared_storage":  # 10,000 tensors over one 1 MiB storage
+        storage = Storage("0", 1 << 18)
+        write_checkpoint(out, {f"t{i}": Tensor(storage, (1 << 18,), (1,)) for i in range(10000)}, {"0": 1 << 18})
+    elif case == "torch50k":  # a legitimate torch.save state dict of 50,000 tensors
+        import torch
+        torch.save({f"layer{i}.weight": torch.zeros(4) for i in range(50000)}, out)
+    elif case == "safetensors_metadata":  # 200,000 __metadata__ keys
+        header = {"__metadata__": {f"k{i}": "v" for i in range(200000)},
+                  "w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}
+        text = json.dumps(header).encode()
+        text += b" " * (-len(text) % 8)
+        with open(out, "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + b"\0" * 4)
+    elif case == "big_json":  # 64 MiB of JSON that is no model
+        with open(out, "w") as f:
+            f.write('{"rows": [')
+            row = json.dumps(list(range(200)))
+            n = (64 << 20) // (len(row) + 1)
+            f.write(",".join([row] * n))
+            f.write("]}")
+    elif case == "tfjs_repeated_shard":  # one 1 MiB shard listed 20,000 times (OUT is a folder)
+        import os
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "shard.bin"), "wb") as f:
+            f.write(b"\0" * (1 << 20))
+        group = {"paths": ["shard.bin"] * 20000,
+                 "weights": [{"name": f"w{i}", "shape": [1 << 18], "dtype": "float32"} for i in range(20000)]}
+        with open(os.path.join(out, "weights_manifest.json"), "w") as f:
+            json.dump([group], f)
+    else:
+        raise SystemExit(f"unknown case {case}")
+
+
+if __name__ == "__main__":
+    main()

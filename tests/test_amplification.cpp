@@ -1,0 +1,178 @@
+// Small files that describe huge work: each hostile case (tests/amplification/make_hostile.py
+// writes them, plus TFLite's shared tables built here) must be opened or refused by `lwload
+// inspect --stats` in at most 256 MiB of peak RSS, and reading no more than its headers; `plan`
+// must end too. Figures come from the tool's own --stats line ("opened in T ms, read N bytes of
+// S ..., peak RSS K KiB"); the time is printed, never asserted (these machines are noisy), with a
+// 20 s timeout against hangs.
+#include <doctest/doctest.h>
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "support/test_support.hpp"
+#include "tflite_schema_generated.h"
+
+namespace fs = std::filesystem;
+using namespace lwload;
+
+namespace {
+
+constexpr std::uint64_t kMaxRssKiB = 256 * 1024;
+
+struct Cost {
+  int status = -1;
+  std::string output;
+  double ms = 0;
+  std::uint64_t read = 0;
+  std::uint64_t rss_kib = 0;
+};
+
+// `lwload inspect --stats MODEL` with its cost: exit status, wall time, the bytes it read (its
+// --stats line, printed on success) and its peak RSS (ru_maxrss of the children a small Python
+// wrapper waited for: `timeout` and lwload, measured whether the model opens or not).
+Cost inspect(const fs::path& model) {
+  const char* exe = std::getenv("LWLOAD_EXE");
+  REQUIRE(exe);
+  Cost cost;
+  const std::string cmd = "/usr/bin/python3 -c \"import resource,subprocess,sys,time;t=time.monotonic();"
+                          "r=subprocess.run(sys.argv[1:],capture_output=True,text=True,timeout=20);"
+                          "print(r.stdout[-2000:]+r.stderr[-2000:]);"
+                          "print('cost', r.returncode, (time.monotonic()-t)*1000, "
+                          "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\" timeout 20 " +
+                          std::string(exe) + " inspect --stats '" + model.string() + "'";
+  REQUIRE(test::run_command(cmd, &cost.output) == 0);
+  const std::smatch m = [&] {
+    std::smatch match;
+    REQUIRE(std::regex_search(cost.output, match, std::regex("cost (-?\\d+) ([0-9.]+) (\\d+)")));
+    return match;
+  }();
+  cost.status = std::stoi(m[1]);
+  cost.ms = std::stod(m[2]);
+  cost.rss_kib = std::stoull(m[3]);
+  std::smatch read;
+  if (std::regex_search(cost.output, read, std::regex("read (\\d+) bytes"))) cost.read = std::stoull(read[1]);
+  MESSAGE(model.filename().string() << ": exit " << cost.status << ", " << cost.ms << " ms, peak RSS "
+                                    << cost.rss_kib << " KiB, read " << cost.read << " bytes");
+  return cost;
+}
+
+// Writes CASE with make_hostile.py into `dir`, named `name`.
+fs::path make(const test::TempDir& dir, const std::string& which, const std::string& name) {
+  const char* root = std::getenv("LWLOAD_SOURCE_ROOT");
+  REQUIRE(root);
+  const fs::path out = dir / name;
+  std::string log;
+  REQUIRE_MESSAGE(test::run_command(std::string(test::kPython) + " " + root + "/tests/amplification/make_hostile.py " +
+                                        which + " '" + out.string() + "' 2>&1",
+                                    &log) == 0,
+                  log);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void plan_ends(const fs::path& model) {
+  std::string out;
+  const int status = test::run_command("timeout 20 " + std::string(std::getenv("LWLOAD_EXE")) + " plan '" +
+                                           model.string() + "' --device host --placement direct 2>&1",
+                                       &out);
+  INFO(out);
+  CHECK((status == 0 || status == 1 || status == 3));  // planned or refused, not a timeout (124) or a crash
+}
+
+}  // namespace
+
+TEST_CASE("pickles that amplify: refused within their budget, naming why") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  struct Case {
+    const char* which;
+    const char* message;
+  };
+  for (const Case& c : {Case{"pickle_empty_lists", "unpickling needs more than"},
+                        Case{"pickle_memo_dag", "its containers are shared through the memo"},
+                        Case{"pickle_shared_shape", "size has 10000 dimensions (at most 64)"}}) {
+    CAPTURE(c.which);
+    const fs::path model = make(dir, c.which, std::string(c.which) + ".pt");
+    const Cost cost = inspect(model);
+    INFO(cost.output);
+    CHECK(cost.status == 3);
+    CHECK(has(cost.output, c.message));
+    CHECK(has(cost.output, model.string()));
+    CHECK(cost.rss_kib <= kMaxRssKiB);
+    plan_ends(model);
+  }
+}
+
+TEST_CASE("pickles that are big but honest: opened in memory and reads proportional to their headers") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  for (const char* which : {"pickle_setitems", "pickle_shared_storage"}) {
+    CAPTURE(which);
+    const fs::path model = make(dir, which, std::string(which) + ".pt");
+    const Cost cost = inspect(model);
+    INFO(cost.output);
+    CHECK(cost.status == 0);
+    CHECK(cost.rss_kib <= kMaxRssKiB);
+    CHECK(cost.read <= 2 * fs::file_size(model));
+    plan_ends(model);
+  }
+  // A real torch.save state dict of 50,000 tensors (4 floats each): its header bytes are all but
+  // the 800,000 bytes of tensor data; inspect reads at most twice those.
+  const fs::path model = make(dir, "torch50k", "torch50k.pt");
+  const Cost cost = inspect(model);
+  INFO(cost.output);
+  CHECK(cost.status == 0);
+  CHECK(has(cost.output, "(50000 tensors)"));
+  CHECK(cost.read <= 2 * (fs::file_size(model) - 50000 * 16));
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+}
+
+TEST_CASE("JSON that amplifies: metadata keys, repeated shards, and a big file that is no model") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  Cost cost = inspect(make(dir, "safetensors_metadata", "meta.safetensors"));
+  CHECK(cost.status == 0);
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+  const fs::path folder = make(dir, "tfjs_repeated_shard", "tfjs");
+  cost = inspect(folder);
+  CHECK(cost.status == 0);
+  CHECK(has(cost.output, "(20000 tensors)"));
+  CHECK(cost.read <= 2 * fs::file_size(folder / "weights_manifest.json"));  // the shard's 1 MiB is never read
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+  const fs::path json = make(dir, "big_json", "big.json");
+  cost = inspect(json);
+  CHECK(cost.status == 3);
+  CHECK(has(cost.output, "not a model lwload recognises"));
+  CHECK(cost.rss_kib <= 64 * 1024);  // scanned, never parsed into a tree
+}
+
+TEST_CASE("TFLite tensors sharing one shape and one quantization table of 20,000 scales") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  namespace tfl = lwload::fb::tflite;
+  constexpr int kChannels = 20000, kTensors = 8000;
+  flatbuffers::FlatBufferBuilder b;
+  const std::vector<std::uint8_t> data(kChannels, 1);
+  std::vector<flatbuffers::Offset<tfl::Buffer>> buffers{tfl::CreateBuffer(b), tfl::CreateBufferDirect(b, &data)};
+  const std::vector<std::int32_t> shape_values{kChannels};
+  const auto shape = b.CreateVector(shape_values);
+  const std::vector<float> scales(kChannels, 0.5f);
+  const auto q = tfl::CreateQuantizationParametersDirect(b, nullptr, nullptr, &scales, nullptr, 0);
+  std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
+  for (int i = 0; i < kTensors; ++i)
+    tensors.push_back(tfl::CreateTensor(b, shape, tfl::TensorType_INT8, 1, b.CreateString("t" + std::to_string(i)), q));
+  const std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs{tfl::CreateSubGraphDirect(b, &tensors, "main")};
+  tfl::FinishModelBuffer(b, tfl::CreateModelDirect(b, 3, &subgraphs, "shared tables", &buffers));
+  test::TempDir dir;
+  const fs::path model = dir / "shared.tflite";
+  test::write_file(model, std::span(reinterpret_cast<const std::byte*>(b.GetBufferPointer()), b.GetSize()));
+  const Cost cost = inspect(model);
+  INFO(cost.output);
+  CHECK(cost.status == 0);
+  CHECK(has(cost.output, "(8000 tensors)"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);  // 8,000 copies of 20,000 scales would be 1.2 GiB
+  plan_ends(model);
+}
