@@ -292,6 +292,27 @@ TEST_CASE("host forced discrete: staged through the ring, small tensors coalesce
   CHECK(verify(w).tensors == 64);
 }
 
+TEST_CASE("direct: small neighbours read in runs (a read per MiB, not per tensor), each copied to its own buffer") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "small.safetensors", spec("safetensors", 4 << 20, 20000, 0));  // ~200 B each
+  const auto device = open_device("host");
+  LoadOptions options;
+  options.plan.force = Placement::direct;
+  std::size_t ready = 0;
+  options.on_tensor_ready = [&](const TensorHandle&) { ++ready; };
+  const Weights w = load(m, *device, options);
+  CHECK(w.plan().count(Placement::direct) == 20000);
+  CHECK(ready == 20000);
+  CHECK(w.stats().reads <= 8);  // 4 MiB in runs of at most 1 MiB (was 20,000 reads)
+  check_host_contents(w);
+  CHECK(verify(w).tensors == 20000);
+  // A file cut short after open_manifest: a clean error naming it, never a short tensor.
+  std::filesystem::resize_file(dir / "small.safetensors", std::filesystem::file_size(dir / "small.safetensors") - 3000);
+  const Error e = test::error_of([&] { (void)load(m, *device, options); });
+  INFO(e.what());
+  CHECK(std::string(e.what()).find("small.safetensors") != std::string::npos);
+}
+
 TEST_CASE("the host reports the memory it has; a plan needing more is refused before any allocation") {
   const auto host = open_device("host");
   CHECK(host->info().caps.device_memory > 0);  // MemAvailable at least

@@ -48,7 +48,7 @@ TEST_CASE("build_work: direct chunks, coalesced staged reads per file, encoded t
   plan.tensors = {placed(0, Placement::direct), placed(1, Placement::staged), placed(2, Placement::staged),
                   placed(3, Placement::staged), placed(4, Placement::staged), placed(5, Placement::zero_copy),
                   placed(6, Placement::staged)};
-  const auto queues = build_work(m, plan, WorkLimits{16, 24, 4});
+  const auto queues = build_work(m, plan, WorkLimits{16, 24, 4, 0, 0});  // no runs
   REQUIRE(queues.size() == 3);  // two files, then the encoded queue
 
   const auto& a = queues[0];
@@ -79,6 +79,38 @@ TEST_CASE("build_work: direct chunks, coalesced staged reads per file, encoded t
   CHECK(enc[1].offset == 24);
   CHECK(enc[1].length == 1);
   CHECK(enc[1].segments.front().entry == Entry{6});
+}
+
+TEST_CASE("build_work: small direct tensors read in runs; a gap, a large tensor or the run's size ends a run") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"a.bin"};
+  m.tensors = {raw("t0", 0, 0, 4),  raw("t1", 0, 4, 4),   raw("t2", 0, 10, 4),  // 2-byte gap: joins
+               raw("t3", 0, 100, 4), raw("big", 0, 200, 64), raw("t4", 0, 264, 4), raw("t5", 0, 268, 4),
+               raw("t6", 0, 272, 4)};
+  Plan plan;
+  for (std::size_t i = 0; i < m.tensors.size(); ++i) plan.tensors.push_back(placed(i, Placement::direct));
+  // Runs of tensors under 16 bytes, at most 10 bytes long... t4 + t5 fill one, t6 starts the next.
+  const auto queues = build_work(m, plan, WorkLimits{64, 64, 4, 16, 10});
+  const auto& a = queues[0];
+  // A run is queued when it closes: [t0 t1] (t2 would make it 14 bytes), [t2] (t3 lies 86 bytes
+  // on), the big tensor's own read, [t3] (closed by t4, 160 bytes on), [t4 t5], [t6].
+  REQUIRE(a.size() == 6);
+  CHECK(a[0].run);
+  REQUIRE(a[0].segments.size() == 2);
+  CHECK(a[0].length == 8);
+  CHECK(a[0].segments[1].read_offset == 4);
+  CHECK(a[0].segments[1].entry == Entry{1});
+  CHECK(a[1].run);
+  CHECK(a[1].offset == 10);
+  CHECK(a[1].segments.size() == 1);
+  CHECK_FALSE(a[2].run);
+  CHECK(a[2].entry == Entry{4});
+  CHECK(a[3].offset == 100);
+  CHECK(a[4].run);
+  CHECK(a[4].segments.size() == 2);
+  CHECK(a[4].length == 8);
+  CHECK(a[5].segments.front().entry == Entry{7});
 }
 
 TEST_CASE("staging ring: every slot allocated up front, handed out until none is free, reused last-in first-out") {

@@ -19,6 +19,12 @@ constexpr std::uint64_t kDirectChunk = 16ull << 20;   // one pread per 16 MiB in
 constexpr std::uint64_t kDirectIoAlignment = 4096;    // O_DIRECT offsets, sizes and buffers
 constexpr std::uint64_t kCoalesceGap = 64 * 1024;     // staged reads read through padding this small
 constexpr std::uint64_t kMaxDecodeExpansion = 16;     // decoded bytes per encoded byte, at most
+// Direct tensors under 64 KiB are read in runs of up to 1 MiB and copied into their buffers: a
+// syscall per one-element tensor cost 8x the zero-copy load of a million of them. At most
+// kRunBytesInFlight of scratch, so the host cost stays a few MiB whatever the model.
+constexpr std::uint64_t kSmallDirect = 64 * 1024;
+constexpr std::uint64_t kDirectRun = 1 << 20;
+constexpr std::uint64_t kRunBytesInFlight = 4 << 20;
 
 }  // namespace
 
@@ -199,6 +205,21 @@ void DataPipeline::pump() {
 }
 
 bool DataPipeline::issue(ReadItem& item) {
+  if (item.run) {
+    if (run_bytes_in_flight_ > 0 && run_bytes_in_flight_ + item.length > kRunBytesInFlight) return false;
+    for (const Segment& s : item.segments) {
+      (void)host_span(s.entry);
+      progress_.start(s.entry);
+    }
+    auto scratch = std::make_shared<std::vector<std::byte>>(item.length);
+    run_bytes_in_flight_ += item.length;
+    ++reads_in_flight_;
+    ++state_.stats.reads;
+    reader_->read(item.file, item.offset, *scratch, [this, item, scratch](std::exception_ptr error, std::size_t got) {
+      on_run_read(item, *scratch, error, got);
+    });
+    return true;
+  }
   if (!item.staged) {
     const std::span<std::byte> host = host_span(item.entry);
     progress_.start(item.entry);
@@ -258,6 +279,29 @@ void DataPipeline::on_direct_read(const ReadItem& item, std::exception_ptr error
     if (!failure_) {
       progress_.event(LoadEvent::Kind::bytes_read, item.entry, got);
       complete(item.entry, item.length);
+    }
+  } catch (...) {
+    record_failure(std::current_exception());
+  }
+  pump();
+}
+
+void DataPipeline::on_run_read(const ReadItem& item, std::span<const std::byte> scratch, std::exception_ptr error,
+                               std::size_t got) {
+  --reads_in_flight_;
+  run_bytes_in_flight_ -= item.length;
+  state_.stats.bytes_read += got;
+  try {
+    if (error) std::rethrow_exception(error);
+    for (const Segment& s : item.segments) {
+      if (s.read_offset + s.length > got)
+        fail(ErrorCode::bad_input, file_path(item.file).string(), ": tensor '", tensor(s.entry).name, "': needs bytes [",
+             item.offset + s.read_offset, ", ", item.offset + s.read_offset + s.length, ") but the file ends at ",
+             item.offset + got, " (truncated during the load?)");
+      if (failure_) break;
+      std::memcpy(host_span(s.entry).data() + s.dst_offset, scratch.data() + s.read_offset, s.length);
+      progress_.event(LoadEvent::Kind::bytes_read, s.entry, s.length);
+      complete(s.entry, s.length);
     }
   } catch (...) {
     record_failure(std::current_exception());
@@ -350,6 +394,8 @@ void DataPipeline::run() {
   limits.direct_chunk = kDirectChunk;
   limits.staged_chunk = ring_.slot_bytes() - (direct_io_ ? 2 * kDirectIoAlignment : 0);
   limits.coalesce_gap = kCoalesceGap;
+  limits.small_direct = kSmallDirect;
+  limits.direct_run = kDirectRun;
   if (ring_.slots() == 0) limits.staged_chunk = kDirectChunk;  // unused: nothing is staged
   queues_ = build_work(state_.manifest, state_.plan, limits);
   if (!idle()) {

@@ -1,5 +1,6 @@
 // The data phase for direct and staged tensors, on a Boost.Asio io_context driven by the calling
-// thread: reads go straight into host-visible buffers (direct) or into free staging slots whose
+// thread: reads go straight into host-visible buffers (direct; small neighbours read as one run
+// into scratch and copied) or into free staging slots whose
 // bytes are then uploaded (staged); encoded tensors are decoded and take the same two ways. Reads
 // and uploads overlap; a slot returns to the ring when its uploads complete (from any thread,
 // posted back to the loop), so all bookkeeping and every user callback run on the calling thread.
@@ -46,6 +47,7 @@ class DataPipeline {
   std::span<const std::byte> decoded(Entry entry);
   void complete(Entry entry, std::uint64_t bytes);
   void on_direct_read(const ReadItem& item, std::exception_ptr error, std::size_t got);
+  void on_run_read(const ReadItem& item, std::span<const std::byte> scratch, std::exception_ptr error, std::size_t got);
   void on_staged_read(const ReadItem& item, std::size_t slot, std::uint64_t head, std::exception_ptr error,
                       std::size_t got);
   void on_upload_done(std::size_t slot, const Segment& segment, std::exception_ptr error);
@@ -72,6 +74,7 @@ class DataPipeline {
   std::size_t next_queue_ = 0;
   std::vector<std::size_t> slot_uploads_;  // uploads in flight per slot
   std::size_t reads_in_flight_ = 0;
+  std::uint64_t run_bytes_in_flight_ = 0;  // scratch of direct runs being read
   std::size_t uploads_in_flight_ = 0;
   bool direct_io_ = false;
   std::exception_ptr failure_;

@@ -9,9 +9,14 @@ std::vector<std::deque<ReadItem>> build_work(const Manifest& manifest, const Pla
   const std::size_t encoded_queue = manifest.files.size();
   std::vector<std::deque<ReadItem>> queues(manifest.files.size() + 1);
   std::vector<std::optional<ReadItem>> open(manifest.files.size());  // the staged read being filled, per file
+  std::vector<std::optional<ReadItem>> runs(manifest.files.size());  // the direct run being filled, per file
   const auto close = [&](std::uint32_t file) {
     if (open[file]) queues[file].push_back(std::move(*open[file]));
     open[file].reset();
+  };
+  const auto close_run = [&](std::uint32_t file) {
+    if (runs[file]) queues[file].push_back(std::move(*runs[file]));
+    runs[file].reset();
   };
 
   for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
@@ -42,6 +47,25 @@ std::vector<std::deque<ReadItem>> build_work(const Manifest& manifest, const Pla
     for (const Piece& piece : t.pieces) {
       std::uint64_t offset = piece.offset;
       std::uint64_t left = piece.length;
+      if (tp.placement == Placement::direct && left < limits.small_direct) {
+        auto& run = runs[piece.file];
+        if (run) {
+          const std::uint64_t end = run->offset + run->length;
+          const bool joins = offset >= end && offset - end <= limits.coalesce_gap &&
+                             offset + left - run->offset <= limits.direct_run;
+          if (!joins) close_run(piece.file);
+        }
+        if (!run) {
+          run.emplace();
+          run->run = true;
+          run->file = piece.file;
+          run->offset = offset;
+        }
+        run->segments.push_back(Segment{entry, offset - run->offset, dst, left});
+        run->length = offset + left - run->offset;
+        dst += left;
+        continue;
+      }
       while (left > 0) {
         if (tp.placement == Placement::direct) {
           ReadItem item;
@@ -81,7 +105,7 @@ std::vector<std::deque<ReadItem>> build_work(const Manifest& manifest, const Pla
       }
     }
   }
-  for (std::uint32_t f = 0; f < open.size(); ++f) close(f);
+  for (std::uint32_t f = 0; f < open.size(); ++f) close(f), close_run(f);
   return queues;
 }
 

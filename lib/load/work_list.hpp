@@ -1,7 +1,8 @@
 // The data phase's to-do list: reads for direct and staged tensors, cut into chunks and queued per
 // file (so several files can be read at once), in load order within each file. Staged reads
 // coalesce neighbouring tensors into one slot-sized read; each part of it is a Segment uploaded to
-// its own tensor. Encoded tensors (ONNX typed fields) are items of one more queue, after the
+// its own tensor. Small direct tensors coalesce the same way into runs (a million one-element
+// tensors are a few hundred reads, not a million), each Segment copied into its tensor's buffer. Encoded tensors (ONNX typed fields) are items of one more queue, after the
 // files': their bytes come from decoding, not from one read, and then take the same way.
 #pragma once
 
@@ -26,6 +27,7 @@ struct Segment {
 
 struct ReadItem {
   bool staged = false;
+  bool run = false;          // direct tensors too small for a read each: read together, segments copied
   bool decoded = false;      // the bytes come from decoding the tensor (offset: into the decoded bytes)
   std::uint32_t file = 0;
   std::uint64_t offset = 0;  // first wanted byte in the file
@@ -33,14 +35,16 @@ struct ReadItem {
   // direct: the one destination
   Entry entry;
   std::uint64_t dst_offset = 0;
-  // staged: the tensors' parts
+  // staged and run: the tensors' parts
   std::vector<Segment> segments;
 };
 
 struct WorkLimits {
   std::uint64_t direct_chunk;   // largest single read into a direct buffer
   std::uint64_t staged_chunk;   // largest staged read (slot bytes minus any O_DIRECT slack)
-  std::uint64_t coalesce_gap;   // staged reads read through gaps this small to join tensors
+  std::uint64_t coalesce_gap;   // staged reads and runs read through gaps this small to join tensors
+  std::uint64_t small_direct;   // direct tensors smaller than this join runs...
+  std::uint64_t direct_run;     // ...of at most this many bytes, read into scratch and copied
 };
 
 // Queues for the direct and staged tensors of `plan`: one per manifest file (possibly empty), then
