@@ -231,6 +231,27 @@ TEST_CASE("sparse TFLite tensors on OpenCL: stored values and densified, equal t
   }
 }
 
+TEST_CASE("a file truncated after a zero_copy load on OpenCL: verify and read-back are errors, never a SIGBUS") {
+  // A driver read of the imported pages (PoCL reads on a worker thread) would die on the lost
+  // pages; read-back copies them itself through the guarded copy.
+  const auto device = open_cl();
+  test::TempDir dir;
+  const auto path = synth_model(dir, 4 << 20, 4, 4096);
+  const Manifest manifest = open_manifest(path);
+  const Weights weights = load(manifest, *device);
+  REQUIRE(weights.plan().count(Placement::zero_copy) == 4);
+  CHECK(verify(weights).tensors == 4);  // intact: the same bytes, read without the driver
+  std::filesystem::resize_file(path, 4096);
+  const Error changed = test::error_of([&] { (void)verify(weights); });
+  CHECK(changed.code() == ErrorCode::io);
+  CHECK(std::string(changed.what()).find("changed since it was loaded") != std::string::npos);
+  const TensorHandle& last = weights.tensors().back();
+  std::vector<std::byte> buffer(last.bytes);
+  const Error lost = test::error_of([&] { weights.read_back(last, 0, buffer); });
+  CHECK(lost.code() == ErrorCode::io);
+  CHECK(std::string(lost.what()).find("shorter than when it was mapped") != std::string::npos);
+}
+
 TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {
   test::TempDir dir;
   const auto path = synth_model(dir, 4 << 20, 2, 0);  // 2 MiB tensors

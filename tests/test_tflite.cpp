@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -561,7 +563,6 @@ TEST_CASE("an external buffer group file that links out of the model's folder is
     spec.groups = {group};
     test::write_file(path, build_tflite(spec));
     const Error e = error_of([&] { open_manifest(path); });
-    INFO(e.what());
     CHECK(e.code() == ErrorCode::bad_input);
     CHECK(contains(e.what(), (dir / "model" / group).string() + ": resolves to " + (dir / "outside.bin").string() +
                                  ", outside the model folder"));
@@ -653,6 +654,76 @@ TEST_CASE("sparse TFLite tensors: the stored values by default, the dense tensor
   }
 }
 
+namespace truncation {
+
+// The POSIX file system, except that the first read of more than a page (the snapshot of the
+// tables, after the pre-walk's small reads) first truncates the file to `keep` bytes — another
+// process truncating it during inspect — and any map() is recorded.
+class TruncatingFileSystem final : public FileSystem {
+ public:
+  explicit TruncatingFileSystem(std::uint64_t keep) : keep_(keep) {}
+  std::unique_ptr<RandomAccessFile> open(const fs::path& path, FileOpenFlags flags) override {
+    return std::make_unique<File>(*this, inner_->open(path, flags));
+  }
+  bool is_directory(const fs::path& path) override { return inner_->is_directory(path); }
+  bool exists(const fs::path& path) override { return inner_->exists(path); }
+  bool truncated = false, mapped = false;
+
+ private:
+  class File final : public RandomAccessFile {
+   public:
+    File(TruncatingFileSystem& owner, std::unique_ptr<RandomAccessFile> inner) : owner_(owner), inner_(std::move(inner)) {}
+    const fs::path& path() const noexcept override { return inner_->path(); }
+    std::uint64_t size() const override { return inner_->size(); }
+    std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+      if (dst.size() > 4096 && !owner_.truncated) {
+        fs::resize_file(inner_->path(), owner_.keep_);
+        owner_.truncated = true;
+      }
+      return inner_->read_at(offset, dst);
+    }
+    int native_handle() const noexcept override { return inner_->native_handle(); }
+    std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+      owner_.mapped = true;
+      return inner_->map(offset, length, access);
+    }
+
+   private:
+    TruncatingFileSystem& owner_;
+    std::unique_ptr<RandomAccessFile> inner_;
+  };
+  std::uint64_t keep_;
+  std::shared_ptr<FileSystem> inner_ = posix_file_system();
+};
+
+std::atomic<int> sigbus_seen{0};
+void count_sigbus(int) { sigbus_seen.fetch_add(1); }
+
+}  // namespace truncation
+
+TEST_CASE("a TFLite file truncated while it is inspected: a clean error, the file never mapped, no signal") {
+  using namespace truncation;
+  struct sigaction app {}, previous {};
+  app.sa_handler = count_sigbus;
+  ::sigaction(SIGBUS, &app, &previous);
+  TempDir dir;
+  const fs::path model = dir / "face.tflite";
+  fs::copy_file(test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite", model);
+  auto file_system = std::make_shared<TruncatingFileSystem>(64 * 1024);
+  OpenOptions options;
+  options.file_system = file_system;
+  const Error e = test::error_of([&] { (void)open_manifest(model, options); });
+  ::sigaction(SIGBUS, &previous, nullptr);
+  CHECK(file_system->truncated);
+  CHECK_FALSE(file_system->mapped);
+  CHECK(sigbus_seen.load() == 0);
+  CHECK(contains(e.what(), model.string()));
+  // Intact, the same file opens with every tensor.
+  fs::copy_file(test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite", model,
+                fs::copy_options::overwrite_existing);
+  CHECK(open_manifest(model).tensors.size() == 188);
+}
+
 TEST_CASE("malformed TFLite input: each error names the file, the tensor, the field and the value") {
   TempDir dir;
   const fs::path hello = test::testdata() / "tflite" / "hello_world_float.tflite";
@@ -716,6 +787,7 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     spec.subgraphs.push_back({"main", {{"w", 0, {4}, 1}}});
     const Error e = error_of_model(dir, spec);
     CHECK(e.code() == ErrorCode::bad_input);
+    INFO(std::string(e.what()));
     CHECK(contains(e.what(), "tensor 'w': buffer 1 offset 8 lies inside the flatbuffer"));
   }
   SUBCASE("a buffer with both inline data and an extended offset") {

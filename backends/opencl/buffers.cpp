@@ -15,8 +15,8 @@ void check_range(std::string_view what, std::uint64_t offset, std::uint64_t leng
 
 ClBuffer::ClBuffer(std::shared_ptr<const Runtime> rt, cl::Buffer mem, std::uint64_t size,
                    std::string_view mechanism, Reservation reservation, cl::Buffer parent,
-                   std::uint64_t origin)
-    : rt_(std::move(rt)), mem_(std::move(mem)), size_(size), mechanism_(mechanism),
+                   std::uint64_t origin, const std::byte* host_pages)
+    : rt_(std::move(rt)), mem_(std::move(mem)), size_(size), mechanism_(mechanism), host_pages_(host_pages),
       parent_(std::move(parent)), origin_(origin), reservation_(std::move(reservation)) {}
 
 ClBuffer::~ClBuffer() { unmap(); }
@@ -51,6 +51,15 @@ void ClBuffer::unmap() noexcept {
 void ClBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
   check_range("read_back", offset, dst.size(), size_);
   if (dst.empty()) return;
+  // An import: the device works on these very pages (import.cpp checked the driver maps our
+  // pointer), so they are read here, through the guarded copy. A driver read would touch them on
+  // its own thread (PoCL's worker), where a truncated file is a SIGBUS no one can catch.
+  if (host_pages_) {
+    if (!io::copy_guarded(dst.data(), host_pages_ + offset, dst.size()))
+      fail(ErrorCode::io, "opencl: ", dst.size(), " bytes at offset ", offset, " of an imported buffer on ",
+           rt_->info.id(), " could not be read: the file is shorter than when it was mapped");
+    return;
+  }
   check(rt_->queue.enqueueReadBuffer(mem_, CL_TRUE, offset, dst.size(), dst.data()),
         "clEnqueueReadBuffer", " (", dst.size(), " bytes at offset ", offset, " on ", rt_->info.id(), ")");
 }
@@ -66,7 +75,8 @@ std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t
   cl_mem sub = clCreateSubBuffer(root(), 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
   if (status == CL_MISALIGNED_SUB_BUFFER_OFFSET) return nullptr;
   check(status, "clCreateSubBuffer", " (offset ", origin, ", ", size, " bytes on ", rt_->info.id(), ")");
-  return std::make_unique<ClBuffer>(rt_, cl::Buffer(sub), size, mechanism_, Reservation{}, root, origin);
+  return std::make_unique<ClBuffer>(rt_, cl::Buffer(sub), size, mechanism_, Reservation{}, root, origin,
+                                    host_pages_ ? host_pages_ + offset : nullptr);
 }
 
 void SvmRange::read_back(std::uint64_t offset, std::span<std::byte> dst) {

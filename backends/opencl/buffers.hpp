@@ -16,9 +16,11 @@ class ClBuffer final : public DeviceBuffer {
   // `mem` is owned, and so is the device-memory `reservation` it uses (none for imports and
   // views). `parent`/`origin` are set for sub-buffers: OpenCL cannot make a sub-buffer of a
   // sub-buffer, so further views are cut from the parent at origin + offset.
+  // `host_pages`: an import's own bytes (the mapped file pages the device works on), read back
+  // through the guarded copy instead of by the driver.
   ClBuffer(std::shared_ptr<const Runtime> rt, cl::Buffer mem, std::uint64_t size,
            std::string_view mechanism, Reservation reservation = {}, cl::Buffer parent = {},
-           std::uint64_t origin = 0);
+           std::uint64_t origin = 0, const std::byte* host_pages = nullptr);
   ~ClBuffer() override;
 
   std::uint64_t size() const noexcept override { return size_; }
@@ -41,6 +43,7 @@ class ClBuffer final : public DeviceBuffer {
   cl::Buffer mem_;
   std::uint64_t size_;
   std::string_view mechanism_;
+  const std::byte* host_pages_ = nullptr;
   cl::Buffer parent_;
   std::uint64_t origin_;
   void* mapped_ = nullptr;

@@ -28,7 +28,9 @@ ImportResult try_arm_import(const std::shared_ptr<const Runtime>& rt, std::span<
   if (status == CL_INVALID_VALUE || status == CL_INVALID_OPERATION)
     return {nullptr, str("clImportMemoryARM refused the range: ", error_name(status))};
   check(status, "clImportMemoryARM", " (", range.size(), " bytes on ", rt->info.id(), ")");
-  return {std::make_unique<ClBuffer>(rt, cl::Buffer(mem), range.size(), "arm_import"), {}};
+  return {std::make_unique<ClBuffer>(rt, cl::Buffer(mem), range.size(), "arm_import", Reservation{}, cl::Buffer{}, 0,
+                                     range.data()),
+          {}};
 }
 
 ImportResult try_use_host_ptr(const std::shared_ptr<const Runtime>& rt, std::span<const std::byte> range,
@@ -49,7 +51,9 @@ ImportResult try_use_host_ptr(const std::shared_ptr<const Runtime>& rt, std::spa
   check(unmapped.wait(), "clWaitForEvents", " (verifying CL_MEM_USE_HOST_PTR on ", rt->info.id(), ")");
   if (seen != range.data())
     return {nullptr, "CL_MEM_USE_HOST_PTR buffer maps to a different pointer: the driver copies"};
-  return {std::make_unique<ClBuffer>(rt, std::move(mem), range.size(), "use_host_ptr"), {}};
+  return {std::make_unique<ClBuffer>(rt, std::move(mem), range.size(), "use_host_ptr", Reservation{}, cl::Buffer{}, 0,
+                                     range.data()),
+          {}};
 }
 
 }  // namespace
