@@ -3,13 +3,15 @@
 # (default 20) on its seed corpus from tests/data/<format> and fuzz/seeds/<format> (small
 # committed seeds for formats tests/data lacks, e.g. torch.save checkpoints); the hostile-folder
 # harnesses fuzz_folder_<format> also get fuzz/seeds/folder_<format> (models naming the folder's FIFO,
-# links out and loops) and fuzz/folder.dict. Any crash fails the script.
+# links out and loops) and fuzz/folder.dict. Any crash fails the script. The same clang build also
+# compiles the library and every test suite (not run here): CI's check that the tree builds with
+# clang as well as gcc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 build=build-fuzz
 if [ ! -f "$build/build.ninja" ]; then
-  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=false -Dtools=false -Dexamples=false \
+  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=true -Dtools=false -Dexamples=false \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
 ninja -C "$build"
