@@ -3,8 +3,11 @@
 // a clear lwload::Error with everything released: a wrapper device counts live buffers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -161,8 +164,7 @@ TEST_CASE("a read error mid-load (failing disk) releases everything") {
     CAPTURE(spec_name);
     CAPTURE(placement_name(placement));
     auto device = faulty(spec_name);
-    LoadOptions options = forced(placement);
-    options.file_system = fs;
+    LoadOptions options = forced(placement);  // reads through the file system the manifest was opened with
     expect_failure(m, *device, options, ErrorCode::io, {"m.safetensors"});
   }
 }
@@ -182,7 +184,7 @@ TEST_CASE("a file truncated after its headers were read fails before any data mo
   }
 }
 
-TEST_CASE("a file replaced by a smaller one is caught the same way") {
+TEST_CASE("a file replaced by a smaller one after open_manifest: the load reads the file whose headers it holds") {
   TempDir dir;
   const auto path = dir / "m.gguf";
   synth::SynthSpec big = spec(1 << 20, 4, 0);
@@ -193,18 +195,86 @@ TEST_CASE("a file replaced by a smaller one is caught the same way") {
   small.total_bytes = 64 * 1024;
   write_model(dir / "small.gguf", small);
   std::filesystem::rename(dir / "small.gguf", path);
-  auto device = faulty("null");
-  expect_failure(m, *device, forced(std::nullopt), ErrorCode::bad_input, {path.string(), "truncated or replaced"});
+  // The manifest kept its files open: the path now names another file, which is never read.
+  for (const std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                                   std::optional{Placement::staged}}) {
+    const auto device = open_device("host");
+    const Weights w = load(m, *device, forced(placement));
+    CHECK(w.file_identities().at(0).size == m.opened.at(0).identity.size);
+    CHECK(verify(w).tensors == m.tensors.size());
+  }
+}
+
+TEST_CASE("a file rewritten in place after open_manifest (same size, new bytes): Error(io) before a byte is trusted") {
+  TempDir dir;
+  const auto path = dir / "m.safetensors";
+  write_model(path, spec(1 << 20, 4, 4096));
+  const Manifest m = open_manifest(path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(m.tensors[1].pieces[0].offset));
+    f.write("rewritten", 9);
+  }
+  // Deterministic: the rewrite's own timestamp may equal the open's on a coarse clock.
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
+  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                             std::optional{Placement::staged}}) {
+    auto device = faulty("host");
+    expect_failure(m, *device, forced(placement), ErrorCode::io, {path.string(), "changed since its headers were read"});
+    CHECK(device->counters.allocations == 0);
+  }
+}
+
+TEST_CASE("a link swapped in after open_manifest cannot lead the load out of the model folder") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "model");
+  std::filesystem::create_directories(dir / "outside");
+  const auto path = dir / "model" / "m.safetensors";
+  write_model(path, spec(1 << 20, 4, 4096));
+  const auto original = test::read_file(path);
+  const Manifest m = open_manifest(path);
+  // Same size, other bytes, outside the folder: what a link swapped in would expose.
+  std::vector<std::byte> secret(original.size(), std::byte{0x5a});
+  std::copy_n(original.begin(), static_cast<std::ptrdiff_t>(m.tensors[0].pieces[0].offset), secret.begin());
+  test::write_file(dir / "outside" / "secret", secret);
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(dir / "outside" / "secret", path);
+  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                             std::optional{Placement::staged}}) {
+    const auto device = open_device("host");
+    const Weights w = load(m, *device, forced(placement));
+    const TensorHandle& h = w.tensors().front();
+    std::vector<std::byte> got(h.bytes);
+    w.read_back(h, 0, got);
+    const auto at = original.begin() + static_cast<std::ptrdiff_t>(h.info->pieces[0].offset);
+    CHECK(std::equal(got.begin(), got.end(), at));
+    CHECK(verify(w).tensors == m.tensors.size());
+  }
+}
+
+TEST_CASE("O_DIRECT reads reopen the open file, not its path: a model deleted after open_manifest still loads") {
+  TempDir dir;
+  const auto path = dir / "m.safetensors";
+  write_model(path, spec(4 << 20, 4, 4096));
+  const Manifest m = open_manifest(path);
+  std::filesystem::remove(path);
+  const auto device = open_device("host");
+  LoadOptions options = forced(Placement::staged);
+  options.direct_io = true;
+  const Weights w = load(m, *device, options);
+  // Where the file system refuses O_DIRECT (tmpfs) the note says so; it never says the path is gone.
+  CAPTURE(w.io().direct_io_note);
+  CHECK(w.io().direct_io_note.find("No such file") == std::string::npos);
+  CHECK(verify(w).tensors == 4);
 }
 
 TEST_CASE("a file truncated during the load: the short read names the file and the tensor") {
   TempDir dir;
   const auto path = dir / "m.safetensors";
-  write_model(path, spec(4 << 20, 16, 4096));
-  const Manifest m = open_manifest(path);
   for (Placement placement : {Placement::direct, Placement::staged}) {
     CAPTURE(placement_name(placement));
-    write_model(path, spec(4 << 20, 16, 4096));
+    write_model(path, spec(4 << 20, 16, 4096));  // a new file each time: the manifest keeps the one it opened
+    const Manifest m = open_manifest(path);
     auto device = faulty("host");
     LoadOptions options = forced(placement);
     options.io = IoEngine::pread;

@@ -250,6 +250,7 @@ TEST_CASE("a file truncated after a zero_copy load on OpenCL: verify and read-ba
   const Error lost = test::error_of([&] { weights.read_back(last, 0, buffer); });
   CHECK(lost.code() == ErrorCode::io);
   CHECK(std::string(lost.what()).find("shorter than when it was mapped") != std::string::npos);
+  CHECK(std::string(lost.what()).find("tensor '" + last.info->name + "'") != std::string::npos);
 }
 
 TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {

@@ -66,6 +66,10 @@ class LWLOAD_API RandomAccessFile {
   }
   // Device, inode, size and modification time (test doubles: the size alone).
   virtual FileIdentity identity() const { return FileIdentity{0, 0, size(), 0}; }
+  // This very file opened again with other flags (O_DIRECT), never by its path (which may name
+  // another file by now); nullptr when this file cannot be (a test double), Error(io) when the
+  // system refuses the flags.
+  virtual std::unique_ptr<RandomAccessFile> reopen(FileOpenFlags /*flags*/) const { return nullptr; }
 
   // Reads exactly dst.size() bytes or throws Error(bad_input) naming the file, offset and what
   // was being read (`what`), e.g. "tensor 'w' data".

@@ -86,7 +86,6 @@ struct TensorHandle {
 
 struct LoadOptions {
   PlanOptions plan;                          // used when load() makes the plan itself
-  std::shared_ptr<FileSystem> file_system;   // nullptr = the POSIX file system
   IoEngine io = IoEngine::auto_;
   bool direct_io = false;  // O_DIRECT for staged reads (cold loads); buffered, with a note, if refused
   // zero_copy tensors are reported ready once their pages are resident (read from the file and
@@ -146,7 +145,9 @@ class LWLOAD_API Weights {
   const LoadStats& stats() const noexcept;
   // Per manifest file, its identity when the load opened it ({} for files the load did not use).
   const std::vector<FileIdentity>& file_identities() const noexcept;
-  const std::shared_ptr<FileSystem>& file_system() const noexcept;
+  // Manifest file `index` as the load read it, kept open (verify() reads it again); nullptr for
+  // files the load did not use.
+  const RandomAccessFile* file(std::size_t index) const noexcept;
 
   // Copies bytes [offset, offset + dst.size()) of a tensor back from the device.
   void read_back(const TensorHandle& tensor, std::uint64_t offset, std::span<std::byte> dst) const;
@@ -173,7 +174,7 @@ struct VerifyReport {
 // with their decoded bytes), in bounded chunks. Throws Error(device) naming the tensor and the
 // first differing byte on a mismatch, Error(io) naming the file when it changed since the load
 // (identity) or its mapped pages can no longer be read, Error(unsupported) "... not verifiable"
-// when the device cannot read back (the null device). `file_system` nullptr = the one the load used.
-LWLOAD_API VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system = nullptr);
+// when the device cannot read back (the null device). It reads the files the load read (Weights::file).
+LWLOAD_API VerifyReport verify(const Weights& weights);
 
 }  // namespace lwload

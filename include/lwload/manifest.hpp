@@ -12,10 +12,9 @@
 
 #include "lwload/dtype.hpp"
 #include "lwload/export.h"
+#include "lwload/file_system.hpp"
 
 namespace lwload {
-
-class FileSystem;
 
 // A contiguous byte range of one of the manifest's files. Offsets are absolute in that file.
 struct Piece {
@@ -97,11 +96,25 @@ struct TensorInfo {
   std::shared_ptr<const Sparsity> sparsity = {};
 };
 
+// A file open_manifest read, kept open with what it was then.
+struct OpenedFile {
+  std::shared_ptr<const RandomAccessFile> file;
+  FileIdentity identity;  // when its headers were read
+};
+
 struct LWLOAD_API Manifest {
   std::string format;                           // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs", "pytorch"
   std::vector<std::filesystem::path> files;     // as opened (relative if the input path was)
   std::vector<TensorInfo> tensors;              // in file order
   std::vector<MetaEntry> metadata;
+  // How load() and verify() reach `files`. open_manifest sets both: the file system it read through
+  // (the model folder's containment rule included) and, per `files` entry, the file as it opened
+  // it, kept open. A path re-linked or replaced afterwards changes nothing (these very files are
+  // read), and a file rewritten in place (its size or modification time) is Error(io) before its
+  // bytes are trusted. A manifest built by hand may leave `opened` empty: load() then opens `files`
+  // by path through `file_system` (nullptr: the POSIX file system).
+  std::shared_ptr<FileSystem> file_system;
+  std::vector<OpenedFile> opened;
 
   std::uint64_t total_bytes() const noexcept;
   std::uint64_t largest_tensor_bytes() const noexcept;

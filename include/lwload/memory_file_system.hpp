@@ -2,10 +2,11 @@
 // fault-injection point for tests — a file can be told to fail reads at or past an offset.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <optional>
+#include <memory>
 #include <vector>
 
 #include "lwload/file_system.hpp"
@@ -17,7 +18,8 @@ class LWLOAD_API MemoryFileSystem final : public FileSystem {
  public:
   void add_file(const std::filesystem::path& path, std::vector<std::byte> bytes);
   void add_directory(const std::filesystem::path& path);
-  // Reads touching bytes at or past `offset` of `path` throw Error(io) (a failing disk).
+  // Reads touching bytes at or past `offset` of `path` throw Error(io): a failing disk, so files
+  // already open fail too.
   void fail_reads_from(const std::filesystem::path& path, std::uint64_t offset);
 
   std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override;
@@ -28,7 +30,8 @@ class LWLOAD_API MemoryFileSystem final : public FileSystem {
  private:
   struct Entry {
     std::shared_ptr<const std::vector<std::byte>> bytes;
-    std::optional<std::uint64_t> fail_from;
+    // Shared with the files opened from it; UINT64_MAX: reads never fail.
+    std::shared_ptr<std::atomic<std::uint64_t>> fail_from;
   };
   std::mutex mutex_;
   std::map<std::filesystem::path, Entry> files_;

@@ -4,6 +4,7 @@
 
 #include "formats/format.hpp"
 #include "io/contained_file_system.hpp"
+#include "io/retaining_file_system.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -23,14 +24,14 @@ std::vector<std::string> supported_formats() {
   return names;
 }
 
-Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
-  const std::shared_ptr<FileSystem> fs = std::make_shared<io::ContainedFileSystem>(
-      options.file_system ? options.file_system : posix_file_system(), path, options.allow_outside_links);
-  formats::ModelSource source{*fs, path, fs->is_directory(path), {},
+namespace {
+
+Manifest read_manifest(FileSystem& fs, const std::filesystem::path& path, const OpenOptions& options) {
+  formats::ModelSource source{fs, path, fs.is_directory(path), {},
                               formats::HeaderLimits{options.max_tensors, options.max_name_bytes}, options.densify};
   std::array<std::byte, 64> head{};
   if (!source.is_directory) {
-    const auto file = fs->open(path);
+    const auto file = fs.open(path);
     std::size_t got = 0;
     while (got < head.size()) {
       const std::size_t r = file->read_at(got, std::span(head).subspan(got));
@@ -38,7 +39,7 @@ Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& opt
       got += r;
     }
     source.head = std::span(head).first(got);
-  } else if (!fs->exists(path)) {
+  } else if (!fs.exists(path)) {
     fail(ErrorCode::io, path.string(), ": no such file or folder");
   }
 
@@ -51,6 +52,21 @@ Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& opt
     fail(ErrorCode::usage, "unknown format '", options.format, "'");
   fail(ErrorCode::bad_input, path.string(),
        ": not a model lwload recognises (safetensors, GGUF, PyTorch, ONNX, TFLite/Circle, TFJS)");
+}
+
+}  // namespace
+
+// The readers open files through a retaining layer over the containment rule: the manifest keeps
+// the files whose headers it holds, and load() reads those, not what the paths name later.
+Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
+  const auto contained = std::make_shared<io::ContainedFileSystem>(
+      options.file_system ? options.file_system : posix_file_system(), path, options.allow_outside_links);
+  io::RetainingFileSystem retaining(contained);
+  Manifest manifest = read_manifest(retaining, path, options);
+  manifest.file_system = contained;
+  manifest.opened.reserve(manifest.files.size());
+  for (const auto& file : manifest.files) manifest.opened.push_back(retaining.opened(file));
+  return manifest;
 }
 
 }  // namespace lwload

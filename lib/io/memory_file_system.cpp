@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
+
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 
 // In-memory bytes need no mapping: a "mapping" borrows them (and keeps them alive).
 class MemoryMapping final : public FileMapping {
@@ -25,7 +28,7 @@ class MemoryMapping final : public FileMapping {
 class MemoryFile final : public RandomAccessFile {
  public:
   MemoryFile(std::filesystem::path path, std::shared_ptr<const std::vector<std::byte>> bytes,
-             std::optional<std::uint64_t> fail_from)
+             std::shared_ptr<const std::atomic<std::uint64_t>> fail_from)
       : path_(std::move(path)), bytes_(std::move(bytes)), fail_from_(fail_from) {}
 
   const std::filesystem::path& path() const noexcept override { return path_; }
@@ -36,14 +39,14 @@ class MemoryFile final : public RandomAccessFile {
     if (offset > bytes_->size() || length > bytes_->size() - offset)
       fail(ErrorCode::bad_input, path_.string(), ": mapping [", offset, ", +", length,
            ") extends past the end of the file (", bytes_->size(), " bytes)");
-    if (fail_from_) return nullptr;  // a failing "disk" is read, so the failure shows
+    if (failing()) return nullptr;  // a failing "disk" is read, so the failure shows
     return std::make_shared<MemoryMapping>(bytes_, std::span(*bytes_).subspan(offset, length));
   }
 
   std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
     if (offset >= bytes_->size() || dst.empty()) return 0;
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), bytes_->size() - offset));
-    if (fail_from_ && offset + n > *fail_from_)
+    if (offset + n > fail_from_->load())
       fail(ErrorCode::io, path_.string(), ": read of ", n, " bytes at offset ", offset,
            ": input/output error (injected)");
     std::memcpy(dst.data(), bytes_->data() + offset, n);
@@ -51,16 +54,19 @@ class MemoryFile final : public RandomAccessFile {
   }
 
  private:
+  bool failing() const { return fail_from_->load() != kNever; }
+
   std::filesystem::path path_;
   std::shared_ptr<const std::vector<std::byte>> bytes_;
-  std::optional<std::uint64_t> fail_from_;
+  std::shared_ptr<const std::atomic<std::uint64_t>> fail_from_;
 };
 
 }  // namespace
 
 void MemoryFileSystem::add_file(const std::filesystem::path& path, std::vector<std::byte> bytes) {
   const std::lock_guard lock(mutex_);
-  files_[path.lexically_normal()] = {std::make_shared<const std::vector<std::byte>>(std::move(bytes)), std::nullopt};
+  files_[path.lexically_normal()] = {std::make_shared<const std::vector<std::byte>>(std::move(bytes)),
+                                     std::make_shared<std::atomic<std::uint64_t>>(kNever)};
 }
 
 void MemoryFileSystem::add_directory(const std::filesystem::path& path) {
@@ -70,7 +76,7 @@ void MemoryFileSystem::add_directory(const std::filesystem::path& path) {
 
 void MemoryFileSystem::fail_reads_from(const std::filesystem::path& path, std::uint64_t offset) {
   const std::lock_guard lock(mutex_);
-  files_.at(path.lexically_normal()).fail_from = offset;
+  files_.at(path.lexically_normal()).fail_from->store(offset);
 }
 
 std::unique_ptr<RandomAccessFile> MemoryFileSystem::open(const std::filesystem::path& path, FileOpenFlags) {

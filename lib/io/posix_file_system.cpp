@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "io/mapped_region.hpp"
 #include "lwload/error.hpp"
@@ -64,6 +65,21 @@ class PosixFile final : public RandomAccessFile {
     return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
                         static_cast<std::uint64_t>(st.st_size),
                         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  }
+
+  // Through /proc/self/fd: the kernel opens the inode behind our descriptor again, whatever the
+  // path names now (a file renamed over it, a link swapped in).
+  std::unique_ptr<RandomAccessFile> reopen(FileOpenFlags flags) const override {
+    int oflags = O_RDONLY | O_CLOEXEC;
+    if (flags.direct_io) oflags |= O_DIRECT;
+    const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+    const int fd = ::open(self.c_str(), oflags);
+    if (fd < 0) fail(ErrorCode::io, path_.string(), ": cannot reopen (", self, "): ", std::strerror(errno));
+    auto file = std::make_unique<PosixFile>(path_, fd);
+    const FileIdentity mine = identity(), theirs = file->identity();
+    if (mine.device != theirs.device || mine.inode != theirs.inode)
+      fail(ErrorCode::io, path_.string(), ": reopening it through ", self, " gave another file");
+    return file;
   }
 
  private:

@@ -14,14 +14,14 @@ LoadSession::LoadSession(Manifest manifest, Device& device, Plan plan, const Loa
   state_->manifest = std::move(manifest);
   state_->plan = std::move(plan);
   state_->device = device.info();
-  state_->file_system = options.file_system ? options.file_system : posix_file_system();
+  state_->file_system = state_->manifest.file_system ? state_->manifest.file_system : posix_file_system();
   tensor_buffer_.assign(state_->plan.tensors.size(), kNoBuffer);
 }
 
 void LoadSession::import_regions() {
   if (state_->plan.regions.empty()) return;
   progress_->phase("import");
-  regions_ = loading::import_regions(*state_, device_, files_);
+  regions_ = loading::import_regions(*state_, device_, state_->files);
   const Plan& plan = state_->plan;  // re-planned where the device declined
   for (std::size_t e = 0; e < plan.tensors.size(); ++e)
     if (plan.tensors[e].placement == Placement::zero_copy) tensor_buffer_[e] = regions_[plan.tensors[e].region].buffer;
@@ -56,12 +56,13 @@ void LoadSession::populate_zero_copy() {
 Weights LoadSession::run() {
   progress_ = std::make_unique<Progress>(*state_, options_);
   progress_->check_cancel();  // cancelled before it started: open, map and import nothing
-  files_ = open_files(*state_);
-  check_extents(*state_, files_);
+  open_files(*state_);
+  check_extents(*state_, state_->files);
+  check_unchanged(*state_);
   import_regions();
   progress_->phase("allocate");
   allocate_buffers(*state_, device_, tensor_buffer_);
-  pipeline_.emplace(*state_, device_, *progress_, options_, files_, tensor_buffer_);
+  pipeline_.emplace(*state_, device_, *progress_, options_, state_->files, tensor_buffer_);
   make_handles(*state_, tensor_buffer_);
   state_->stats.allocate_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
 

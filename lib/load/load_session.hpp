@@ -36,7 +36,6 @@ class LoadSession {
   std::chrono::steady_clock::time_point start_;
   std::unique_ptr<Weights::State> state_;
   std::unique_ptr<Progress> progress_;
-  std::vector<std::unique_ptr<RandomAccessFile>> files_;  // per manifest file; null if unused
   std::vector<std::size_t> tensor_buffer_;                // per entry: index into state_->buffers
   std::vector<ImportedRegion> regions_;                   // per Plan::regions entry
   std::optional<DataPipeline> pipeline_;                  // last: drained before the rest goes

@@ -29,7 +29,7 @@ constexpr std::uint64_t kRunBytesInFlight = 4 << 20;
 }  // namespace
 
 DataPipeline::DataPipeline(Weights::State& state, Device& device, Progress& progress, const LoadOptions& options,
-                           const std::vector<std::unique_ptr<RandomAccessFile>>& files,
+                           const OpenFiles& files,
                            const std::vector<std::size_t>& tensor_buffer)
     : state_(state), device_(device), progress_(progress), options_(options), files_(files),
       tensor_buffer_(tensor_buffer), host_(state.plan.tensors.size()) {
@@ -62,7 +62,8 @@ void DataPipeline::record_failure(std::exception_ptr error) {
 }
 
 // O_DIRECT (staged reads only: they land in page-aligned slots with slack for the unaligned head
-// and tail of each read). Opened through the seam; refused → buffered reads, with the reason.
+// and tail of each read). The open files reopened (never by path); refused → buffered reads, with
+// the reason.
 void DataPipeline::open_direct_files() {
   std::string why;
   if (ring_.slots() == 0) why = "nothing is staged";
@@ -72,7 +73,9 @@ void DataPipeline::open_direct_files() {
     try {
       direct_files_.resize(files_.size());
       for (std::size_t f = 0; f < files_.size(); ++f)
-        if (files_[f]) direct_files_[f] = state_.file_system->open(file_path(static_cast<std::uint32_t>(f)), FileOpenFlags{true});
+        if (files_[f] && !(direct_files_[f] = files_[f]->reopen(FileOpenFlags{true})))
+          fail(ErrorCode::unsupported, file_path(static_cast<std::uint32_t>(f)).string(),
+               ": its file system cannot reopen it for O_DIRECT");
     } catch (const std::exception& e) {
       why = str("O_DIRECT open failed: ", e.what());
       direct_files_.clear();

@@ -26,7 +26,7 @@ class DataPipeline {
  public:
   // Allocates the staging ring the plan asks for (so it is part of the allocation phase).
   DataPipeline(Weights::State& state, Device& device, Progress& progress, const LoadOptions& options,
-               const std::vector<std::unique_ptr<RandomAccessFile>>& files, const std::vector<std::size_t>& tensor_buffer);
+               const OpenFiles& files, const std::vector<std::size_t>& tensor_buffer);
   ~DataPipeline();
   DataPipeline(const DataPipeline&) = delete;
   DataPipeline& operator=(const DataPipeline&) = delete;
@@ -59,7 +59,7 @@ class DataPipeline {
   Device& device_;
   Progress& progress_;
   const LoadOptions& options_;
-  const std::vector<std::unique_ptr<RandomAccessFile>>& files_;
+  const OpenFiles& files_;
   const std::vector<std::size_t>& tensor_buffer_;
   std::vector<std::unique_ptr<RandomAccessFile>> direct_files_;  // O_DIRECT twins, when used
   std::vector<std::span<std::byte>> host_;  // per entry: the begin_host_write() span while open

@@ -7,7 +7,7 @@
 namespace lwload::loading {
 
 std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device,
-                                           const std::vector<std::unique_ptr<RandomAccessFile>>& files) {
+                                           const OpenFiles& files) {
   Plan& plan = state.plan;
   std::vector<ImportedRegion> imported;
   std::vector<DeclinedRegion> declined;

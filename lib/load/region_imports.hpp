@@ -20,6 +20,6 @@ struct ImportedRegion {
 // Returns one entry per region of the re-planned plan, in its order. Throws what the device throws
 // for real failures; refusals become direct (or staged) tensors with the device's reason.
 std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device,
-                                           const std::vector<std::unique_ptr<RandomAccessFile>>& files);
+                                           const OpenFiles& files);
 
 }  // namespace lwload::loading

@@ -4,10 +4,13 @@
 
 namespace lwload::loading {
 
-std::vector<std::unique_ptr<RandomAccessFile>> open_files(Weights::State& state) {
+void open_files(Weights::State& state) {
   const Manifest& manifest = state.manifest;
-  std::vector<std::unique_ptr<RandomAccessFile>> files(manifest.files.size());
+  OpenFiles& files = state.files;
+  files.assign(manifest.files.size(), nullptr);
   state.identities.assign(manifest.files.size(), FileIdentity{});
+  if (!manifest.opened.empty() && manifest.opened.size() != manifest.files.size())
+    fail(ErrorCode::usage, "manifest: ", manifest.opened.size(), " opened files for ", manifest.files.size(), " files");
   for (const TensorPlan& tp : state.plan.tensors) {
     if (tp.placement == Placement::skipped) continue;
     const TensorInfo& t = manifest.tensors[tp.tensor];
@@ -15,14 +18,16 @@ std::vector<std::unique_ptr<RandomAccessFile>> open_files(Weights::State& state)
       if (piece.file >= manifest.files.size())
         fail(ErrorCode::bad_input, "tensor '", t.name, "': piece names file ", piece.file, " of ", manifest.files.size());
       if (files[piece.file]) continue;
-      files[piece.file] = state.file_system->open(manifest.files[piece.file]);
+      if (!manifest.opened.empty() && manifest.opened[piece.file].file)
+        files[piece.file] = manifest.opened[piece.file].file;
+      else
+        files[piece.file] = state.file_system->open(manifest.files[piece.file]);
       state.identities[piece.file] = files[piece.file]->identity();
     }
   }
-  return files;
 }
 
-void check_extents(const Weights::State& state, const std::vector<std::unique_ptr<RandomAccessFile>>& files) {
+void check_extents(const Weights::State& state, const OpenFiles& files) {
   for (const TensorPlan& tp : state.plan.tensors) {
     if (tp.placement == Placement::skipped) continue;
     const TensorInfo& t = state.manifest.tensors[tp.tensor];
@@ -33,6 +38,19 @@ void check_extents(const Weights::State& state, const std::vector<std::unique_pt
              piece.offset, ", ", piece.offset + piece.length, ") but the file now has ", size,
              " bytes (truncated or replaced since its headers were read)");
     }
+  }
+}
+
+void check_unchanged(const Weights::State& state) {
+  const Manifest& manifest = state.manifest;
+  if (manifest.opened.empty()) return;
+  for (std::size_t f = 0; f < state.files.size(); ++f) {
+    if (!state.files[f]) continue;
+    const FileIdentity& then = manifest.opened[f].identity;
+    const FileIdentity& now = state.identities[f];
+    if (now != then)
+      fail(ErrorCode::io, manifest.files[f].string(), ": changed since its headers were read (size ", then.size, " → ",
+           now.size, now.modified_ns != then.modified_ns ? ", modified" : "", "); open the model again");
   }
 }
 

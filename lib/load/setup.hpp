@@ -15,13 +15,19 @@ namespace lwload::loading {
 
 inline constexpr std::size_t kNoBuffer = std::numeric_limits<std::size_t>::max();
 
-// Per manifest file: the open file, or nullptr when the plan reads nothing from it. Records each
-// opened file's identity in state.identities.
-std::vector<std::unique_ptr<RandomAccessFile>> open_files(Weights::State& state);
+// state.files and state.identities (now): per manifest file the file the plan reads (null when it
+// reads nothing from it) — the one open_manifest kept (Manifest::opened); opened by path only for a
+// manifest built by hand.
+void open_files(Weights::State& state);
 
 // The files may have changed since their headers were read: every byte the plan needs must still
 // be there (a later truncation shows up as a short read or a failed population, named the same way).
-void check_extents(const Weights::State& state, const std::vector<std::unique_ptr<RandomAccessFile>>& files);
+void check_extents(const Weights::State& state, const OpenFiles& files);
+
+// A file rewritten in place since open_manifest read its headers (another size or modification
+// time) is Error(io): its headers no longer describe its bytes. After check_extents, which names
+// the first tensor a truncation cut.
+void check_unchanged(const Weights::State& state);
 
 // One allocation per direct (host-visible) and staged (device-local) tensor; tensor_buffer[entry]
 // becomes its index into state.buffers.

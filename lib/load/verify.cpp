@@ -34,24 +34,23 @@ void read_back(const Weights& weights, const TensorHandle& h, std::uint64_t offs
 
 }  // namespace
 
-VerifyReport verify(const Weights& weights, std::shared_ptr<FileSystem> file_system) {
-  if (!file_system) file_system = weights.file_system();
+VerifyReport verify(const Weights& weights) {
   const Manifest& manifest = weights.manifest();
-  std::map<std::uint32_t, std::unique_ptr<RandomAccessFile>> files;
+  std::vector<bool> checked(manifest.files.size());
   const auto file = [&](std::uint32_t index) -> const RandomAccessFile& {
-    auto& slot = files[index];
-    if (!slot) {
-      slot = file_system->open(manifest.files.at(index));
-      // A rewritten, replaced or truncated file proves nothing about the device's bytes (and
-      // would fault zero-copy tensors read through their mapping).
-      const auto& loaded = weights.file_identities();
-      const FileIdentity now = slot->identity();
-      if (index < loaded.size() && loaded[index] != FileIdentity{} && now != loaded[index])
-        fail(ErrorCode::io, manifest.files.at(index).string(), ": changed since it was loaded (size ",
-             loaded[index].size, " → ", now.size, now.inode != loaded[index].inode ? ", another file" : "",
-             now.modified_ns != loaded[index].modified_ns ? ", modified" : "", "); verify compares nothing");
+    const RandomAccessFile* loaded = weights.file(index);
+    if (!loaded) fail(ErrorCode::usage, "verify: the load read nothing from ", manifest.files.at(index).string());
+    if (!checked[index]) {
+      // A rewritten or truncated file proves nothing about the device's bytes (and would fault
+      // zero-copy tensors read through their mapping). The load's own open file is compared, so a
+      // path renamed over since is not "another file": these are the bytes that were loaded.
+      const FileIdentity then = weights.file_identities().at(index), now = loaded->identity();
+      if (now != then)
+        fail(ErrorCode::io, manifest.files.at(index).string(), ": changed since it was loaded (size ", then.size,
+             " → ", now.size, now.modified_ns != then.modified_ns ? ", modified" : "", "); verify compares nothing");
+      checked[index] = true;
     }
-    return *slot;
+    return *loaded;
   };
 
   VerifyReport report;

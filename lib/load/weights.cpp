@@ -23,7 +23,9 @@ const DeviceInfo& Weights::device() const noexcept { return state_->device; }
 const IoReport& Weights::io() const noexcept { return state_->io; }
 const std::vector<FileIdentity>& Weights::file_identities() const noexcept { return state_->identities; }
 const LoadStats& Weights::stats() const noexcept { return state_->stats; }
-const std::shared_ptr<FileSystem>& Weights::file_system() const noexcept { return state_->file_system; }
+const RandomAccessFile* Weights::file(std::size_t index) const noexcept {
+  return index < state_->files.size() ? state_->files[index].get() : nullptr;
+}
 
 void Weights::read_back(const TensorHandle& tensor, std::uint64_t offset, std::span<std::byte> dst) const {
   const std::string& name = tensor.info ? tensor.info->name : std::string();
@@ -31,7 +33,16 @@ void Weights::read_back(const TensorHandle& tensor, std::uint64_t offset, std::s
   if (offset > tensor.bytes || dst.size() > tensor.bytes - offset)
     fail(ErrorCode::usage, "tensor '", name, "': read-back of [", offset, ", +", dst.size(), ") is outside its ",
          tensor.bytes, " bytes");
-  tensor.buffer->read_back(tensor.offset + offset, dst);
+  try {
+    tensor.buffer->read_back(tensor.offset + offset, dst);
+  } catch (const Error& e) {
+    // The backend knows its buffer, not the model: a lost page (a file truncated under a
+    // zero-copy import) is reported with the file and tensor it belongs to.
+    std::string file;
+    if (tensor.info && !tensor.info->pieces.empty())
+      file = state_->manifest.files.at(tensor.info->pieces.front().file).string() + ": ";
+    fail(e.code(), file, "tensor '", name, "': ", e.what());
+  }
 }
 
 }  // namespace lwload

@@ -13,6 +13,9 @@
 
 namespace lwload {
 
+// Per manifest file, the file a load reads (null when it reads nothing from it).
+using OpenFiles = std::vector<std::shared_ptr<const RandomAccessFile>>;
+
 struct Weights::State {
   Manifest manifest;
   Plan plan;
@@ -21,6 +24,7 @@ struct Weights::State {
   IoReport io;
   LoadStats stats;
   std::vector<FileIdentity> identities;  // per manifest file
+  OpenFiles files;                       // what verify() reads too: the files loaded from
 
   std::vector<std::shared_ptr<const FileMapping>> mappings;  // destroyed last
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;        // imports and allocations
