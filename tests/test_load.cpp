@@ -553,6 +553,68 @@ TEST_CASE("in-memory file system: its files map by borrowing their bytes; reads 
   check_host_contents(direct);
 }
 
+TEST_CASE("a model inside a container, through a descriptor: zero-copy at an odd offset, nothing outside it counted") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec("safetensors", 1 << 20, 5, 0));
+  const auto model = test::read_file(dir / "m.safetensors");
+  constexpr std::uint64_t kPrefix = 4097 + 3;  // not page- or element-aligned
+  std::vector<std::byte> container(kPrefix + model.size() + 4096, std::byte{0xdd});
+  std::fill_n(container.begin(), kPrefix, std::byte{0xee});
+  std::copy(model.begin(), model.end(), container.begin() + kPrefix);
+  test::write_file(dir / "app.apk", container);
+  const int fd = ::open((dir / "app.apk").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const Manifest m = open_manifest_fd(fd, kPrefix, model.size());
+  ::close(fd);  // lwload holds its own duplicate
+  REQUIRE(m.tensors.size() == 5);
+  CHECK(m.files.at(0).string().find("fd ") == 0);
+  CHECK(m.tensors[0].pieces[0].offset >= kPrefix);  // offsets count in the container
+  const auto device = open_device("host");
+  for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                               std::optional{Placement::staged}}) {
+    LoadOptions options;
+    options.plan.force = force;
+    const Weights w = load(m, *device, options);
+    if (!force) CHECK(w.plan().count(Placement::zero_copy) == 5);
+    check_host_contents(w);
+    CHECK(verify(w).tensors == 5);
+  }
+
+  // The window is the model's whole file: a header whose last tensor runs past it is refused,
+  // though the container holds the bytes.
+  const int again = ::open((dir / "app.apk").c_str(), O_RDONLY | O_CLOEXEC);
+  const Error short_window = test::error_of([&] { (void)open_manifest_fd(again, kPrefix, model.size() - 1); });
+  ::close(again);
+  CHECK(short_window.code() == ErrorCode::bad_input);
+  CHECK(std::string(short_window.what()).find("fd ") != std::string::npos);
+  // A model from a descriptor is one file.
+  CHECK(test::error_of([] { (void)open_manifest_fd(-1, 0, 1); }).code() == ErrorCode::usage);
+}
+
+TEST_CASE("a model in the caller's memory: zero-copy points into the caller's bytes; direct and staged copy them") {
+  TempDir dir;
+  write_model(dir / "m.safetensors", spec("safetensors", 1 << 20, 5, 0));
+  const auto bytes = test::read_file(dir / "m.safetensors");
+  std::filesystem::remove(dir / "m.safetensors");
+  const Manifest m = open_manifest_memory(bytes);
+  REQUIRE(m.tensors.size() == 5);
+  const auto device = open_device("host");
+  for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                               std::optional{Placement::staged}}) {
+    LoadOptions options;
+    options.plan.force = force;
+    const Weights w = load(m, *device, options);
+    check_host_contents(w);
+    CHECK(verify(w).tensors == 5);
+    for (const TensorHandle& h : w.tensors()) {
+      const auto* data = static_cast<const std::byte*>(h.native.handle) + h.offset;
+      const bool inside = data >= bytes.data() && data < bytes.data() + bytes.size();
+      CHECK(inside == (h.placement == Placement::zero_copy));
+    }
+    if (!force) CHECK(w.plan().count(Placement::zero_copy) == 5);
+  }
+}
+
 TEST_CASE("reference files: GGUF from llama.cpp's writer and TFJS shards with tensors across files") {
   const auto host = open_device("host");
   DeviceOverrides overrides;

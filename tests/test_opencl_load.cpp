@@ -4,6 +4,8 @@
 // splits imported regions; misaligned tensors go direct; staged loads run on the device forced
 // discrete through a small ring of pinned slots.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -251,6 +253,29 @@ TEST_CASE("a file truncated after a zero_copy load on OpenCL: verify and read-ba
   CHECK(lost.code() == ErrorCode::io);
   CHECK(std::string(lost.what()).find("shorter than when it was mapped") != std::string::npos);
   CHECK(std::string(lost.what()).find("tensor '" + last.info->name + "'") != std::string::npos);
+}
+
+TEST_CASE("a model at an odd offset of a container (fd) and in memory, on OpenCL: kernels read the right bytes") {
+  test::TempDir dir;
+  const auto path = synth_model(dir, 2 << 20, 6, 0);
+  const auto model = test::read_file(path);
+  constexpr std::size_t kPrefix = 4099;
+  std::vector<std::byte> container(kPrefix + model.size() + 777, std::byte{0xee});
+  std::copy(model.begin(), model.end(), container.begin() + kPrefix);
+  test::write_file(dir / "app.apk", container);
+  const auto device = open_cl();
+  const int fd = ::open((dir / "app.apk").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const Manifest from_fd = open_manifest_fd(fd, kPrefix, model.size());
+  ::close(fd);
+  const Weights w = load(from_fd, *device);
+  CHECK(w.plan().count(Placement::zero_copy) == 6);  // regions cover the container's own pages
+  check_contents(w);
+  // Memory: zero-copy where the driver takes the caller's pointer, else direct with the reason.
+  const Manifest from_memory = open_manifest_memory(model);
+  const Weights m = load(from_memory, *device);
+  MESSAGE(m.plan().count(Placement::zero_copy), " of 6 zero_copy from memory");
+  check_contents(m);
 }
 
 TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {

@@ -4,6 +4,10 @@
 // with the driver's reason; regions respect a lowered allocation limit; the typed accessor hands
 // out the VkBuffer. Skipped (with a message) where no Vulkan device is present.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <string>
 
@@ -66,6 +70,33 @@ TEST_CASE("vulkan: every placement loads and verifies on lavapipe with no valida
       CHECK(out.find("VUID") == std::string::npos);
       CHECK(out.find("Validation") == std::string::npos);
       CHECK(out.find("warning: --placement") == std::string::npos);  // honoured for every tensor
+    }
+  }
+}
+
+TEST_CASE("vulkan: a model at an odd offset of a container (fd) and in memory loads and verifies, every placement") {
+  if (!have_vulkan()) return;
+  test::TempDir dir;
+  const auto path = write_synth(dir, "safetensors", 0, 2 << 20, 6);
+  const auto model = test::read_file(path);
+  constexpr std::size_t kPrefix = 4099;
+  std::vector<std::byte> container(kPrefix + model.size() + 777, std::byte{0xee});
+  std::copy(model.begin(), model.end(), container.begin() + kPrefix);
+  test::write_file(dir / "app.apk", container);
+  const int fd = ::open((dir / "app.apk").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const Manifest from_fd = open_manifest_fd(fd, kPrefix, model.size());
+  ::close(fd);
+  const Manifest from_memory = open_manifest_memory(model);
+  const auto device = open_device("vulkan:0");
+  for (const Manifest* m : {&from_fd, &from_memory}) {
+    for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                                 std::optional{Placement::staged}}) {
+      LoadOptions options;
+      options.plan.force = force;
+      const Weights w = load(*m, *device, options);
+      CHECK(verify(w).tensors == 6);
+      if (!force && m == &from_fd) CHECK(w.plan().count(Placement::zero_copy) == 6);
     }
   }
 }

@@ -135,6 +135,18 @@ LWLOAD_API lwload_status lwload_open_options_set(lwload_open_options* o, const c
                                                  lwload_error** err);
 LWLOAD_API lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o,
                                                       lwload_error** err);
+/* The model is the `length` bytes at `offset` of `fd` (e.g. an uncompressed asset inside an APK).
+ * lwload duplicates fd; the caller may close its own. format: "safetensors", "gguf", ... or NULL to
+ * sniff (it overrides o's "format"). Nothing outside those bytes is read; tensors' file_offset count
+ * in fd's file, and zero-copy placements work at any offset. The model must be one file (shards or
+ * external data: LWLOAD_UNSUPPORTED). */
+LWLOAD_API lwload_manifest* lwload_manifest_open_fd(int fd, uint64_t offset, uint64_t length, const char* format,
+                                                    const lwload_open_options* o, lwload_error** err);
+/* The model is `size` bytes at `data`, owned by the caller, who keeps them alive and unchanged until
+ * every lwload_weights loaded from this manifest is freed (and the manifest too). Nothing is
+ * copied: on the host device zero-copy tensors point into `data`. */
+LWLOAD_API lwload_manifest* lwload_manifest_open_memory(const void* data, size_t size, const char* format,
+                                                        const lwload_open_options* o, lwload_error** err);
 LWLOAD_API void lwload_manifest_free(lwload_manifest* m);
 LWLOAD_API size_t lwload_manifest_tensor_count(const lwload_manifest* m);
 /* Tensor `index` (manifest order) into *out; LWLOAD_USAGE when out of range. */

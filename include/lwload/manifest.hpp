@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -141,6 +142,22 @@ struct OpenOptions {
 // Reads the headers of the model at `path` (a file, or a folder holding one model) and returns its
 // manifest. Throws Error(bad_input) naming the file, tensor and field when the headers are invalid.
 LWLOAD_API Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options = {});
+
+// The model is the `length` bytes at `offset` of the open file `fd`: an asset stored uncompressed
+// inside an APK (AAsset_openFileDescriptor64 gives the fd, the start and the length), a model
+// appended to an executable. lwload duplicates fd (the caller may close its own) and reads nothing
+// outside those bytes. Pieces' offsets count in the containing file (the model's first byte is at
+// `offset`), so zero-copy placements work at any offset: their regions cover whole pages of the
+// containing file, as for any file. The model must be
+// one file (a shard or external data it names is Error(unsupported)); options.file_system is not
+// used. Messages name the model "fd N [offset, +length]".
+LWLOAD_API Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options = {});
+
+// The model is `bytes`, in the caller's memory (a model just downloaded, or embedded). Nothing is
+// copied: reads copy out of `bytes`, and zero-copy placements (the host device) hand out pointers
+// into them. The caller keeps `bytes` alive and unchanged as long as this manifest, any copy of it
+// and every Weights loaded from it live. One file, as for open_manifest_fd.
+LWLOAD_API Manifest open_manifest_memory(std::span<const std::byte> bytes, const OpenOptions& options = {});
 
 // The names of the formats lwload reads, in detection order.
 LWLOAD_API std::vector<std::string> supported_formats();

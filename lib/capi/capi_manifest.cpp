@@ -34,6 +34,25 @@ lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_o
   });
 }
 
+lwload_manifest* lwload_manifest_open_fd(int fd, uint64_t offset, uint64_t length, const char* format,
+                                         const lwload_open_options* o, lwload_error** err) {
+  return guarded(err, static_cast<lwload_manifest*>(nullptr), [&] {
+    lwload::OpenOptions options = o ? o->options : lwload::OpenOptions{};
+    if (format) options.format = format;
+    return new lwload_manifest{lwload::open_manifest_fd(fd, offset, length, options)};
+  });
+}
+
+lwload_manifest* lwload_manifest_open_memory(const void* data, size_t size, const char* format,
+                                             const lwload_open_options* o, lwload_error** err) {
+  return guarded(err, static_cast<lwload_manifest*>(nullptr), [&] {
+    if (size != 0) require(data, "lwload_manifest_open_memory", "data");
+    lwload::OpenOptions options = o ? o->options : lwload::OpenOptions{};
+    if (format) options.format = format;
+    return new lwload_manifest{lwload::open_manifest_memory({static_cast<const std::byte*>(data), size}, options)};
+  });
+}
+
 void lwload_manifest_free(lwload_manifest* m) { delete m; }
 
 size_t lwload_manifest_tensor_count(const lwload_manifest* m) { return m ? m->manifest.tensors.size() : 0; }

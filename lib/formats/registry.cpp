@@ -5,6 +5,7 @@
 #include "formats/format.hpp"
 #include "io/contained_file_system.hpp"
 #include "io/retaining_file_system.hpp"
+#include "io/sources.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -54,19 +55,48 @@ Manifest read_manifest(FileSystem& fs, const std::filesystem::path& path, const 
        ": not a model lwload recognises (safetensors, GGUF, PyTorch, ONNX, TFLite/Circle, TFJS)");
 }
 
-}  // namespace
-
-// The readers open files through a retaining layer over the containment rule: the manifest keeps
-// the files whose headers it holds, and load() reads those, not what the paths name later.
-Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
-  const auto contained = std::make_shared<io::ContainedFileSystem>(
-      options.file_system ? options.file_system : posix_file_system(), path, options.allow_outside_links);
-  io::RetainingFileSystem retaining(contained);
+// The readers open files through a retaining layer: the manifest keeps the files whose headers it
+// holds, and load() reads those, not what the paths name later.
+Manifest open_through(std::shared_ptr<FileSystem> fs, const std::filesystem::path& path, const OpenOptions& options) {
+  io::RetainingFileSystem retaining(fs);
   Manifest manifest = read_manifest(retaining, path, options);
-  manifest.file_system = contained;
+  manifest.file_system = std::move(fs);
   manifest.opened.reserve(manifest.files.size());
   for (const auto& file : manifest.files) manifest.opened.push_back(retaining.opened(file));
   return manifest;
+}
+
+Manifest open_single(std::shared_ptr<const RandomAccessFile> file, const OpenOptions& options) {
+  const std::filesystem::path label = file->path();
+  return open_through(std::make_shared<io::SingleFileSystem>(std::move(file)), label, options);
+}
+
+}  // namespace
+
+Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
+  return open_through(std::make_shared<io::ContainedFileSystem>(options.file_system ? options.file_system : posix_file_system(),
+                                                                path, options.allow_outside_links),
+                      path, options);
+}
+
+Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options) {
+  const std::filesystem::path label = str("fd ", fd, " [", offset, ", +", length, "]");
+  const std::shared_ptr<const RandomAccessFile> file = io::duplicate_descriptor(fd, label);
+  const FileIdentity identity = file->identity();
+  Manifest manifest = open_single(io::window(file, offset, length, label), options);
+  // The readers saw the window only; the load reads the containing file itself, where the model's
+  // bytes sit at `offset`. Covering regions then fall on the file's own pages (zero-copy at any
+  // offset), and reads and mappings are plain file offsets.
+  for (TensorInfo& t : manifest.tensors)
+    for (Piece& piece : t.pieces) piece.offset += offset;
+  manifest.file_system = std::make_shared<io::SingleFileSystem>(file);
+  manifest.opened.assign(1, OpenedFile{file, identity});
+  return manifest;
+}
+
+Manifest open_manifest_memory(std::span<const std::byte> bytes, const OpenOptions& options) {
+  return open_single(io::borrowed_memory(bytes, str("memory [", static_cast<const void*>(bytes.data()), ", +", bytes.size(), "]")),
+                     options);
 }
 
 }  // namespace lwload

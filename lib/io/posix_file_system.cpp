@@ -9,6 +9,7 @@
 #include <string>
 
 #include "io/mapped_region.hpp"
+#include "io/sources.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
 
@@ -152,5 +153,15 @@ class PosixFileSystem final : public FileSystem {
 }  // namespace
 
 std::shared_ptr<FileSystem> posix_file_system() { return std::make_shared<PosixFileSystem>(); }
+
+std::unique_ptr<RandomAccessFile> io::duplicate_descriptor(int fd, const std::filesystem::path& label) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) fail(ErrorCode::usage, label.string(), ": not an open file descriptor");
+  if (!S_ISREG(st.st_mode))
+    fail(ErrorCode::bad_input, label.string(), ": is ", kind_of(st.st_mode), ", not a regular file; refusing to read it");
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) fail(ErrorCode::io, label.string(), ": cannot duplicate the descriptor: ", std::strerror(errno));
+  return std::make_unique<PosixFile>(label, own);
+}
 
 }  // namespace lwload

@@ -18,6 +18,10 @@ lwload_open_options* lwload_open_options_new(void);
 void lwload_open_options_free(lwload_open_options* o);
 lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value, lwload_error** err);
 lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o, lwload_error** err);
+lwload_manifest* lwload_manifest_open_fd(int fd, uint64_t offset, uint64_t length, const char* format,
+                                         const lwload_open_options* o, lwload_error** err);
+lwload_manifest* lwload_manifest_open_memory(const void* data, size_t size, const char* format,
+                                             const lwload_open_options* o, lwload_error** err);
 void lwload_manifest_free(lwload_manifest* m);
 size_t lwload_manifest_tensor_count(const lwload_manifest* m);
 lwload_status lwload_manifest_tensor(const lwload_manifest* m, size_t index, lwload_tensor_info* out,

@@ -3,8 +3,12 @@
  * file. Plain C on purpose: it proves lwload.h is a C header and the library links from C.
  *
  *   test_capi SCRATCH_DIR */
+#define _POSIX_C_SOURCE 200809L /* open, close, O_CLOEXEC under strict C11 */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -192,21 +196,23 @@ static void check_errors(const char* scratch) {
   lwload_load_options_free(o);
 }
 
-/* Every byte of every tensor, as `read` (host memory or a device read-back) sees it, against the file. */
+/* Every byte of every tensor, as `read` (host memory or a device read-back) sees it, against the file
+ * (`file`, `size`: the bytes file_offset counts in). */
 typedef int (*read_fn)(void* user, const lwload_tensor_handle* t, unsigned char* out);
 
-static void check_bytes(const lwload_weights* w, read_fn read, void* user, const char* expected_native) {
+static void check_bytes(const lwload_weights* w, read_fn read, void* user, const char* expected_native,
+                        const unsigned char* file, size_t size) {
   CHECK(lwload_weights_tensor_count(w) == kTensorCount);
   for (size_t i = 0; i < kTensorCount; ++i) {
     lwload_tensor_handle t = {.struct_size = sizeof t};
     CHECK(lwload_weights_find(w, kTensors[i].name, &t, NULL) == LWLOAD_OK);
     CHECK(strcmp(t.native_type, expected_native) == 0);
     CHECK(t.bytes == kTensors[i].bytes);
-    CHECK(t.file_offset + t.bytes <= file_size);
+    CHECK(t.file_offset + t.bytes <= size);
     unsigned char copy[256];
     CHECK(t.bytes <= sizeof copy);
     if (t.bytes > sizeof copy || read(user, &t, copy) != 0) continue;
-    CHECK(memcmp(copy, file_bytes + t.file_offset, t.bytes) == 0);
+    CHECK(memcmp(copy, file + t.file_offset, t.bytes) == 0);
   }
   lwload_tensor_handle none = {.struct_size = sizeof none};
   CHECK(lwload_weights_find(w, "no-such-tensor", &none, NULL) == LWLOAD_NOT_FOUND);
@@ -237,7 +243,7 @@ static void check_host(const lwload_manifest* m) {
     if (w) {
       CHECK(log.calls == kTensorCount);
       CHECK(log.progress_calls > 0 && log.last_done == log.last_total);
-      check_bytes(w, read_host, NULL, "host_ptr");
+      check_bytes(w, read_host, NULL, "host_ptr", file_bytes, file_size);
       lwload_tensor_handle first = {.struct_size = sizeof first};
       CHECK(lwload_weights_tensor(w, 0, &first, NULL) == LWLOAD_OK);
       CHECK(strcmp(first.placement, p == 0 ? "zero_copy" : p == 1 ? "direct" : "staged") == 0);
@@ -279,7 +285,7 @@ static void check_host(const lwload_manifest* m) {
   lwload_weights* w = lwload_load(m, host, NULL, &err);
   CHECK(w != NULL);
   lwload_device_free(host);
-  if (w) check_bytes(w, read_host, NULL, "host_ptr");
+  if (w) check_bytes(w, read_host, NULL, "host_ptr", file_bytes, file_size);
   lwload_weights_free(w);
 }
 
@@ -354,7 +360,7 @@ static void check_opencl(const lwload_manifest* m) {
     CHECK(w != NULL && err == NULL);
     if (err) fprintf(stderr, "lwload_load: %s\n", lwload_error_message(err));
     if (w) {
-      check_bytes(w, read_cl, &app, "cl_mem");
+      check_bytes(w, read_cl, &app, "cl_mem", file_bytes, file_size);
       CHECK(lwload_weights_verify(w, NULL) == LWLOAD_OK);
     }
     lwload_weights_free(w);
@@ -494,6 +500,69 @@ static void check_sparse(void) {
 }
 
 /* lwload_load_consume takes the manifest over: no copy, and the caller must not free it. */
+/* The model inside a container at an odd offset, through a descriptor (as an Android app hands over
+ * an uncompressed APK asset), and from the caller's memory: zero-copy on the host, every byte right. */
+static void check_sources(const char* scratch) {
+  enum { kPrefix = 1001, kSuffix = 333 };
+  char path[4096];
+  snprintf(path, sizeof path, "%s/app.apk", scratch);
+  const size_t container_size = kPrefix + file_size + kSuffix;
+  unsigned char* container = malloc(container_size);
+  memset(container, 0xEE, kPrefix);
+  memcpy(container + kPrefix, file_bytes, file_size);
+  memset(container + kPrefix + file_size, 0xDD, kSuffix);
+  FILE* out = fopen(path, "wb");
+  CHECK(out != NULL);
+  if (!out) return;
+  CHECK(fwrite(container, 1, container_size, out) == container_size);
+  fclose(out);
+
+  lwload_error* err = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  CHECK(fd >= 0);
+  lwload_manifest* from_fd = lwload_manifest_open_fd(fd, kPrefix, file_size, NULL, NULL, &err);
+  close(fd); /* lwload keeps its own duplicate */
+  lwload_manifest* from_memory = lwload_manifest_open_memory(file_bytes, file_size, "safetensors", NULL, &err);
+  CHECK(from_fd != NULL && from_memory != NULL && err == NULL);
+  if (err) fprintf(stderr, "%s\n", lwload_error_message(err));
+  lwload_device* host = lwload_device_open("host", NULL);
+  const lwload_manifest* sources[] = {from_fd, from_memory};
+  for (int s = 0; s < 2 && host; ++s) {
+    if (!sources[s]) continue;
+    CHECK(lwload_manifest_tensor_count(sources[s]) == kTensorCount);
+    lwload_weights* w = lwload_load(sources[s], host, NULL, &err);
+    CHECK(w != NULL && err == NULL);
+    if (!w) continue;
+    /* From a descriptor, offsets count in the containing file (where the app's asset sits). */
+    if (s == 0) check_bytes(w, read_host, NULL, "host_ptr", container, container_size);
+    else check_bytes(w, read_host, NULL, "host_ptr", file_bytes, file_size);
+    for (size_t i = 0; i < kTensorCount; ++i) {
+      lwload_tensor_handle t = {.struct_size = sizeof t};
+      CHECK(lwload_weights_find(w, kTensors[i].name, &t, NULL) == LWLOAD_OK);
+      CHECK(strcmp(t.placement, "zero_copy") == 0);
+      /* From memory, zero-copy is the caller's own bytes. */
+      if (s == 1) CHECK((const unsigned char*)t.native + t.offset == file_bytes + t.file_offset);
+    }
+    CHECK(lwload_weights_verify(w, NULL) == LWLOAD_OK);
+    lwload_weights_free(w);
+  }
+  /* Bytes that are not inside the file, and a descriptor that is not open. */
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  CHECK(lwload_manifest_open_fd(fd, kPrefix, file_size + kSuffix + 1, NULL, NULL, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_BAD_INPUT);
+  CHECK(strstr(lwload_error_message(err), "not inside the file") != NULL);
+  lwload_error_free(err);
+  err = NULL;
+  close(fd);
+  CHECK(lwload_manifest_open_fd(-1, 0, 16, NULL, NULL, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_USAGE);
+  lwload_error_free(err);
+  lwload_device_free(host);
+  lwload_manifest_free(from_fd);
+  lwload_manifest_free(from_memory);
+  free(container);
+}
+
 static void check_consume(const char* path) {
   lwload_manifest* m = lwload_manifest_open(path, NULL);
   lwload_device* host = lwload_device_open("host", NULL);
@@ -532,6 +601,7 @@ int main(int argc, char** argv) {
   check_struct_sizes(m);
   check_consume(path);
   check_sparse();
+  check_sources(argv[1]);
   check_errors(argv[1]);
   check_host(m);
   check_opencl(m);

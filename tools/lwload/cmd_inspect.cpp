@@ -89,7 +89,7 @@ int cmd_inspect(int argc, char** argv) {
   Args args("inspect", "Reads a model's headers (no tensor data) and lists its tensors.", {"MODEL"},
             {{"--json", "", "print one JSON object (docs/ARCHITECTURE.md's schema)", ""},
              {"--metadata", "", "with --json: include model metadata (GGUF KVs, ...)", ""},
-             {"--format", "NAME", "skip detection and use this reader", ""}, links_option(), densify_option(),
+             {"--format", "NAME", "skip detection and use this reader", ""}, links_option(), densify_option(), range_option(),
              {"--stats", "", "print to stderr the bytes read and the time taken to open the model", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   OpenOptions options;

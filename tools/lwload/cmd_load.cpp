@@ -34,7 +34,7 @@ std::function<void(std::uint64_t, std::uint64_t)> progress_printer() {
 int cmd_load(int argc, char** argv) {
   Args args("load", "Loads a model onto a device; --verify compares every tensor on the device with the file.",
             {"MODEL"},
-            {device_option(), links_option(), densify_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+            {device_option(), links_option(), densify_option(), range_option(), placement_option(), budget_option(), slots_option(), memory_option(),
              max_alloc_option(), direct_io_option(), io_option(), lazy_option(), only_option("load"),
              {"--verify", "", "read every tensor back from the device and compare it with the file", ""},
              {"--verbose", "", "per-tensor placement, mechanism and offset; read engine details", ""},

@@ -57,7 +57,7 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
 
 int cmd_plan(int argc, char** argv) {
   Args args("plan", "Shows where each tensor would go on a device and why, without loading anything.", {"MODEL"},
-            {device_option(), links_option(), densify_option(), placement_option(), budget_option(), slots_option(), memory_option(),
+            {device_option(), links_option(), densify_option(), range_option(), placement_option(), budget_option(), slots_option(), memory_option(),
              max_alloc_option(), only_option("plan"),
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;

@@ -1,5 +1,10 @@
 #include "load_options.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "lwload/error.hpp"
@@ -27,11 +32,32 @@ OptionSpec lazy_option() {
   return {"--lazy", "", "zero-copy tensors are ready once imported; their pages fault in on first use", ""};
 }
 
+OptionSpec range_option() {
+  return {"--range", "OFFSET:LENGTH", "the model is these bytes of the file (an asset stored in an APK or zip)", ""};
+}
+
 Manifest open_model(const Args& args, OpenOptions options) {
   if (const auto links = args.get_optional("--allow-outside-links"))
     set_open_option(options, "allow-outside-links", *links);
   if (const auto densify = args.get_optional("--densify")) set_open_option(options, "densify", *densify);
-  return open_manifest(args.positional(0), options);
+  const std::string path = args.positional(0);
+  const auto range = args.get_optional("--range");
+  if (!range) return open_manifest(path, options);
+  // The way an application hands over an asset: a descriptor and the model's bytes in it.
+  const std::size_t colon = range->find(':');
+  if (colon == std::string::npos) fail(ErrorCode::usage, "--range: '", *range, "' is not OFFSET:LENGTH");
+  const std::uint64_t offset = parse_size(std::string_view(*range).substr(0, colon), "--range offset");
+  const std::uint64_t length = parse_size(std::string_view(*range).substr(colon + 1), "--range length");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::io, path, ": cannot open: ", std::strerror(errno));
+  try {
+    Manifest manifest = open_manifest_fd(fd, offset, length, options);
+    ::close(fd);  // the manifest holds its own duplicate
+    return manifest;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
 }
 
 DeviceOverrides device_overrides(const Args& args) {

@@ -25,9 +25,10 @@ OptionSpec direct_io_option();
 OptionSpec lazy_option();
 OptionSpec links_option();  // --allow-outside-links
 OptionSpec densify_option();  // --densify
+OptionSpec range_option();    // --range OFFSET:LENGTH (open_model opens the file's descriptor)
 
 // Each reads only the options the command declared.
-// The model at positional 0, opened with --allow-outside-links and --densify when given.
+// The model at positional 0, opened with --allow-outside-links, --densify and --range when given.
 Manifest open_model(const Args& args, OpenOptions options = {});
 DeviceOverrides device_overrides(const Args& args);
 PlanOptions plan_options(const Args& args);

@@ -1,0 +1,106 @@
+#include "io/sources.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "io/shared_file.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload::io {
+namespace {
+
+class WindowFile final : public RandomAccessFile {
+ public:
+  WindowFile(std::shared_ptr<const RandomAccessFile> file, std::uint64_t offset, std::uint64_t length,
+             std::filesystem::path label)
+      : file_(std::move(file)), offset_(offset), length_(length), label_(std::move(label)) {}
+
+  const std::filesystem::path& path() const noexcept override { return label_; }
+  std::uint64_t size() const override { return visible(file_->size()); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+    if (offset >= length_) return 0;
+    return file_->read_at(offset_ + offset, dst.first(static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), length_ - offset))));
+  }
+  // No descriptor: the engines would read it at the window's offsets. Reads go through read_at.
+  int native_handle() const noexcept override { return -1; }
+  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+    if (offset > length_ || length > length_ - offset)
+      fail(ErrorCode::bad_input, label_.string(), ": mapping [", offset, ", +", length, ") extends past its ", length_,
+           " bytes");
+    return file_->map(offset_ + offset, length, access);
+  }
+  FileIdentity identity() const override {
+    FileIdentity id = file_->identity();
+    id.size = visible(id.size);
+    return id;
+  }
+
+ private:
+  // The window's bytes that the file still holds (a truncated file shows as a shorter window).
+  std::uint64_t visible(std::uint64_t file_size) const {
+    return file_size <= offset_ ? 0 : std::min(length_, file_size - offset_);
+  }
+
+  std::shared_ptr<const RandomAccessFile> file_;
+  std::uint64_t offset_, length_;
+  std::filesystem::path label_;
+};
+
+class BorrowedMapping final : public FileMapping {
+ public:
+  explicit BorrowedMapping(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
+  void make_resident(std::uint64_t, std::uint64_t) const override {}
+  std::uint64_t resident_bytes() const override { return bytes_.size(); }
+
+ private:
+  std::span<const std::byte> bytes_;
+};
+
+class BorrowedFile final : public RandomAccessFile {
+ public:
+  BorrowedFile(std::span<const std::byte> bytes, std::filesystem::path label) : bytes_(bytes), label_(std::move(label)) {}
+  const std::filesystem::path& path() const noexcept override { return label_; }
+  std::uint64_t size() const override { return bytes_.size(); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+    if (offset >= bytes_.size() || dst.empty()) return 0;
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), bytes_.size() - offset));
+    std::memcpy(dst.data(), bytes_.data() + offset, n);
+    return n;
+  }
+  int native_handle() const noexcept override { return -1; }
+  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
+    if (offset > bytes_.size() || length > bytes_.size() - offset)
+      fail(ErrorCode::bad_input, label_.string(), ": mapping [", offset, ", +", length, ") extends past its ",
+           bytes_.size(), " bytes");
+    return std::make_shared<BorrowedMapping>(bytes_.subspan(offset, length));
+  }
+
+ private:
+  std::span<const std::byte> bytes_;
+  std::filesystem::path label_;
+};
+
+}  // namespace
+
+std::unique_ptr<RandomAccessFile> window(std::shared_ptr<const RandomAccessFile> file, std::uint64_t offset,
+                                         std::uint64_t length, const std::filesystem::path& label) {
+  const std::uint64_t size = file->size();
+  if (offset > size || length > size - offset)
+    fail(ErrorCode::bad_input, label.string(), ": bytes [", offset, ", +", length, ") are not inside the file's ", size,
+         " bytes");
+  return std::make_unique<WindowFile>(std::move(file), offset, length, label);
+}
+
+std::unique_ptr<RandomAccessFile> borrowed_memory(std::span<const std::byte> bytes, const std::filesystem::path& label) {
+  return std::make_unique<BorrowedFile>(bytes, label);
+}
+
+std::unique_ptr<RandomAccessFile> SingleFileSystem::open(const std::filesystem::path& path, FileOpenFlags) {
+  if (path != file_->path())
+    fail(ErrorCode::unsupported, file_->path().string(), ": the model names another file, '", path.string(),
+         "'; a model opened from a descriptor or from memory is one file");
+  return std::make_unique<SharedFile>(file_);
+}
+
+}  // namespace lwload::io
