@@ -13,6 +13,7 @@
 #include "lwload/cuda.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
+#include "support/budget_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -159,6 +160,17 @@ TEST_CASE("cuda child: injected faults fail cleanly and leak nothing" * doctest:
   child_ok("cuda child: injected faults fail cleanly and leak nothing");
 }
 
+TEST_CASE("cuda child: budgets" * doctest::skip()) {
+  test::check_device_budgets("cuda:0");
+  // What cuMemGetInfo reports free (other processes hold 7.5 of the 8 GiB) is what the plan uses.
+  if (std::getenv("LWLOAD_CUDA_SIM_USED_BY_OTHERS")) {
+    const auto device = open_device("cuda:0");
+    CHECK(device->info().caps.memory_available == (512ull << 20));
+  }
+  CHECK(sim_live() == 0);
+  child_ok("cuda child: budgets");
+}
+
 TEST_CASE("cuda: no driver means no device, and lwload devices says why") {
   if (!fs::exists(sim_library())) {
     MESSAGE("simulated CUDA driver not built: skipping");
@@ -185,7 +197,9 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
   for (const std::string m : {"igpu-ro", "igpu", "dgpu"}) {
     expect_child(m, "cuda child: discovery");
     expect_child(m, "cuda child: every placement loads and verifies");
+    expect_child(m, "cuda child: budgets");
   }
+  expect_child("dgpu", "cuda child: budgets", "LWLOAD_CUDA_SIM_USED_BY_OTHERS=" + std::to_string((15ull << 30) / 2));
   expect_child("igpu-ro", "cuda child: every placement loads and verifies", "LWLOAD_CUDA_SIM_REFUSE_REGISTER=1");
   expect_child("igpu-ro", "cuda child: a refused registration falls back to direct with the driver reason",
                "LWLOAD_CUDA_SIM_REFUSE_REGISTER=1");

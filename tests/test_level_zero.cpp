@@ -28,6 +28,7 @@
 #include "lwload/manifest.hpp"
 #include "lwload/plan.hpp"
 #include "synth/synth.hpp"
+#include "support/budget_checks.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -424,6 +425,12 @@ TEST_CASE("ze child: too big for the device" * doctest::skip()) {
   child_ok("ze child: too big for the device");
 }
 
+TEST_CASE("ze child: budgets" * doctest::skip()) {
+  test::check_device_budgets("level_zero:0");
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: budgets");
+}
+
 // ============================ parent cases ============================
 
 TEST_CASE("level_zero: no driver means no devices, not an error") {
@@ -444,6 +451,7 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: discovery");
     expect_child(mode, "ze child: device api");
     expect_child(mode, "ze child: load and verify");
+    expect_child(mode, "ze child: budgets");
   }
 }
 

@@ -22,6 +22,7 @@
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/memory_file_system.hpp"
+#include "support/budget_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -343,6 +344,10 @@ TEST_CASE("the host reports the memory it has; a plan needing more is refused be
   overrides.device_memory = 3 << 20;
   const auto device = open_device("host", overrides);
   CHECK(load(m, *device).plan().count(Placement::zero_copy) == 4);
+}
+
+TEST_CASE("budgets on the host: too little free refused with the numbers; regions past the import limit load direct") {
+  test::check_device_budgets("host");
 }
 
 TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {

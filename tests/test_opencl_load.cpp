@@ -16,6 +16,7 @@
 #include "backends/opencl/cl_headers.hpp"
 #include "lwload/lwload.hpp"
 #include "lwload/opencl.hpp"
+#include "support/budget_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -276,6 +277,10 @@ TEST_CASE("a model at an odd offset of a container (fd) and in memory, on OpenCL
   const Weights m = load(from_memory, *device);
   MESSAGE(m.plan().count(Placement::zero_copy), " of 6 zero_copy from memory");
   check_contents(m);
+}
+
+TEST_CASE("budgets on OpenCL: too little free refused with the numbers; regions past the import limit load direct") {
+  test::check_device_budgets("opencl:0");
 }
 
 TEST_CASE("a tensor larger than the forced max allocation fails before anything is allocated") {

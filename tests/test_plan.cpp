@@ -290,6 +290,35 @@ TEST_CASE("a model larger than the device's memory fails before allocation, with
   CHECK_NOTHROW(make_plan(m, info));
 }
 
+TEST_CASE("what the device has free now bounds the plan, and says so; the import limit moves regions, in file order") {
+  Manifest m;
+  m.format = "safetensors";
+  m.files = {"m.safetensors"};
+  // Three tensors 1 MiB apart: three regions of one page-covered tensor each.
+  for (int i = 0; i < 3; ++i) m.tensors.push_back(raw_tensor("t" + std::to_string(i), std::uint64_t(i) << 20, 300000));
+  DeviceInfo info = null_info();
+  info.memory = MemoryModel::unified;
+  info.caps.import_host_ptr = true;
+  info.caps.host_visible_alloc = false;  // moved tensors go staged
+  info.caps.device_memory = 8 << 20;
+  info.caps.memory_available = 1000;
+  PlanOptions staged;
+  staged.force = Placement::staged;
+  const std::string refused = error_of([&] { make_plan(m, info, staged); }).what();
+  CHECK(refused.find("has 1000 bytes free (of 8388608)") != std::string::npos);
+
+  info.caps.memory_available = 0;
+  const Plan all = make_plan(m, info);
+  REQUIRE(all.regions.size() == 3);
+  info.caps.import_limit = all.regions[0].length + all.regions[1].length + 1;  // two fit, the third does not
+  const Plan limited = make_plan(m, info);
+  CHECK(limited.regions.size() == 2);
+  CHECK(limited.tensors[2].placement == Placement::staged);
+  CHECK(limited.tensors[2].reason.find("imports at most " + std::to_string(info.caps.import_limit)) != std::string::npos);
+  CHECK(limited.tensors[2].reason.find("→ staged") != std::string::npos);
+  CHECK(limited.mapped_bytes <= info.caps.import_limit);
+}
+
 TEST_CASE("forced placements: staged always, direct and zero-copy only where the device can") {
   TempDir dir;
   const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4);

@@ -16,6 +16,7 @@
 #include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/vulkan.hpp"
+#include "support/budget_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -99,6 +100,10 @@ TEST_CASE("vulkan: a model at an odd offset of a container (fd) and in memory lo
       if (!force && m == &from_fd) CHECK(w.plan().count(Placement::zero_copy) == 6);
     }
   }
+}
+
+TEST_CASE("vulkan: budgets — too little free refused with the numbers; regions past the import limit load direct") {
+  if (have_vulkan()) test::check_device_budgets("vulkan:0");
 }
 
 TEST_CASE("vulkan: sparse TFLite tensors, stored and densified, equal to the independent reader's") {

@@ -64,6 +64,17 @@ std::vector<Found> discover(const Driver& d) {
   return out;
 }
 
+// What the device has free now (cuMemGetInfo needs a context: the session's), then the overrides.
+DeviceInfo with_free_memory(DeviceInfo info, const Session& session, const DeviceOverrides& overrides) {
+  std::size_t free = 0, total = 0;
+  {
+    const ContextScope scope(session);
+    if (session.driver().cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS) info.caps.memory_available = free;
+  }
+  info.details.emplace_back("memory_free", str(free, " bytes (cuMemGetInfo)"));
+  return apply_overrides(std::move(info), overrides);
+}
+
 class CudaDevice final : public Device {
  public:
   CudaDevice(DeviceInfo info, std::shared_ptr<Session> session)
@@ -129,8 +140,8 @@ class CudaBackend final : public Backend {
     if (index >= found.size())
       fail(ErrorCode::usage, "cuda:", index, ": no such device (", found.size(), " CUDA device",
            found.size() == 1 ? "" : "s", " present)");
-    DeviceInfo info = apply_overrides(found[index].info, overrides);
-    return std::make_unique<CudaDevice>(std::move(info), Session::open(*d, found[index].device, info.id()));
+    auto session = Session::open(*d, found[index].device, found[index].info.id());
+    return std::make_unique<CudaDevice>(with_free_memory(found[index].info, *session, overrides), std::move(session));
   }
 };
 
@@ -145,9 +156,9 @@ std::unique_ptr<Device> open_cuda_device(void* cu_context, void* cu_stream, std:
   if (!d) fail(ErrorCode::usage, "cuda: ", why);
   auto found = discover(*d);
   if (index >= found.size()) fail(ErrorCode::usage, "cuda:", index, ": no such device");
-  DeviceInfo info = apply_overrides(found[index].info, overrides);
-  auto session = Session::adopt(*d, static_cast<CUcontext>(cu_context), static_cast<CUstream>(cu_stream), info.id());
-  return std::make_unique<CudaDevice>(std::move(info), std::move(session));
+  auto session = Session::adopt(*d, static_cast<CUcontext>(cu_context), static_cast<CUstream>(cu_stream),
+                                found[index].info.id());
+  return std::make_unique<CudaDevice>(with_free_memory(found[index].info, *session, overrides), std::move(session));
 }
 
 }  // namespace lwload

@@ -40,7 +40,8 @@ Loaded load() {
   const bool all =
       LWLOAD_CUDA_ENTRY(cuInit) && LWLOAD_CUDA_ENTRY(cuDriverGetVersion) && LWLOAD_CUDA_ENTRY(cuGetErrorName) &&
       LWLOAD_CUDA_ENTRY(cuDeviceGetCount) && LWLOAD_CUDA_ENTRY(cuDeviceGet) && LWLOAD_CUDA_ENTRY(cuDeviceGetName) &&
-      LWLOAD_CUDA_ENTRY(cuDeviceTotalMem_v2) && LWLOAD_CUDA_ENTRY(cuDeviceGetAttribute) &&
+      LWLOAD_CUDA_ENTRY(cuDeviceTotalMem_v2) && LWLOAD_CUDA_ENTRY(cuMemGetInfo_v2) &&
+      LWLOAD_CUDA_ENTRY(cuDeviceGetAttribute) &&
       LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRetain) && LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRelease_v2) &&
       LWLOAD_CUDA_ENTRY(cuCtxPushCurrent_v2) && LWLOAD_CUDA_ENTRY(cuCtxPopCurrent_v2) &&
       LWLOAD_CUDA_ENTRY(cuMemAlloc_v2) && LWLOAD_CUDA_ENTRY(cuMemFree_v2) && LWLOAD_CUDA_ENTRY(cuMemAllocHost_v2) &&

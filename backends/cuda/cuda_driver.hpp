@@ -44,6 +44,7 @@ struct Driver {
   CUresult (*cuDeviceGet)(CUdevice*, int);
   CUresult (*cuDeviceGetName)(char*, int, CUdevice);
   CUresult (*cuDeviceTotalMem_v2)(std::size_t*, CUdevice);
+  CUresult (*cuMemGetInfo_v2)(std::size_t*, std::size_t*);  // free and total, in the current context
   CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);

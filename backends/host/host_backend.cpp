@@ -140,7 +140,7 @@ DeviceInfo host_info() {
   // The host's "device memory" is the process's: what it can still have now, so a plan of more
   // direct or staged bytes than that is refused before the first allocation.
   const host::HostCapacity capacity = host::host_capacity();
-  info.caps.device_memory = capacity.bytes;
+  info.caps.device_memory = info.caps.memory_available = capacity.bytes;
   if (capacity.bytes != 0) info.details.emplace_back("memory", "available now, bounded by " + capacity.bound_by);
   info.details.emplace_back("zero_copy", "the mapped file itself (read-only pages)");
   info.details.emplace_back("upload", "memcpy, synchronous");

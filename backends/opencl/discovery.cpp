@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backends/host/host_capacity.hpp"
 #include "backends/opencl/cl_error.hpp"
 #include "lwload/error.hpp"
 
@@ -138,6 +139,9 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   caps.host_visible_alloc = unified.unified;
   caps.pinned_staging = true;  // CL_MEM_ALLOC_HOST_PTR staging is pinned by every driver that pins
   caps.device_memory = global_mem;
+  // OpenCL has no query for free memory. A CPU device's memory is the host's, so what the host
+  // has left is its figure (PoCL and rusticl report all of RAM as global memory).
+  if (type & CL_DEVICE_TYPE_CPU) caps.memory_available = host::host_capacity().bytes;
 
   std::string svm_names;
   const auto add_svm = [&](cl_device_svm_capabilities bit, std::string_view name) {

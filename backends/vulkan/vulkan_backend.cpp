@@ -28,6 +28,21 @@ DeviceKind kind_of(VkPhysicalDeviceType type) {
   }
 }
 
+// VK_EXT_memory_budget: what the device-local heaps have left now (budget less usage), the
+// largest of them; 0 when the driver does not report budgets.
+std::uint64_t heap_budget_left(VkPhysicalDevice physical) {
+  if (!has_device_extension(physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME)) return 0;
+  auto budget = make<VkPhysicalDeviceMemoryBudgetPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT);
+  auto memory = make<VkPhysicalDeviceMemoryProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2);
+  memory.pNext = &budget;
+  vkGetPhysicalDeviceMemoryProperties2(physical, &memory);
+  std::uint64_t left = 0;
+  for (std::uint32_t h = 0; h < memory.memoryProperties.memoryHeapCount; ++h)
+    if (memory.memoryProperties.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      left = std::max<std::uint64_t>(left, budget.heapBudget[h] > budget.heapUsage[h] ? budget.heapBudget[h] - budget.heapUsage[h] : 0);
+  return left;
+}
+
 DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   auto host = make<VkPhysicalDeviceExternalMemoryHostPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT);
   auto maintenance3 = make<VkPhysicalDeviceMaintenance3Properties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
@@ -65,12 +80,18 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   info.caps.host_visible_alloc = unified && host_visible;
   info.caps.pinned_staging = true;
   info.caps.device_memory = device_heap;
+  info.caps.memory_available = heap_budget_left(physical);
+  // On unified memory host imports count against the same heap's budget.
+  if (unified && info.caps.import_host_ptr) info.caps.import_limit = info.caps.memory_available;
   info.caps.max_shader_binding = limits.maxStorageBufferRange;
   info.details.emplace_back("api_version", str(VK_API_VERSION_MAJOR(properties.properties.apiVersion), ".",
                                                VK_API_VERSION_MINOR(properties.properties.apiVersion), ".",
                                                VK_API_VERSION_PATCH(properties.properties.apiVersion)));
   info.details.emplace_back("external_memory_host",
                             import ? str("yes (minImportedHostPointerAlignment ", alignment, ")") : std::string("no"));
+  info.details.emplace_back("memory_budget", info.caps.memory_available
+                                                 ? str(info.caps.memory_available, " bytes left (VK_EXT_memory_budget)")
+                                                 : std::string("not reported (no VK_EXT_memory_budget)"));
   info.details.emplace_back("maxMemoryAllocationSize", std::to_string(maintenance3.maxMemoryAllocationSize));
   info.details.emplace_back("maxStorageBufferRange", std::to_string(limits.maxStorageBufferRange));
   info.details.emplace_back("minStorageBufferOffsetAlignment", std::to_string(limits.minStorageBufferOffsetAlignment));

@@ -27,6 +27,13 @@ struct DeviceCaps {
   bool host_visible_alloc = false;         // can allocate memory the host writes directly (direct)
   bool pinned_staging = false;             // staging buffers are pinned / DMA-able
   std::uint64_t device_memory = 0;         // device-local bytes; 0 = unknown (no capacity check)
+  // Of device_memory, what is free now as the driver reports it (Vulkan VK_EXT_memory_budget's
+  // heap budget less usage, CUDA cuMemGetInfo, a CPU device's host memory); 0 = unknown.
+  std::uint64_t memory_available = 0;
+  // Bytes of host memory the device can import in all (an iGPU's share of system memory: the
+  // heap budget that imports count against); 0 = unknown. Going past it loses the device on some
+  // drivers instead of failing, so the planner keeps regions under it.
+  std::uint64_t import_limit = 0;
   std::uint64_t max_shader_binding = 0;    // largest range a shader binds at once (Vulkan
                                            // maxStorageBufferRange); 0 = no such limit
 };
@@ -48,7 +55,9 @@ struct DeviceOverrides {
   std::optional<MemoryModel> memory;
   std::optional<std::uint64_t> max_alloc;
   std::optional<bool> import_host_ptr;
-  std::optional<std::uint64_t> device_memory = {};  // lowers what the device reports having
+  std::optional<std::uint64_t> device_memory = {};     // lowers what the device reports having
+  std::optional<std::uint64_t> memory_available = {};  // lowers what it reports free now
+  std::optional<std::uint64_t> import_limit = {};      // lowers how much host memory it may import
 };
 
 }  // namespace lwload

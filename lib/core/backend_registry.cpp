@@ -101,9 +101,13 @@ DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {
   if (overrides.memory) info.memory = *overrides.memory;
   if (overrides.max_alloc) info.caps.max_alloc = std::min(info.caps.max_alloc, *overrides.max_alloc);
   if (overrides.import_host_ptr) info.caps.import_host_ptr = info.caps.import_host_ptr && *overrides.import_host_ptr;
-  if (overrides.device_memory)
-    info.caps.device_memory = info.caps.device_memory == 0 ? *overrides.device_memory
-                                                            : std::min(info.caps.device_memory, *overrides.device_memory);
+  // Lowered, never raised: 0 (unknown) takes the override as it is.
+  const auto lower = [](std::uint64_t& reported, const std::optional<std::uint64_t>& to) {
+    if (to) reported = reported == 0 ? *to : std::min(reported, *to);
+  };
+  lower(info.caps.device_memory, overrides.device_memory);
+  lower(info.caps.memory_available, overrides.memory_available);
+  lower(info.caps.import_limit, overrides.import_limit);
   return info;
 }
 

@@ -142,11 +142,15 @@ void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& 
   // memory as the device's allocations.
   const bool unified = device.memory == MemoryModel::unified;
   const std::uint64_t needed = plan.device_bytes + (unified ? plan.staging_budget + plan.decode_bytes : 0);
-  if (caps.device_memory != 0 && needed > caps.device_memory)
+  // What is free now when the driver says, else what the device has.
+  const bool free_known = caps.memory_available != 0 && (caps.device_memory == 0 || caps.memory_available < caps.device_memory);
+  const std::uint64_t has = free_known ? caps.memory_available : caps.device_memory;
+  if (has != 0 && needed > has)
     fail(ErrorCode::does_not_fit, "the model needs ", needed, " bytes of device memory (",
          plan.count(Placement::direct), " direct + ", plan.count(Placement::staged), " staged tensors",
-         unified ? ", staging and decode scratch" : "", ") but device ", device.id(), " has ", caps.device_memory,
-         " bytes", largest_allocated(manifest, plan), "; nothing was allocated");
+         unified ? ", staging and decode scratch" : "", ") but device ", device.id(), " has ", has, " bytes",
+         free_known ? str(" free", caps.device_memory ? str(" (of ", caps.device_memory, ")") : std::string()) : std::string(),
+         largest_allocated(manifest, plan), "; nothing was allocated");
 }
 
 
@@ -181,9 +185,66 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
   plan.predicted_host_peak = plan.mapped_bytes + in_process + plan.staging_budget + plan.decode_bytes;
 }
 
-// Where a tensor goes when its region is declined at load time.
+// Where a tensor goes when its region is declined.
 Placement declined_fallback(const DeviceInfo& device) {
   return device.caps.host_visible_alloc ? Placement::direct : Placement::staged;
+}
+
+// The declined regions' tensors leave zero_copy (direct where the device allows it, else staged),
+// with the reason; the other regions keep their order. Returns, per old region, its new number or
+// no_region. `when`: "" at plan time (the reason replaces "mapped in place"), else a prefix added
+// to the reason ("at load: ").
+std::vector<std::size_t> decline(Plan& plan, const DeviceInfo& device, const std::vector<DeclinedRegion>& declined,
+                                 std::string_view when) {
+  std::vector<std::size_t> renumber(plan.regions.size(), 0);
+  for (const DeclinedRegion& d : declined) {
+    if (d.region >= plan.regions.size()) fail(ErrorCode::usage, "re-plan of region ", d.region, " of ", plan.regions.size());
+    renumber[d.region] = no_region;
+  }
+  std::vector<ImportRegion> kept;
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    if (renumber[r] == no_region) continue;
+    renumber[r] = kept.size();
+    kept.push_back(std::move(plan.regions[r]));
+  }
+  const Placement to = declined_fallback(device);
+  std::vector<const std::string*> why(plan.regions.size(), nullptr);
+  for (const DeclinedRegion& d : declined) why[d.region] = &d.why;
+  for (TensorPlan& tp : plan.tensors) {
+    if (tp.placement != Placement::zero_copy) continue;
+    const std::size_t old = tp.region;
+    if (renumber[old] != no_region) {
+      tp.region = renumber[old];
+      continue;
+    }
+    tp.placement = to;
+    tp.reason = when.empty() ? str(*why[old], arrow(to)) : str(tp.reason, "; ", when, *why[old], arrow(to));
+    tp.region = no_region;
+    tp.region_offset = 0;
+  }
+  plan.regions = std::move(kept);
+  return renumber;
+}
+
+// A device imports at most caps.import_limit bytes of host memory in all (an iGPU's share of
+// system memory). Drivers do not all fail cleanly past it (a lost device), so the regions past it,
+// in file order, are declined here, before any driver is asked; their tensors then need device
+// memory, which check_fits holds to what the device has.
+void limit_imports(Plan& plan, const DeviceInfo& device) {
+  const std::uint64_t limit = device.caps.import_limit;
+  if (limit == 0) return;
+  std::vector<DeclinedRegion> over;
+  std::uint64_t imported = 0;
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    const std::uint64_t length = plan.regions[r].length;
+    if (length <= limit - imported) {
+      imported += length;
+      continue;
+    }
+    over.push_back({r, str("device ", device.id(), " imports at most ", limit, " bytes of host memory (", imported,
+                           " taken by earlier regions, this one ", length, ")")});
+  }
+  if (!over.empty()) decline(plan, device, over, "");
 }
 
 }  // namespace
@@ -264,39 +325,14 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   }
 
   group_regions(manifest, caps, plan);
+  limit_imports(plan, device);
   compute_totals(manifest, device, plan);
   return plan;
 }
 
 std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
                                          const std::vector<DeclinedRegion>& declined) {
-  std::vector<std::size_t> renumber(plan.regions.size(), 0);
-  for (const DeclinedRegion& d : declined) {
-    if (d.region >= plan.regions.size()) fail(ErrorCode::usage, "re-plan of region ", d.region, " of ", plan.regions.size());
-    renumber[d.region] = no_region;
-  }
-  std::vector<ImportRegion> kept;
-  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
-    if (renumber[r] == no_region) continue;
-    renumber[r] = kept.size();
-    kept.push_back(std::move(plan.regions[r]));
-  }
-  const Placement to = declined_fallback(device);
-  std::vector<const std::string*> why(plan.regions.size(), nullptr);
-  for (const DeclinedRegion& d : declined) why[d.region] = &d.why;
-  for (TensorPlan& tp : plan.tensors) {
-    if (tp.placement != Placement::zero_copy) continue;
-    const std::size_t old = tp.region;
-    if (renumber[old] != no_region) {
-      tp.region = renumber[old];
-      continue;
-    }
-    tp.placement = to;
-    tp.reason += str("; at load: ", *why[old], arrow(to));
-    tp.region = no_region;
-    tp.region_offset = 0;
-  }
-  plan.regions = std::move(kept);
+  std::vector<std::size_t> renumber = decline(plan, device, declined, "at load: ");
   compute_totals(manifest, device, plan);
   return renumber;
 }

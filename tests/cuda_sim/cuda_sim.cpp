@@ -7,7 +7,8 @@
 //                            address space (pwrite/pread), so host-memory figures stay honest
 //   unset                    cuInit fails with CUDA_ERROR_NO_DEVICE
 // Fault knobs: LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=N (allocation N+1 on fails: out of memory),
-// LWLOAD_CUDA_SIM_FAIL_COPY_AT=N (the Nth host-to-device copy fails), LWLOAD_CUDA_SIM_REFUSE_REGISTER=1.
+// LWLOAD_CUDA_SIM_FAIL_COPY_AT=N (the Nth host-to-device copy fails), LWLOAD_CUDA_SIM_REFUSE_REGISTER=1,
+// LWLOAD_CUDA_SIM_USED_BY_OTHERS=BYTES (device memory other processes hold: cuMemGetInfo reports less free).
 // Copies complete before the call returns (the asynchronous API allows it). lwload_cuda_sim_live()
 // counts what is still allocated, registered or created, so tests can assert nothing leaked.
 #include <sys/mman.h>
@@ -36,6 +37,7 @@ struct Config {
   long fail_copy_at = -1;
   bool refuse_register = false;
   std::uint64_t device_memory = 8ull << 30;
+  std::uint64_t used_by_others = 0;  // device memory other processes hold (cuMemGetInfo's free is less)
 };
 
 long env_long(const char* name, long fallback) {
@@ -51,6 +53,7 @@ const Config& config() {
     c.fail_alloc_after = env_long("LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER", -1);
     c.fail_copy_at = env_long("LWLOAD_CUDA_SIM_FAIL_COPY_AT", -1);
     c.refuse_register = env_long("LWLOAD_CUDA_SIM_REFUSE_REGISTER", 0) != 0;
+    c.used_by_others = static_cast<std::uint64_t>(env_long("LWLOAD_CUDA_SIM_USED_BY_OTHERS", 0));
     return c;
   }();
   return c;
@@ -139,6 +142,16 @@ SIM_API CUresult cuDeviceGetName(char* name, int len, int) {
 }
 SIM_API CUresult cuDeviceTotalMem_v2(std::size_t* bytes, int) {
   *bytes = config().device_memory;
+  return kSuccess;
+}
+// Free memory: what the simulated device has less what others hold and lwload allocated so far.
+SIM_API CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
+  State& s = state();
+  const std::lock_guard lock(s.mutex);
+  std::uint64_t used = config().used_by_others;
+  for (const auto& [address, size] : s.device_allocs) used += size;
+  *total = config().device_memory;
+  *free = used >= config().device_memory ? 0 : config().device_memory - used;
   return kSuccess;
 }
 SIM_API CUresult cuDeviceGetAttribute(int* value, int attribute, int) {

@@ -24,7 +24,8 @@ int cmd_devices(int argc, char** argv) {
           {"import_alignment", d.caps.import_alignment}, {"size_multiple", d.caps.size_multiple},
           {"max_alloc", d.caps.max_alloc}, {"sub_buffer_alignment", d.caps.sub_buffer_alignment},
           {"host_visible_alloc", d.caps.host_visible_alloc}, {"pinned_staging", d.caps.pinned_staging},
-          {"device_memory", d.caps.device_memory}, {"details", details}});
+          {"device_memory", d.caps.device_memory}, {"memory_available", d.caps.memory_available},
+          {"import_limit", d.caps.import_limit}, {"details", details}});
     }
     std::cout << boost::json::serialize(out) << '\n';
     return exit_ok;
@@ -34,8 +35,10 @@ int cmd_devices(int argc, char** argv) {
               << memory_model_name(d.memory) << ", zero-copy import " << (d.caps.import_host_ptr ? "yes" : "no");
     if (d.caps.import_host_ptr) std::cout << " (align " << d.caps.import_alignment << ", size multiple " << d.caps.size_multiple << ")";
     std::cout << "\n    max allocation " << format_bytes(d.caps.max_alloc) << ", device memory "
-              << (d.caps.device_memory ? format_bytes(d.caps.device_memory) : "unknown")
-              << ", sub-buffer alignment " << d.caps.sub_buffer_alignment << '\n';
+              << (d.caps.device_memory ? format_bytes(d.caps.device_memory) : "unknown") << ", free "
+              << (d.caps.memory_available ? format_bytes(d.caps.memory_available) : "unknown");
+    if (d.caps.import_limit) std::cout << ", imports at most " << format_bytes(d.caps.import_limit);
+    std::cout << ", sub-buffer alignment " << d.caps.sub_buffer_alignment << '\n';
     for (const auto& [k, v] : d.details) std::cout << "    " << k << ": " << v << '\n';
   }
   if (devices.empty()) std::cout << "no devices\n";
