@@ -2,6 +2,8 @@
 // the values the reference writer stored), generated multi-tensor and sharded models, headers-only
 // reading, each malformed-input class, and `lwload inspect --json` on top of it.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 
@@ -13,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "lwload/backend.hpp"
 #include "lwload/error.hpp"
+#include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/memory_file_system.hpp"
 #include "support/test_support.hpp"
@@ -232,6 +236,56 @@ struct WorkingDirectory {
 };
 
 }  // namespace
+
+TEST_CASE("a sharded model packed in one container (an APK's assets), opened by descriptor with a resolver") {
+  TempDir dir;
+  const auto contents = write_sharded(dir.path());
+  // The index and the three shards one after another at odd offsets, as a packager stores them.
+  std::vector<std::byte> container(3, std::byte{0xee});
+  std::map<std::string, FileRange> ranges;
+  for (const std::string name : {"model.safetensors.index.json", "model-00001-of-00003.safetensors",
+                                 "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors"}) {
+    const auto bytes = test::read_file(dir / name);
+    ranges[name] = {-1, container.size(), bytes.size()};
+    container.insert(container.end(), bytes.begin(), bytes.end());
+    container.resize(container.size() + 5, std::byte{0xdd});
+  }
+  write_file(dir / "app.apk", container);
+  const int fd = ::open((dir / "app.apk").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  OpenOptions options;
+  std::vector<std::string> asked;
+  options.resolve = [&](const fs::path& name) -> std::optional<FileRange> {
+    asked.push_back(name.string());
+    const auto it = ranges.find(name.filename().string());
+    if (it == ranges.end()) return std::nullopt;
+    FileRange r = it->second;
+    r.fd = fd;
+    return r;
+  };
+  const FileRange& index = ranges.at("model.safetensors.index.json");
+  const Manifest m = open_manifest_fd(fd, index.offset, index.length, options);
+  ::close(fd);
+  CAPTURE(asked.size());
+  REQUIRE(m.files.size() == 3);
+  REQUIRE(m.tensors.size() == 4);
+  const auto device = open_device("host");
+  const Weights w = load(m, *device);
+  for (const TensorHandle& h : w.tensors()) {
+    CAPTURE(h.info->name);
+    std::vector<std::byte> got(h.bytes);
+    w.read_back(h, 0, got);
+    CHECK(got == contents.at(h.info->name));
+  }
+  CHECK(verify(w).tensors == 4);
+
+  // Without a resolver the index is refused, naming the shard it needs.
+  const int again = ::open((dir / "app.apk").c_str(), O_RDONLY | O_CLOEXEC);
+  const Error e = error_of([&] { (void)open_manifest_fd(again, index.offset, index.length); });
+  ::close(again);
+  CHECK(e.code() == ErrorCode::bad_input);  // the shard it needs is missing: named, with the tensor
+  CHECK(std::string(e.what()).find("model-00001-of-00003.safetensors") != std::string::npos);
+}
 
 TEST_CASE("sharded model through its index file or its folder: every shard's tensors, bytes checked") {
   TempDir dir;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -122,6 +123,13 @@ struct LWLOAD_API Manifest {
   const TensorInfo* find(std::string_view name) const noexcept;
 };
 
+// Bytes of an open file: the `length` bytes at `offset` of `fd` (lwload duplicates fd).
+struct FileRange {
+  int fd = -1;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
 struct OpenOptions {
   // File access seam; nullptr means the POSIX file system.
   std::shared_ptr<FileSystem> file_system;
@@ -137,6 +145,10 @@ struct OpenOptions {
   // either is refused with Error(bad_input) naming the file and field before its records are kept.
   std::uint64_t max_tensors = std::uint64_t{1} << 22;      // real models have at most ~10^5
   std::uint64_t max_name_bytes = std::uint64_t{1} << 28;   // 256 MiB: 2^22 names of 64 bytes
+  // For a model opened from a descriptor (open_manifest_fd): where a file it names lives (a
+  // safetensors shard or its index, ONNX external data, a TFJS shard), given the name as the model
+  // writes it; std::nullopt: no such file. Unset: a model that names another file is refused.
+  std::function<std::optional<FileRange>(const std::filesystem::path& name)> resolve = {};
 };
 
 // Reads the headers of the model at `path` (a file, or a folder holding one model) and returns its
@@ -148,9 +160,9 @@ LWLOAD_API Manifest open_manifest(const std::filesystem::path& path, const OpenO
 // appended to an executable. lwload duplicates fd (the caller may close its own) and reads nothing
 // outside those bytes. Pieces' offsets count in the containing file (the model's first byte is at
 // `offset`), so zero-copy placements work at any offset: their regions cover whole pages of the
-// containing file, as for any file. The model must be
-// one file (a shard or external data it names is Error(unsupported)); options.file_system is not
-// used. Messages name the model "fd N [offset, +length]".
+// containing file, as for any file. A file the model names (a shard, external data) is found
+// through options.resolve, the same way; without it the model must be one file (Error(unsupported)).
+// options.file_system is not used. Messages name the model "fd N [offset, +length]".
 LWLOAD_API Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options = {});
 
 // The model is `bytes`, in the caller's memory (a model just downloaded, or embedded). Nothing is

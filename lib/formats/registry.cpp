@@ -66,9 +66,20 @@ Manifest open_through(std::shared_ptr<FileSystem> fs, const std::filesystem::pat
   return manifest;
 }
 
-Manifest open_single(std::shared_ptr<const RandomAccessFile> file, const OpenOptions& options) {
-  const std::filesystem::path label = file->path();
-  return open_through(std::make_shared<io::SingleFileSystem>(std::move(file)), label, options);
+// A model that is not a path. The readers saw windows (offsets from 0); the load reads the
+// containing files themselves, where each file's bytes start at its origin's offset, so regions
+// cover the containing file's own pages (zero-copy at any offset) and reads are plain file offsets.
+Manifest open_source(const std::shared_ptr<io::SourceFileSystem>& fs, const OpenOptions& options) {
+  Manifest manifest = open_through(fs, fs->model_path(), options);
+  for (std::uint32_t f = 0; f < manifest.files.size(); ++f) {
+    const std::optional<io::Origin> origin = fs->origin(manifest.files[f]);
+    if (!origin) continue;
+    for (TensorInfo& t : manifest.tensors)
+      for (Piece& piece : t.pieces)
+        if (piece.file == f) piece.offset += origin->offset;
+    manifest.opened[f] = OpenedFile{origin->container, origin->identity};
+  }
+  return manifest;
 }
 
 }  // namespace
@@ -80,23 +91,13 @@ Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& opt
 }
 
 Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options) {
-  const std::filesystem::path label = str("fd ", fd, " [", offset, ", +", length, "]");
-  const std::shared_ptr<const RandomAccessFile> file = io::duplicate_descriptor(fd, label);
-  const FileIdentity identity = file->identity();
-  Manifest manifest = open_single(io::window(file, offset, length, label), options);
-  // The readers saw the window only; the load reads the containing file itself, where the model's
-  // bytes sit at `offset`. Covering regions then fall on the file's own pages (zero-copy at any
-  // offset), and reads and mappings are plain file offsets.
-  for (TensorInfo& t : manifest.tensors)
-    for (Piece& piece : t.pieces) piece.offset += offset;
-  manifest.file_system = std::make_shared<io::SingleFileSystem>(file);
-  manifest.opened.assign(1, OpenedFile{file, identity});
-  return manifest;
+  auto [file, origin] = io::open_range({fd, offset, length}, str("fd ", fd, " [", offset, ", +", length, "]"));
+  return open_source(std::make_shared<io::SourceFileSystem>(std::move(file), std::move(origin), options.resolve), options);
 }
 
 Manifest open_manifest_memory(std::span<const std::byte> bytes, const OpenOptions& options) {
-  return open_single(io::borrowed_memory(bytes, str("memory [", static_cast<const void*>(bytes.data()), ", +", bytes.size(), "]")),
-                     options);
+  auto file = io::borrowed_memory(bytes, str("memory [", static_cast<const void*>(bytes.data()), ", +", bytes.size(), "]"));
+  return open_source(std::make_shared<io::SourceFileSystem>(std::move(file), std::nullopt, nullptr), options);
 }
 
 }  // namespace lwload

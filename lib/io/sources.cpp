@@ -96,11 +96,43 @@ std::unique_ptr<RandomAccessFile> borrowed_memory(std::span<const std::byte> byt
   return std::make_unique<BorrowedFile>(bytes, label);
 }
 
-std::unique_ptr<RandomAccessFile> SingleFileSystem::open(const std::filesystem::path& path, FileOpenFlags) {
-  if (path != file_->path())
-    fail(ErrorCode::unsupported, file_->path().string(), ": the model names another file, '", path.string(),
-         "'; a model opened from a descriptor or from memory is one file");
-  return std::make_unique<SharedFile>(file_);
+std::pair<std::shared_ptr<const RandomAccessFile>, Origin> open_range(const FileRange& range,
+                                                                      const std::filesystem::path& label) {
+  std::shared_ptr<const RandomAccessFile> container = duplicate_descriptor(range.fd, label);
+  Origin origin{container, range.offset, container->identity()};
+  return {window(std::move(container), range.offset, range.length, label), std::move(origin)};
+}
+
+SourceFileSystem::SourceFileSystem(std::shared_ptr<const RandomAccessFile> model, std::optional<Origin> origin,
+                                   Resolve resolve)
+    : model_(std::move(model)), resolve_(std::move(resolve)) {
+  files_.emplace(model_->path().string(), Source{model_, std::move(origin)});
+}
+
+const SourceFileSystem::Source* SourceFileSystem::find(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  if (const auto it = files_.find(name); it != files_.end()) return &it->second;
+  if (!resolve_) return nullptr;
+  const std::optional<FileRange> range = resolve_(path);
+  if (!range) return nullptr;
+  auto [file, origin] = open_range(*range, str(name, " (fd ", range->fd, " [", range->offset, ", +", range->length, "])"));
+  return &files_.emplace(name, Source{std::move(file), std::move(origin)}).first->second;
+}
+
+std::unique_ptr<RandomAccessFile> SourceFileSystem::open(const std::filesystem::path& path, FileOpenFlags) {
+  const Source* source = find(path);
+  if (!source && !resolve_)
+    fail(ErrorCode::unsupported, model_->path().string(), ": the model names another file, '", path.string(),
+         "'; a model opened from a descriptor or from memory is one file unless OpenOptions::resolve finds the others");
+  if (!source) fail(ErrorCode::io, path.string(), ": cannot open: the resolver found no such file");
+  return std::make_unique<SharedFile>(source->file);
+}
+
+bool SourceFileSystem::exists(const std::filesystem::path& path) { return find(path) != nullptr; }
+
+std::optional<Origin> SourceFileSystem::origin(const std::filesystem::path& path) const {
+  const auto it = files_.find(path.string());
+  return it == files_.end() ? std::nullopt : it->second.origin;
 }
 
 }  // namespace lwload::io

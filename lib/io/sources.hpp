@@ -8,10 +8,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
 #include <memory>
 #include <span>
 
 #include "lwload/file_system.hpp"
+#include "lwload/manifest.hpp"
 
 namespace lwload::io {
 
@@ -27,17 +33,46 @@ std::unique_ptr<RandomAccessFile> window(std::shared_ptr<const RandomAccessFile>
 // they must outlive every mapping and Weights made from them.
 std::unique_ptr<RandomAccessFile> borrowed_memory(std::span<const std::byte> bytes, const std::filesystem::path& label);
 
-// A file system holding one file, opened by its path(); any other name (a shard, external data) is
-// Error(unsupported): a model from a descriptor or memory is one file.
-class SingleFileSystem final : public FileSystem {
+// Where a file served by SourceFileSystem lives: bytes [offset, ...) of `container`, an open file
+// whose identity was taken when it was first seen.
+struct Origin {
+  std::shared_ptr<const RandomAccessFile> container;
+  std::uint64_t offset = 0;
+  FileIdentity identity;
+};
+
+// The files of a model that is not a path: the model itself, opened by its path() (its label),
+// and every other name it gives (a shard, external data) as `resolve` finds it — a descriptor and
+// a byte range, duplicated and windowed like the model's own. Without `resolve`, or when it finds
+// nothing, another name is Error(unsupported) / Error(io).
+class SourceFileSystem final : public FileSystem {
  public:
-  explicit SingleFileSystem(std::shared_ptr<const RandomAccessFile> file) : file_(std::move(file)) {}
+  using Resolve = std::function<std::optional<FileRange>(const std::filesystem::path&)>;
+  // `origin`: where the model's bytes lie (nullopt: in memory, nowhere else).
+  SourceFileSystem(std::shared_ptr<const RandomAccessFile> model, std::optional<Origin> origin, Resolve resolve);
+
   std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override;
   bool is_directory(const std::filesystem::path& /*path*/) override { return false; }
-  bool exists(const std::filesystem::path& path) override { return path == file_->path(); }
+  bool exists(const std::filesystem::path& path) override;
+
+  const std::filesystem::path& model_path() const noexcept { return model_->path(); }
+  // Where the file served as `path` lives; nullopt for memory or a name never opened.
+  std::optional<Origin> origin(const std::filesystem::path& path) const;
 
  private:
-  std::shared_ptr<const RandomAccessFile> file_;
+  struct Source {
+    std::shared_ptr<const RandomAccessFile> file;  // what the readers see: offsets from 0
+    std::optional<Origin> origin;
+  };
+  const Source* find(const std::filesystem::path& path);
+
+  std::shared_ptr<const RandomAccessFile> model_;
+  Resolve resolve_;
+  std::map<std::string, Source> files_;  // the model and every resolved name, by name
 };
+
+// A descriptor range as a file of its own (duplicated, windowed) and where it lies.
+std::pair<std::shared_ptr<const RandomAccessFile>, Origin> open_range(const FileRange& range,
+                                                                      const std::filesystem::path& label);
 
 }  // namespace lwload::io
