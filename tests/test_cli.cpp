@@ -69,7 +69,7 @@ std::map<std::string, Command> commands(const Fixture& f) {
   return {
       {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links", "--densify"}}},
       {"devices", {"devices", {"--json"}}},
-      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify"}}},
+      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify", "--direct-io"}}},
       {"load",
        {"load " + m + " --device host",
         {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify", "--verbose", "--json"}}},
@@ -77,7 +77,7 @@ std::map<std::string, Command> commands(const Fixture& f) {
        {"profile " + m + " --device host", {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify"}}},
       {"bench",
        {"bench " + m + " --device host --reps 1 --buffer 64KiB",
-        {"--allow-outside-links", "--densify", "--cold", "--buffered", "--lazy", "--no-naive", "--json"}}},
+        {"--allow-outside-links", "--densify", "--cold", "--lazy", "--no-naive", "--json"}}},
       {"synth", {"synth " + (f.dir / "s.gguf").string() + " --format gguf --size 64KiB --tensors 2", {"--json"}}},
   };
 }
@@ -215,16 +215,18 @@ TEST_CASE("profile: --verify, --lazy switch on and off") {
   check_switch(profile, "--lazy", [](const std::string& out, const std::string&) { return has(out, "\"lazy\":true"); });
 }
 
-TEST_CASE("bench: --json, --no-naive, --cold, --buffered, --lazy switch on and off") {
+TEST_CASE("bench: --json, --no-naive, --cold, --lazy switch on and off") {
   if (!exe()) return;
   Fixture f;
   const std::string bench = "bench " + f.model + " --device host --reps 1 --buffer 64KiB";
   check_switch(bench, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
   check_switch(bench, "--no-naive", [](const std::string& out, const std::string&) { return !has(out, "naive read+copy"); });
   check_switch(bench, "--cold", [](const std::string& out, const std::string&) { return has(out, "cache    cold"); });
-  check_switch(bench + " --cold", "--buffered", [](const std::string& out, const std::string&) {
-    return !has(out, "lwload reads with O_DIRECT");
-  });
+  // The plan's own choices beside every forced one, staged with O_DIRECT too.
+  std::string out;
+  REQUIRE(lwload_run(bench + " --no-naive", &out) == 0);
+  CHECK(has(out, "host default"));
+  CHECK(has(out, "host staged O_DIRECT"));
   check_switch(bench + " --placements zero-copy", "--lazy", [](const std::string& out, const std::string&) {
     return has(out, "host zero_copy") && has(out, "lazy (mapping only, not resident)");
   });

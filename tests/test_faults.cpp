@@ -260,7 +260,7 @@ TEST_CASE("O_DIRECT reads reopen the open file, not its path: a model deleted af
   std::filesystem::remove(path);
   const auto device = open_device("host");
   LoadOptions options = forced(Placement::staged);
-  options.direct_io = true;
+  options.plan.direct_io = true;
   const Weights w = load(m, *device, options);
   // Where the file system refuses O_DIRECT (tmpfs) the note says so; it never says the path is gone.
   CAPTURE(w.io().direct_io_note);

@@ -523,7 +523,7 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
       CAPTURE(direct_io);
       LoadOptions options;
       options.io = engine;
-      options.direct_io = direct_io;
+      options.plan.direct_io = direct_io;
       options.plan.staging_budget = 4 * 256 * 1024;
       const Weights w = load(m, *device, options);
       if (engine != IoEngine::io_uring) CHECK(w.io().engine == IoEngine::pread);  // auto: the pread pool

@@ -1,6 +1,8 @@
 // The planner: placement per tensor with its reason, import regions under a device's limits,
 // forced placements, subsets, and "does not fit" failures before anything is allocated.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 
@@ -288,6 +290,43 @@ TEST_CASE("a model larger than the device's memory fails before allocation, with
   CHECK(message.find("nothing was allocated") != std::string::npos);
   info.caps.device_memory = 8 << 20;
   CHECK_NOTHROW(make_plan(m, info));
+}
+
+TEST_CASE("staged reads by the page cache: O_DIRECT when the files are cold, buffered when cached, as forced otherwise") {
+  TempDir dir;
+  const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
+  DeviceOverrides discrete;
+  discrete.memory = MemoryModel::discrete;
+  const DeviceInfo info = host_info(discrete);
+  (void)test::read_file(dir / "a.safetensors");  // warm
+  const Plan warm = make_plan(m, info);
+  REQUIRE(warm.residency.size() == 1);
+  CHECK(warm.residency[0].known);
+  CHECK(warm.residency[0].cached == warm.residency[0].span);
+  CHECK_FALSE(warm.direct_io);
+  CHECK(warm.direct_io_reason.find("100%") != std::string::npos);
+  // Evicted (clean pages: DONTNEED drops them, except on a file system that cannot, like tmpfs).
+  {
+    const int fd = ::open((dir / "a.safetensors").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  const Plan cold = make_plan(m, info);
+  if (cold.residency[0].cached * 2 < cold.residency[0].span) {
+    CHECK(cold.direct_io);
+    CHECK(cold.direct_io_reason.find("cold") != std::string::npos);
+  } else {
+    MESSAGE("the scratch file system keeps evicted pages (tmpfs?): the cold case is not checked");
+  }
+  PlanOptions forced;
+  forced.direct_io = false;
+  CHECK_FALSE(make_plan(m, info, forced).direct_io);
+  forced.direct_io = true;
+  CHECK(make_plan(m, info, forced).direct_io);
+  // Nothing staged, nothing to read with O_DIRECT.
+  CHECK_FALSE(make_plan(m, host_info(), forced).direct_io);
 }
 
 TEST_CASE("what the device has free now bounds the plan, and says so; the import limit moves regions, in file order") {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backends/builtin.hpp"
+#include "core/align.hpp"
 #include "backends/cuda/cuda_buffers.hpp"
 #include "backends/cuda/cuda_transfers.hpp"
 #include "lwload/cuda.hpp"
@@ -48,7 +49,7 @@ std::vector<Found> discover(const Driver& d) {
     info.memory = integrated ? MemoryModel::unified : MemoryModel::discrete;
     // File pages are mapped PROT_READ: registering them needs the read-only flag.
     info.caps.import_host_ptr = integrated && can_map && read_only_register;
-    info.caps.import_alignment = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    info.caps.import_alignment = page_size();
     info.caps.host_visible_alloc = can_map;
     info.caps.pinned_staging = true;
     info.caps.device_memory = memory;

@@ -1,4 +1,5 @@
 #include "backends/host/host_memory.hpp"
+#include "core/align.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -32,7 +33,7 @@ void AnonymousMemory::prefault() const noexcept {
 
 void AnonymousMemory::prefault(std::span<std::byte> range) noexcept {
   if (range.empty()) return;
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<std::uintptr_t>(page_size());
   const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(range.data()) + range.size() + page - 1) & ~(page - 1);
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);

@@ -1,5 +1,6 @@
 // Allocation, import and release of Level Zero memory (see ze_buffers.hpp).
 #include "backends/level_zero/ze_buffers.hpp"
+#include "core/align.hpp"
 
 #include <unistd.h>
 
@@ -14,7 +15,7 @@ namespace {
 
 constexpr std::size_t kDeviceAlignment = 64;
 
-std::uint64_t page_bytes() { return static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)); }
+std::uint64_t page_bytes() { return page_size(); }
 
 // Level Zero rejects zero-byte allocations; an empty tensor still gets a (1-byte) buffer.
 std::size_t alloc_size(std::uint64_t bytes) { return bytes == 0 ? 1 : static_cast<std::size_t>(bytes); }

@@ -1,5 +1,6 @@
 // Level Zero discovery: drivers → devices → DeviceInfo. Nothing here allocates device memory.
 #include "backends/level_zero/ze_discovery.hpp"
+#include "core/align.hpp"
 
 #include <unistd.h>
 
@@ -130,7 +131,7 @@ DiscoveredDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, 
   info.kind = kind_of(props.type, integrated);
   info.memory = integrated ? MemoryModel::unified : MemoryModel::discrete;
   info.caps.import_host_ptr = d.import != ImportPath::none;
-  info.caps.import_alignment = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  info.caps.import_alignment = page_size();
   info.caps.size_multiple = 1;  // the backend rounds imports up to whole pages itself
   info.caps.max_alloc = props.maxMemAllocSize != 0 ? props.maxMemAllocSize : std::numeric_limits<std::uint64_t>::max();
   info.caps.sub_buffer_alignment = 1;  // USM pointers may be offset freely

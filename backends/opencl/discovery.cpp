@@ -2,6 +2,7 @@
 // CL_DEVICE_HOST_UNIFIED_MEMORY (deprecated since 2.0 but still answered by current drivers) and
 // CL_DEVICE_TYPE; vendor knowledge fills the gaps and adds the import rules the spec leaves open.
 #include "backends/opencl/discovery.hpp"
+#include "core/align.hpp"
 
 #include <algorithm>
 #include <string>
@@ -18,7 +19,6 @@ constexpr cl_uint kVendorAmd = 0x1002;
 constexpr cl_uint kVendorNvidia = 0x10DE;
 constexpr cl_uint kVendorArm = 0x13B5;
 constexpr cl_uint kVendorQualcomm = 0x5143;
-constexpr std::uint64_t kPage = 4096;
 
 template <typename T>
 T scalar_info(const cl::Device& device, cl_device_info param, std::string_view what) {
@@ -133,7 +133,7 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   caps.import_host_ptr = found.import.arm_import || found.import.use_host_ptr || found.import.system_svm;
   // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits; an import must also start on a page.
   caps.sub_buffer_alignment = std::max<std::uint64_t>(1, base_align_bits / 8);
-  caps.import_alignment = std::max(kPage, caps.sub_buffer_alignment);
+  caps.import_alignment = std::max<std::uint64_t>(page_size(), caps.sub_buffer_alignment);
   caps.size_multiple = intel_rules ? 64 : 1;
   caps.max_alloc = max_alloc;
   caps.host_visible_alloc = unified.unified;

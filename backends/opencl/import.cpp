@@ -8,12 +8,6 @@
 namespace lwload::opencl {
 namespace {
 
-constexpr std::uint64_t kPage = 4096;
-
-std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 void* host_pointer(std::span<const std::byte> range) {
   // OpenCL takes void*; CL_MEM_READ_ONLY and read-only maps keep the driver from writing.
   return const_cast<std::byte*>(range.data());
@@ -66,15 +60,10 @@ ImportResult import_range(const std::shared_ptr<const Runtime>& rt, std::span<co
   if (address % caps.import_alignment != 0)
     return {nullptr, str("range at 0x", std::hex, address, std::dec, " is not ", caps.import_alignment,
                          "-byte aligned")};
-  // Vendor size rules (Intel: multiples of 64). The range starts on a page, so rounding up to a
-  // divisor of the page size stays inside pages the caller's mapping already covers.
-  std::uint64_t import_size = range.size();
-  if (caps.size_multiple > 1 && import_size % caps.size_multiple != 0) {
-    if (kPage % caps.size_multiple != 0 || address % kPage != 0)
-      return {nullptr, str("size ", range.size(), " is not a multiple of ", caps.size_multiple)};
-    import_size = round_up(import_size, caps.size_multiple);
-    if (import_size > caps.max_alloc) return {nullptr, "size rounded for the vendor exceeds max allocation"};
-  }
+  // Vendor size rules (Intel: multiples of 64): the planner made every region a multiple already.
+  const std::uint64_t import_size = range.size();
+  if (caps.size_multiple > 1 && import_size % caps.size_multiple != 0)
+    return {nullptr, str("size ", import_size, " is not a multiple of ", caps.size_multiple)};
 
   std::string declined;
   if (rt->import.arm_import) {

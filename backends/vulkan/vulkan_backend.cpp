@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/builtin.hpp"
+#include "core/align.hpp"
 #include "backends/completion_queue.hpp"
 #include "backends/vulkan/vk_buffers.hpp"
 #include "backends/vulkan/vk_instance.hpp"
@@ -71,7 +72,7 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   info.name = properties.properties.deviceName;
   info.kind = kind_of(properties.properties.deviceType);
   info.memory = unified ? MemoryModel::unified : MemoryModel::discrete;
-  const std::uint64_t alignment = import ? std::max<std::uint64_t>(host.minImportedHostPointerAlignment, 1) : 4096;
+  const std::uint64_t alignment = import ? std::max<std::uint64_t>(host.minImportedHostPointerAlignment, 1) : page_size();
   info.caps.import_host_ptr = import && unified && std::getenv("LWLOAD_VULKAN_NO_IMPORT") == nullptr;
   info.caps.import_alignment = alignment;
   info.caps.size_multiple = alignment;  // imported sizes must be multiples of it too

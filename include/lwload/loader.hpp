@@ -87,7 +87,6 @@ struct TensorHandle {
 struct LoadOptions {
   PlanOptions plan;                          // used when load() makes the plan itself
   IoEngine io = IoEngine::auto_;
-  bool direct_io = false;  // O_DIRECT for staged reads (cold loads); buffered, with a note, if refused
   // zero_copy tensors are reported ready once their pages are resident (read from the file and
   // mapped), so first use does not fault; lazy = ready as soon as the import exists, pages fault
   // in on first use.

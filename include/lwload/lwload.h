@@ -178,7 +178,8 @@ LWLOAD_API const char* lwload_device_name(const lwload_device* d); /* the driver
 LWLOAD_API lwload_load_options* lwload_load_options_new(void);
 LWLOAD_API void lwload_load_options_free(lwload_load_options* o);
 /* The CLI's option names, without "--": "placement" (auto, zero-copy, direct, staged), "budget"
- * ("64MiB"), "slots", "only" (comma-separated names), "io" (auto, io_uring, pread), "direct-io",
+ * ("64MiB"), "slots", "only" (comma-separated names), "io" (auto, io_uring, pread), "direct-io"
+ * (true/false; unset: O_DIRECT for staged reads when their files are not in the page cache),
  * "lazy" (true/false), "io-threads". Unknown key or bad value → LWLOAD_USAGE, options unchanged. */
 LWLOAD_API lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value,
                                                  lwload_error** err);

@@ -39,6 +39,17 @@ struct PlanOptions {
   std::uint64_t staging_budget = 64ull << 20;  // bytes of staging memory in all
   std::uint32_t staging_slots = 4;             // the ring's slot count (budget / slots each)
   std::vector<std::string> only;               // tensor names to load; empty = all
+  // O_DIRECT for staged reads (`--direct-io`). nullopt: the plan decides from the page cache — on
+  // when most of the staged tensors' bytes are not cached (a cold file: O_DIRECT skips filling the
+  // cache and reads at the disk's speed), off when they are (buffered reads copy from the cache).
+  std::optional<bool> direct_io;
+};
+
+// How much of one file the plan reads is in the page cache, measured when the plan was made.
+struct FileResidency {
+  bool known = false;         // false: the file has no descriptor (memory) or was not opened
+  std::uint64_t span = 0;     // bytes from the first to the last byte the plan reads from it
+  std::uint64_t cached = 0;   // of `span`, in the page cache (sampled beyond 64 MiB)
 };
 
 // A range of one file imported into the device as one buffer. It *covers* its tensors: it starts
@@ -51,6 +62,7 @@ struct ImportRegion {
   std::uint64_t length = 0;    // bytes imported: `used` rounded up to size_multiple, ≤ max_alloc
   std::uint64_t used = 0;      // bytes from `offset` to the end of the last tensor
   std::vector<std::size_t> tensors;  // manifest indices, in file order
+  std::uint64_t cached = 0;    // of `length`, in the page cache when planned (population reads the rest)
 };
 
 // The staging ring: `slots` buffers of `slot_bytes` each (whole pages), `budget` = their sum.
@@ -88,7 +100,11 @@ struct LWLOAD_API Plan {
   // What the caller allowed for staging (PlanOptions), kept so a re-plan can size a ring later.
   std::uint64_t staging_budget_limit = 0;
   std::uint32_t staging_slots_limit = 0;
+  std::optional<bool> direct_io_asked;  // PlanOptions::direct_io, kept for a re-plan
   std::uint64_t decode_bytes = 0;      // host scratch for the largest encoded tensor (ONNX typed)
+  std::vector<FileResidency> residency;  // per Manifest::files entry
+  bool direct_io = false;              // staged tensors are read with O_DIRECT
+  std::string direct_io_reason;        // why (or why not), in words
   // Predicted growth of the process's memory over its baseline during the load (docs/ARCHITECTURE.md,
   // "Memory contracts"): mapped + in-process allocations (unified) + staging + decode scratch.
   std::uint64_t predicted_host_peak = 0;

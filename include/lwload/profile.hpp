@@ -211,6 +211,7 @@ struct Report {
   std::string memory;      // "unified" / "discrete"
   std::string placement;   // "zero_copy", "direct", "staged", or "mixed (...)"
   std::string io_engine;
+  bool direct_io = false;  // staged tensors were read with O_DIRECT
   std::uint64_t tensor_count = 0;
   std::uint64_t model_bytes = 0;
   std::uint64_t largest_tensor = 0;

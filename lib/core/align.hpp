@@ -3,10 +3,22 @@
 // for whatever limit it is compared with next).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
 namespace lwload {
+
+// The system's page size, queried once: what mappings, imports and prefaulting round to.
+std::size_t page_size() noexcept;
+
+// O_DIRECT offsets, sizes and buffer addresses: the logical block size every Linux file system
+// accepts. Staging slots are multiples of it, so they serve O_DIRECT and pinning alike.
+inline constexpr std::uint64_t kDirectIoAlignment = 4096;
+
+// Padding between two tensors of a file that is cheaper to read or map through than to split at:
+// the planner's regions and the loader's coalesced reads both bridge gaps up to this.
+inline constexpr std::uint64_t kBridgedGap = 64 * 1024;
 
 // The largest multiple of `alignment` ≤ value (alignment 0 or 1: value).
 constexpr std::uint64_t align_down(std::uint64_t value, std::uint64_t alignment) noexcept {

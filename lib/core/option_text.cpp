@@ -69,7 +69,7 @@ void set_load_option(LoadOptions& options, std::string_view name, std::string_vi
   } else if (name == "io") {
     options.io = parse_io_engine(value);
   } else if (name == "direct-io") {
-    options.direct_io = parse_switch(value, option);
+    options.plan.direct_io = parse_switch(value, option);
   } else if (name == "lazy") {
     options.lazy = parse_switch(value, option);
   } else if (name == "io-threads") {

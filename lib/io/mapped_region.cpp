@@ -18,11 +18,6 @@
 
 namespace lwload {
 
-std::size_t page_size() noexcept {
-  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  return size;
-}
-
 std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, std::uint64_t offset,
                                                 std::uint64_t length, MapAccess access) {
   const int fd = file.native_handle();

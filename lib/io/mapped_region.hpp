@@ -4,6 +4,8 @@
 // outlive every device buffer made from it: hold it by shared_ptr from whatever owns those buffers.
 #pragma once
 
+#include "core/align.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -45,7 +47,5 @@ class MappedRegion final : public FileMapping {
   std::uint64_t offset_;  // file offset of bytes()[0], for error messages
   std::uint64_t length_;
 };
-
-std::size_t page_size() noexcept;
 
 }  // namespace lwload

@@ -16,8 +16,6 @@ namespace lwload::loading {
 namespace {
 
 constexpr std::uint64_t kDirectChunk = 16ull << 20;   // one pread per 16 MiB into a direct buffer
-constexpr std::uint64_t kDirectIoAlignment = 4096;    // O_DIRECT offsets, sizes and buffers
-constexpr std::uint64_t kCoalesceGap = 64 * 1024;     // staged reads read through padding this small
 constexpr std::uint64_t kMaxDecodeExpansion = 16;     // decoded bytes per encoded byte, at most
 // Direct tensors under 64 KiB are read in runs of up to 1 MiB and copied into their buffers: a
 // syscall per one-element tensor cost 8x the zero-copy load of a million of them. At most
@@ -392,11 +390,11 @@ void DataPipeline::close_host_writes() noexcept {
 }
 
 void DataPipeline::run() {
-  if (options_.direct_io) open_direct_files();
+  if (state_.plan.direct_io) open_direct_files();
   WorkLimits limits;
   limits.direct_chunk = kDirectChunk;
   limits.staged_chunk = ring_.slot_bytes() - (direct_io_ ? 2 * kDirectIoAlignment : 0);
-  limits.coalesce_gap = kCoalesceGap;
+  limits.coalesce_gap = kBridgedGap;  // staged reads read through padding this small
   limits.small_direct = kSmallDirect;
   limits.direct_run = kDirectRun;
   if (ring_.slots() == 0) limits.staged_chunk = kDirectChunk;  // unused: nothing is staged

@@ -27,6 +27,12 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
   for (Placement p : {Placement::zero_copy, Placement::direct, Placement::staged, Placement::skipped})
     counts[placement_name(p)] = plan.count(p);
   root["counts"] = std::move(counts);
+  boost::json::array residency;
+  for (const FileResidency& r : plan.residency)
+    residency.push_back(r.known ? boost::json::value(boost::json::object{{"span", r.span}, {"cached", r.cached}})
+                                : boost::json::value(nullptr));
+  root["page_cache"] = std::move(residency);
+  root["direct_io"] = boost::json::object{{"used", plan.direct_io}, {"reason", plan.direct_io_reason}};
 
   std::string out = boost::json::serialize(root);
   out.pop_back();  // the closing brace: regions and tensors follow
@@ -41,6 +47,8 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
     append_number(out, region.length);
     out += ",\"used\":";
     append_number(out, region.used);
+    out += ",\"cached\":";
+    append_number(out, region.cached);
     out += ",\"tensors\":[";
     for (std::size_t i = 0; i < region.tensors.size(); ++i) {
       if (i) out += ',';

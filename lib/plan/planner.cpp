@@ -6,17 +6,18 @@
 #include <set>
 
 #include "core/align.hpp"
+#include "io/page_cache.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
 
 namespace lwload {
 namespace {
 
-// Staging slots are whole pages (O_DIRECT and pinned memory want it).
-constexpr std::uint64_t kSlotAlignment = 4096;
+// Staging slots are whole O_DIRECT blocks (pinned memory wants pages; 4096 serves both).
+constexpr std::uint64_t kSlotAlignment = kDirectIoAlignment;
 // Neighbouring zero_copy tensors share a region when the bytes between them are at most this many:
 // mapping a little padding costs nothing, a region per tensor costs an import each.
-constexpr std::uint64_t kMaxRegionGap = 64 * 1024;
+constexpr std::uint64_t kMaxRegionGap = kBridgedGap;
 
 std::uint64_t encoded_length(const TensorInfo& t) {
   std::uint64_t total = 0;
@@ -247,6 +248,75 @@ void limit_imports(Plan& plan, const DeviceInfo& device) {
   if (!over.empty()) decline(plan, device, over, "");
 }
 
+// What is in the page cache, per file (the span the plan reads) and per region: measured once,
+// through the files the manifest kept open, estimated by sampling for large spans (a constant cost
+// per file, whatever the model's size). A manifest built by hand (no open files) is unknown.
+void measure_residency(const Manifest& manifest, Plan& plan) {
+  plan.residency.assign(manifest.files.size(), FileResidency{});
+  if (manifest.opened.size() != manifest.files.size()) return;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans(manifest.files.size(), {UINT64_MAX, 0});
+  for (const TensorPlan& tp : plan.tensors) {
+    if (tp.placement == Placement::skipped) continue;
+    for (const Piece& piece : manifest.tensors[tp.tensor].pieces) {
+      auto& [first, end] = spans.at(piece.file);
+      first = std::min(first, piece.offset);
+      end = std::max(end, piece.offset + piece.length);
+    }
+  }
+  for (std::size_t f = 0; f < spans.size(); ++f) {
+    const auto& file = manifest.opened[f].file;
+    const auto [first, end] = spans[f];
+    if (!file || first >= end || file->native_handle() < 0) continue;
+    plan.residency[f] = {true, end - first, io::estimate_cached_bytes(*file, first, end - first)};
+  }
+  // A file all cached (or none of it) needs no count per region: a warm load pays one call per file.
+  for (ImportRegion& region : plan.regions) {
+    const FileResidency& r = plan.residency[region.file];
+    const auto& file = manifest.opened[region.file].file;
+    if (!r.known || r.cached == r.span) region.cached = region.length;
+    else if (r.cached == 0) region.cached = 0;
+    else region.cached = io::estimate_cached_bytes(*file, region.offset, region.length);
+  }
+}
+
+// O_DIRECT for staged reads, or not: as forced, else by how much of the staged tensors' files is
+// cached. Cold, buffered reads would copy every byte through the cache (and evict what the
+// application has there); warm, O_DIRECT would read from the disk what memory already holds.
+void choose_reads(Plan& plan, const Manifest& manifest, const PlanOptions& options) {
+  std::vector<bool> staged_file(manifest.files.size(), false);
+  bool any_staged = false;
+  for (const TensorPlan& tp : plan.tensors) {
+    if (tp.placement != Placement::staged) continue;
+    any_staged = true;
+    for (const Piece& piece : manifest.tensors[tp.tensor].pieces) staged_file[piece.file] = true;
+  }
+  if (options.direct_io) {
+    plan.direct_io = *options.direct_io && any_staged;
+    plan.direct_io_reason = *options.direct_io ? (any_staged ? "asked for (--direct-io)" : "asked for, but nothing is staged")
+                                               : "buffered, as asked (--direct-io=false)";
+    return;
+  }
+  if (!any_staged) {
+    plan.direct_io_reason = "nothing is staged";
+    return;
+  }
+  std::uint64_t span = 0, cached = 0;
+  for (std::size_t f = 0; f < staged_file.size(); ++f) {
+    if (!staged_file[f] || !plan.residency[f].known) continue;
+    span += plan.residency[f].span;
+    cached += plan.residency[f].cached;
+  }
+  if (span == 0) {
+    plan.direct_io_reason = "buffered: the page cache is unknown for these files";
+    return;
+  }
+  const unsigned percent = static_cast<unsigned>(cached * 100 / span);
+  plan.direct_io = cached * 2 < span;
+  plan.direct_io_reason = plan.direct_io
+                              ? str("O_DIRECT: ", percent, "% of the staged tensors' file bytes are in the page cache (cold)")
+                              : str("buffered: ", percent, "% of the staged tensors' file bytes are in the page cache");
+}
+
 }  // namespace
 
 StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std::uint32_t slots) {
@@ -282,6 +352,7 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   plan.memory = device.memory;
   plan.staging_budget_limit = options.staging_budget;
   plan.staging_slots_limit = options.staging_slots;
+  plan.direct_io_asked = options.direct_io;
   const bool prefer_zero_copy = can.zero_copy && (!options.force || options.force == Placement::zero_copy);
 
   const std::vector<std::size_t> selected = select(manifest, options);
@@ -327,6 +398,8 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   group_regions(manifest, caps, plan);
   limit_imports(plan, device);
   compute_totals(manifest, device, plan);
+  measure_residency(manifest, plan);
+  choose_reads(plan, manifest, options);
   return plan;
 }
 
@@ -334,6 +407,9 @@ std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, c
                                          const std::vector<DeclinedRegion>& declined) {
   std::vector<std::size_t> renumber = decline(plan, device, declined, "at load: ");
   compute_totals(manifest, device, plan);
+  PlanOptions reads;  // declined tensors may now be staged: choose their reads again
+  reads.direct_io = plan.direct_io_asked;
+  choose_reads(plan, manifest, reads);
   return renumber;
 }
 

@@ -20,7 +20,7 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 // Mapped bytes the zero_copy tensors do not account for: whole pages at each region's ends and
 // the padding between its tensors.
 std::uint64_t page_rounding(const Plan& plan, const Manifest& manifest) {
-  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t page = page_size();
   std::uint64_t mapped = 0;
   for (const ImportRegion& r : plan.regions) mapped += align_up(r.offset + r.used, page) - align_down(r.offset, page);
   const std::uint64_t tensors = plan.bytes(Placement::zero_copy, manifest);
@@ -151,6 +151,7 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     in.tensor_count = done.tensors.size() - done.count(Placement::skipped);
     report.populate_ms = weights.stats().populate_seconds * 1000;
     report.io_engine = std::string(io_engine_name(weights.io().engine));
+    report.direct_io = weights.io().direct_io;
     // Stop sampling before verify and before the weights go: the contract is about the load, and
     // verify's read-back buffers and file reads are not part of it.
     sampler.stop();

@@ -11,6 +11,7 @@
 // LWLOAD_CUDA_SIM_USED_BY_OTHERS=BYTES (device memory other processes hold: cuMemGetInfo reports less free).
 // Copies complete before the call returns (the asynchronous API allows it). lwload_cuda_sim_live()
 // counts what is still allocated, registered or created, so tests can assert nothing leaked.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -202,7 +203,17 @@ SIM_API CUresult cuMemAlloc_v2(CUdeviceptr* out, std::size_t bytes) {
 SIM_API CUresult cuMemFree_v2(CUdeviceptr p) {
   State& s = state();
   const std::lock_guard lock(s.mutex);
-  if (s.device_allocs.erase(p) == 0) return kInvalidValue;
+  const auto it = s.device_allocs.find(p);
+  if (it == s.device_allocs.end()) return kInvalidValue;
+  // The memory goes back: its pages punched out of the memfd, and the bump allocator starts over
+  // once nothing is allocated (a benchmark loads a model many times in one process).
+  ::fallocate(s.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(p - kDeviceBase),
+              static_cast<off_t>(it->second));
+  s.device_allocs.erase(it);
+  if (s.device_allocs.empty()) {
+    s.device_top = 0;
+    (void)::ftruncate(s.memfd, 0);
+  }
   --s.live;
   return kSuccess;
 }

@@ -14,6 +14,8 @@
 #include <iomanip>
 #include <map>
 #include <iostream>
+#include <numeric>
+#include <random>
 #include <optional>
 #include <sstream>
 
@@ -122,6 +124,7 @@ struct Setup {
   std::shared_ptr<FileSystem> fs;
   std::uint64_t buffer = 0;
   bool naive = true;
+  bool default_plan = true;  // a variant with nothing forced (--placements auto)
 };
 
 // 1. What runs: the references, then lwload with each placement.
@@ -156,21 +159,30 @@ std::vector<Variant> collect_variants(const Setup& s, const std::vector<Placemen
            [&s](const Ready& ready) { bench::map_and_populate(s.manifest, *s.fs, ready); });
   baseline("O_DIRECT " + format_bytes(s.buffer), Reference::o_direct,
            [&s](const Ready& ready) { bench::direct_read_files(s.manifest, *s.fs, s.buffer, ready); });
-  for (const Placement p : placements) {
-    variants.push_back({s.device.info().backend + " " + std::string(placement_name(p)), Reference::none, [&s, p] {
+  // lwload as a user gets it (the plan chooses placements and reads from the device and the page
+  // cache), then each choice forced: every placement buffered, and staged with O_DIRECT too.
+  const auto lwload_variant = [&](std::string name, std::optional<Placement> force, std::optional<bool> direct_io) {
+    variants.push_back({s.device.info().backend + " " + name, Reference::none, [&s, force, direct_io] {
                           profile::ProfileOptions po;
                           po.load = s.load_options;
-                          po.load.plan.force = p;
+                          po.load.plan.force = force;
+                          po.load.plan.direct_io = direct_io;
                           const profile::Report r = profile::profile_load(s.manifest, s.device, po);
-                          return Run{r.load_ms / 1000.0, r.growth, r.contract.held, r.placement, r.populate_ms,
+                          return Run{r.load_ms / 1000.0, r.growth, r.contract.held,
+                                     r.placement + (r.direct_io ? " + O_DIRECT" : ""), r.populate_ms,
                                      r.inputs.resident_bytes, r.inputs.zero_copy_bytes,
                                      r.inputs.lazy && r.inputs.zero_copy_bytes > 0};
                         }, {}, {}});
+  };
+  if (s.default_plan) lwload_variant("default", std::nullopt, s.load_options.plan.direct_io);
+  for (const Placement p : placements) {
+    lwload_variant(std::string(placement_name(p)), p, false);
+    if (p == Placement::staged) lwload_variant("staged O_DIRECT", p, true);
   }
   return variants;
 }
 
-// 2. Runs every variant `reps` times, interleaved. Returns the page-cache fraction that matters:
+// 2. Runs every variant `reps` times, interleaved in a shuffled order. Returns the page-cache fraction that matters:
 // warm, after the warm-up read; cold, the most left after any eviction.
 double run_variants(std::vector<Variant>& variants, const Setup& s, std::uint64_t reps, bool cold, bool quiet) {
   double cached = 0;
@@ -178,8 +190,15 @@ double run_variants(std::vector<Variant>& variants, const Setup& s, std::uint64_
     bench::pread_files(s.manifest, *s.fs, s.buffer);
     cached = bench::cached_fraction(s.manifest.files);
   }
+  std::vector<std::size_t> order(variants.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffle(20261126);  // fixed: a run can be repeated
   for (std::uint64_t rep = 0; rep < reps; ++rep) {
-    for (auto& v : variants) {
+    // A new order each repetition, so no variant always runs first (after the warm-up) or after
+    // the same neighbour (what a reference leaves in the caches is not charged to one variant).
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (const std::size_t k : order) {
+      Variant& v = variants[k];
       if (!v.error.empty()) continue;
       if (cold) {
         for (const auto& f : s.manifest.files) bench::evict_from_page_cache(f);
@@ -342,13 +361,14 @@ int cmd_bench(int argc, char** argv) {
             "Compare lwload with a naive loader and with plain file reads, side by side (medians).\n"
             "--cold evicts the model from the page cache before every repetition (fdatasync +\n"
             "posix_fadvise DONTNEED; works on files this process can open, and is checked with\n"
-            "mincore) and then runs lwload's reads with O_DIRECT unless --buffered.",
+            "mincore). lwload runs as planned (\"default\": placements and O_DIRECT chosen from the\n"
+            "device and the page cache) and with each choice forced: every placement buffered, staged\n"
+            "with O_DIRECT too.",
             {"MODEL"},
             {device_option(), links_option(), densify_option(),
              {"--placements", "LIST", "comma-separated placements, or auto (every one the device can do)", "auto"},
              {"--reps", "N", "repetitions of each variant", "5"},
              {"--cold", "", "evict the page cache before every repetition", ""},
-             {"--buffered", "", "with --cold: lwload reads through the page cache (no O_DIRECT)", ""},
              budget_option(), slots_option(), io_option(), lazy_option(), memory_option(), max_alloc_option(),
              {"--buffer", "BYTES", "read buffer of the pread and O_DIRECT variants", "16MiB"},
              {"--no-naive", "", "skip the naive loader (it needs twice the model in memory)", ""},
@@ -363,14 +383,14 @@ int cmd_bench(int argc, char** argv) {
   const DeviceOverrides overrides = device_overrides(args);
   LoadOptions load_options;
   load_options.plan = plan_options(args);
-  load_options.direct_io = cold && !args.flag("--buffered");
   apply_io_options(args, load_options);
 
   const Manifest manifest = open_model(args);
   const auto device = open_device(args.get("--device"), overrides);
   const DeviceInfo& info = device->info();
   const std::uint64_t model_bytes = manifest.total_bytes();
-  const Setup setup{manifest, *device, load_options, posix_file_system(), buffer, !args.flag("--no-naive")};
+  const Setup setup{manifest, *device, load_options, posix_file_system(), buffer, !args.flag("--no-naive"),
+                    args.get("--placements") == "auto"};
 
   std::vector<Variant> variants = collect_variants(setup, applicable_placements(info, args.get("--placements")));
   const double cached = run_variants(variants, setup, reps, cold, json);
@@ -388,7 +408,6 @@ int cmd_bench(int argc, char** argv) {
     out[cold ? "max_cached_after_eviction" : "cached_after_warmup"] = cached;
     out["reps"] = reps;
     out["staging_budget"] = load_options.plan.staging_budget;
-    out["lwload_direct_io"] = load_options.direct_io;
     out["peak_from_kernel_hwm"] = profile::reset_peak_rss();
     out["clock"] = "first open to data ready; freeing and munmap not timed";
     print_json(rows, std::move(out), model_bytes);
@@ -410,7 +429,7 @@ int cmd_bench(int argc, char** argv) {
   std::cout << "clock    every row from the first open to the data ready (read, copied or resident); "
                "freeing and munmap afterwards are not timed\n";
   std::cout << "runs     median of " << reps << "; staging budget " << format_bytes(load_options.plan.staging_budget)
-            << (load_options.direct_io ? "; lwload reads with O_DIRECT" : "") << "\n\n";
+            << "\n\n";
   print_table(rows, model_bytes);
   return exit_ok;
 }

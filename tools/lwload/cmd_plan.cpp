@@ -14,6 +14,10 @@
 namespace lwload::cli {
 namespace {
 
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  return str(whole ? part * 100 / whole : 100, "%");
+}
+
 void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& device) {
   std::size_t width = 4;
   for (const auto& tp : plan.tensors)
@@ -33,7 +37,8 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
       const auto& region = plan.regions[r];
       std::cout << "  [" << r << "] file " << region.file << " offset " << region.offset << " length "
                 << region.length << " (" << format_bytes(region.length) << "), " << region.tensors.size()
-                << " tensor" << (region.tensors.size() == 1 ? "" : "s") << '\n';
+                << " tensor" << (region.tensors.size() == 1 ? "" : "s") << ", " << percent(region.cached, region.length)
+                << " in the page cache\n";
     }
   }
   std::cout << "\ndevice:              " << device.id() << " (" << device.name << ", "
@@ -46,6 +51,13 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
   std::cout << "mapped (zero-copy):  " << format_bytes(plan.mapped_bytes) << " in " << plan.regions.size()
             << " region" << (plan.regions.size() == 1 ? "" : "s") << '\n';
   std::cout << "device memory:       " << format_bytes(plan.device_bytes) << '\n';
+  for (std::size_t f = 0; f < plan.residency.size(); ++f) {
+    const FileResidency& r = plan.residency[f];
+    if (r.known)
+      std::cout << "page cache:          " << printable(manifest.files[f].string()) << ": " << format_bytes(r.cached)
+                << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span) << ")\n";
+  }
+  std::cout << "staged reads:        " << plan.direct_io_reason << '\n';
   if (plan.staging_budget)
     std::cout << "staging:             " << format_bytes(plan.staging_budget) << " = " << plan.staging_slots
               << " slots x " << format_bytes(plan.slot_bytes) << '\n';
@@ -58,7 +70,7 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
 int cmd_plan(int argc, char** argv) {
   Args args("plan", "Shows where each tensor would go on a device and why, without loading anything.", {"MODEL"},
             {device_option(), links_option(), densify_option(), range_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), only_option("plan"),
+             max_alloc_option(), direct_io_option(), only_option("plan"),
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   const DeviceOverrides overrides = device_overrides(args);

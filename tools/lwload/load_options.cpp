@@ -21,7 +21,9 @@ OptionSpec only_option(std::string_view verb) {
   return {"--only", "NAMES", str("comma-separated tensor names to ", verb), ""};
 }
 OptionSpec io_option() { return {"--io", "E", "auto, io_uring or pread", "auto"}; }
-OptionSpec direct_io_option() { return {"--direct-io", "", "read staged tensors with O_DIRECT (cold loads)", ""}; }
+OptionSpec direct_io_option() {
+  return {"--direct-io", "", "read staged tensors with O_DIRECT (default: when their files are not in the page cache)", ""};
+}
 OptionSpec links_option() {
   return {"--allow-outside-links", "", "follow links out of the model folder (weights linked from a shared cache)", ""};
 }
@@ -85,13 +87,13 @@ void set_given(const Args& args, LoadOptions& options, std::initializer_list<std
 
 PlanOptions plan_options(const Args& args) {
   LoadOptions options;
-  set_given(args, options, {"placement", "budget", "slots", "only"});
+  set_given(args, options, {"placement", "budget", "slots", "only", "direct-io"});
   return options.plan;
 }
 
 void apply_io_options(const Args& args, LoadOptions& options) {
-  // Flags as given (--lazy=false included) override what the command chose (bench --cold's O_DIRECT).
-  set_given(args, options, {"io", "direct-io", "lazy"});
+  // Flags as given (--lazy=false included) override what the command chose.
+  set_given(args, options, {"io", "lazy"});
 }
 
 void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest) {
