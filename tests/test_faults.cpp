@@ -16,99 +16,15 @@
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/memory_file_system.hpp"
+#include "support/faulty_device.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
 using namespace lwload;
 using lwload::test::TempDir;
+using lwload::test::FaultyDevice;
 
 namespace {
-
-struct Counters {
-  std::atomic<int> live_buffers{0};
-  std::atomic<int> live_staging{0};
-  int allocations = 0;
-  int uploads = 0;
-};
-
-class CountedBuffer final : public DeviceBuffer {
- public:
-  CountedBuffer(std::unique_ptr<DeviceBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
-    ++counters_.live_buffers;
-  }
-  ~CountedBuffer() override { --counters_.live_buffers; }
-  std::uint64_t size() const noexcept override { return inner_->size(); }
-  NativeHandle native() const noexcept override { return inner_->native(); }
-  std::string_view mechanism() const noexcept override { return inner_->mechanism(); }
-  std::span<std::byte> begin_host_write() override { return inner_->begin_host_write(); }
-  void end_host_write() override { inner_->end_host_write(); }
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
-  DeviceBuffer& inner() { return *inner_; }
-
- private:
-  std::unique_ptr<DeviceBuffer> inner_;
-  Counters& counters_;
-};
-
-class CountedStaging final : public StagingBuffer {
- public:
-  CountedStaging(std::unique_ptr<StagingBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
-    ++counters_.live_staging;
-  }
-  ~CountedStaging() override { --counters_.live_staging; }
-  std::span<std::byte> bytes() noexcept override { return inner_->bytes(); }
-  StagingBuffer& inner() { return *inner_; }
-
- private:
-  std::unique_ptr<StagingBuffer> inner_;
-  Counters& counters_;
-};
-
-// Wraps a real device; fails the Nth allocation or upload, or the staging allocation, on request.
-class FaultyDevice final : public Device {
- public:
-  explicit FaultyDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)), info_(inner_->info()) {}
-  const DeviceInfo& info() const noexcept override { return info_; }
-  DeviceInfo& mutable_info() { return info_; }
-
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
-    if (++counters.allocations == fail_allocation)
-      fail(ErrorCode::out_of_memory, "test device: allocation ", counters.allocations, " of ", bytes, " bytes refused");
-    return std::make_unique<CountedBuffer>(inner_->allocate(bytes, place), counters);
-  }
-  ImportResult import_range(std::span<const std::byte> range) override {
-    if (decline_import) return ImportResult::decline("test device declines every import");
-    auto result = inner_->import_host(range);
-    if (result.buffer) result.buffer = std::make_unique<CountedBuffer>(std::move(result.buffer), counters);
-    return result;
-  }
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
-    if (fail_staging) fail(ErrorCode::out_of_memory, "test device: no staging memory");
-    return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), counters);
-  }
-  void finish() override { inner_->finish(); }
-
-  Counters counters;
-  int fail_allocation = -1;
-  int fail_upload = -1;
-  bool fail_staging = false;
-  bool decline_import = false;
-
- protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
-    if (++counters.uploads == fail_upload) {
-      done(std::make_exception_ptr(Error(ErrorCode::device, "test device: transfer failed")));
-      return;
-    }
-    inner_->upload(static_cast<CountedStaging&>(staging).inner(), src_offset, static_cast<CountedBuffer&>(dst).inner(),
-                   dst_offset, bytes, std::move(done));
-  }
-
- private:
-  std::unique_ptr<Device> inner_;
-  DeviceInfo info_;
-};
 
 std::unique_ptr<FaultyDevice> faulty(std::string_view spec, std::optional<MemoryModel> memory = std::nullopt) {
   DeviceOverrides overrides;

@@ -346,8 +346,9 @@ TEST_CASE("the host reports the memory it has; a plan needing more is refused be
   CHECK(load(m, *device).plan().count(Placement::zero_copy) == 4);
 }
 
-TEST_CASE("budgets on the host: too little free refused with the numbers; regions past the import limit load direct") {
+TEST_CASE("budgets on the host and null devices: too little free refused with the numbers; regions past the import limit load direct") {
   test::check_device_budgets("host");
+  test::check_device_budgets("null");  // staged only: the memory it is told it has
 }
 
 TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {

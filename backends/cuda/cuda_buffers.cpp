@@ -75,11 +75,7 @@ std::span<std::byte> CudaBuffer::begin_host_write() {
   return {host_, static_cast<std::size_t>(size_)};
 }
 
-void CudaBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (offset > size_ || dst.size() > size_ - offset)
-    fail(ErrorCode::usage, session_->label(), ": read-back of ", dst.size(), " bytes at ", offset, " outside a ", size_,
-         "-byte buffer");
-  if (dst.empty()) return;
+void CudaBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   if (kind_ == Kind::device) {
     const ContextScope scope(*session_);
     session_->check(session_->driver().cuMemcpyDtoH_v2(dst.data(), device_ + offset, dst.size()), "cuMemcpyDtoH",

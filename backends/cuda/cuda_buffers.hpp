@@ -29,7 +29,7 @@ class CudaBuffer final : public DeviceBuffer {
   NativeHandle native() const noexcept override;
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
 
   CUdeviceptr device_pointer() const noexcept { return device_; }
 

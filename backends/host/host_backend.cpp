@@ -43,10 +43,9 @@ class HostBuffer final : public DeviceBuffer {
       memory_.prefault();
     return {data_, size_};
   }
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override {
-    check(offset, dst.size(), "read-back");
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override {
     if (writable_) {
-      if (!dst.empty()) std::memcpy(dst.data(), data_ + offset, dst.size());
+      std::memcpy(dst.data(), data_ + offset, dst.size());
       return;
     }
     // Imported file pages: a file truncated since it was mapped must not kill the process.
@@ -62,11 +61,6 @@ class HostBuffer final : public DeviceBuffer {
   }
 
  private:
-  void check(std::uint64_t offset, std::uint64_t n, std::string_view what) const {
-    if (offset > size_ || n > size_ - offset)
-      fail(ErrorCode::device, "host: ", what, " of [", offset, ", +", n, ") outside a ", size_, "-byte buffer");
-  }
-
   host::AnonymousMemory memory_;
   std::shared_ptr<const host::AnonymousMemory> slab_;
   std::byte* data_;

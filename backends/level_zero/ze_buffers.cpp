@@ -114,10 +114,7 @@ std::span<std::byte> ZeBuffer::begin_host_write() {
   return {static_cast<std::byte*>(ptr_), static_cast<std::size_t>(size_)};
 }
 
-void ZeBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (offset > size_ || dst.size() > size_ - offset)
-    fail(ErrorCode::usage, session_->label(), ": read_back of ", dst.size(), " bytes at offset ", offset,
-         " exceeds the buffer's ", size_, " bytes");
+void ZeBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   const void* src = offset_ptr(ptr_, offset);
   if (host_accessible_) {
     // Imported file pages may be gone (the file truncated since): a kernel copy reports that.

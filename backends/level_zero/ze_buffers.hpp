@@ -34,7 +34,7 @@ class ZeBuffer final : public DeviceBuffer {
   NativeHandle native() const noexcept override { return {NativeType::ze_ptr, ptr_}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
   std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
 
  private:

@@ -14,7 +14,7 @@ class NullBuffer final : public DeviceBuffer {
   std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::none, nullptr}; }
   std::string_view mechanism() const noexcept override { return "discarded"; }
-  void read_back(std::uint64_t, std::span<std::byte>) override {
+  void copy_out(std::uint64_t, std::span<std::byte>) override {
     fail(ErrorCode::unsupported, "the null device discards uploaded bytes");
   }
 

@@ -48,9 +48,7 @@ void ClBuffer::unmap() noexcept {
   mapped_ = nullptr;
 }
 
-void ClBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  check_range("read_back", offset, dst.size(), size_);
-  if (dst.empty()) return;
+void ClBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   // An import: the device works on these very pages (import.cpp checked the driver maps our
   // pointer), so they are read here, through the guarded copy. A driver read would touch them on
   // its own thread (PoCL's worker), where a truncated file is a SIGBUS no one can catch.
@@ -79,8 +77,7 @@ std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t
                                     host_pages_ ? host_pages_ + offset : nullptr);
 }
 
-void SvmRange::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  check_range("read_back", offset, dst.size(), range_.size());
+void SvmRange::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   // SVM over imported file pages: a file truncated since must be an error, not a SIGBUS.
   if (!io::copy_guarded(dst.data(), range_.data() + offset, dst.size()))
     fail(ErrorCode::io, "opencl: ", dst.size(), " bytes at offset ", offset,

@@ -31,7 +31,7 @@ class ClBuffer final : public DeviceBuffer {
   std::span<std::byte> begin_host_write() override;
   void end_host_write() override;
 
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
   std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
 
   const cl::Buffer& mem() const noexcept { return mem_; }
@@ -60,7 +60,7 @@ class SvmRange final : public DeviceBuffer {
     return {NativeType::cl_svm_ptr, const_cast<std::byte*>(range_.data())};
   }
   std::string_view mechanism() const noexcept override { return "svm"; }
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
   std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
 
  private:

@@ -113,11 +113,7 @@ std::span<std::byte> VkBufferMemory::begin_host_write() {
   return {mapped_, static_cast<std::size_t>(size_)};
 }
 
-void VkBufferMemory::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (offset > size_ || dst.size() > size_ - offset)
-    fail(ErrorCode::usage, session_->label(), ": read-back of ", dst.size(), " bytes at ", offset, " outside a ", size_,
-         "-byte buffer");
-  if (dst.empty()) return;
+void VkBufferMemory::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   if (mapped_) {
     if (!io::copy_guarded(dst.data(), mapped_ + offset, dst.size()))
       fail(ErrorCode::io, session_->label(), ": imported file pages could not be read: the file is shorter "

@@ -28,7 +28,7 @@ class VkBufferMemory final : public DeviceBuffer {
   NativeHandle native() const noexcept override { return {NativeType::vk_buffer, reinterpret_cast<void*>(buffer_)}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
-  void read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
 
   VkBuffer buffer() const noexcept { return buffer_; }
   VkDeviceMemory memory() const noexcept { return memory_; }

@@ -22,7 +22,7 @@ bool has_layer(const char* name) {
 
 }  // namespace
 
-VkInstance create_instance() {
+std::shared_ptr<Instance> Instance::create() {
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "lwload";
   app.apiVersion = VK_API_VERSION_1_1;
@@ -36,8 +36,10 @@ VkInstance create_instance() {
   }
   VkInstance instance = VK_NULL_HANDLE;
   check(vkCreateInstance(&info, nullptr, &instance), "vulkan", "vkCreateInstance");
-  return instance;
+  return std::shared_ptr<Instance>(new Instance(instance));
 }
+
+Instance::~Instance() { vkDestroyInstance(instance_, nullptr); }
 
 std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
   std::uint32_t count = 0;

@@ -31,10 +31,10 @@ void check(VkResult result, std::string_view device, std::string_view call, std:
        what.empty() ? "" : " (", what, what.empty() ? "" : ")");
 }
 
-std::shared_ptr<Session> Session::open(std::uint32_t index, std::string label) {
+std::shared_ptr<Session> Session::open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label) {
   std::shared_ptr<Session> s(new Session(std::move(label)));
-  s->instance_ = create_instance();
-  s->owns_instance_ = true;
+  s->own_instance_ = std::move(instance);
+  s->instance_ = s->own_instance_->get();
   const auto physicals = physical_devices(s->instance_);
   if (index >= physicals.size()) fail(ErrorCode::usage, s->label_, ": no such device");
   s->physical_ = physicals[index];
@@ -84,7 +84,6 @@ Session::~Session() {
   if (device_) vkDeviceWaitIdle(device_);
   if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
   if (owns_device_) vkDestroyDevice(device_, nullptr);
-  if (owns_instance_) vkDestroyInstance(instance_, nullptr);
 }
 
 std::optional<std::uint32_t> Session::memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags flags) const {

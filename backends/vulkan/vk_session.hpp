@@ -12,6 +12,8 @@
 
 namespace lwload::vk {
 
+class Instance;  // vk_instance.hpp
+
 // A zeroed Vulkan struct with its sType set (aggregate initialisation would trip
 // -Wmissing-field-initializers on every struct).
 template <typename T>
@@ -28,7 +30,7 @@ std::string result_name(VkResult result);
 class Session {
  public:
   // lwload's own instance (with the validation layer when LWLOAD_VULKAN_VALIDATION=1) and device.
-  static std::shared_ptr<Session> open(std::uint32_t index, std::string label);
+  static std::shared_ptr<Session> open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label);
   // The application's objects; lwload creates only its command pool.
   static std::shared_ptr<Session> adopt(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
                                         std::uint32_t queue_family, std::string label);
@@ -74,12 +76,13 @@ class Session {
   void end(Submission& s);     // with mutex_ held
 
   std::string label_;
+  std::shared_ptr<const Instance> own_instance_;  // lwload's, kept alive while this device lives
   VkInstance instance_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   std::uint32_t family_ = 0;
-  bool owns_instance_ = false, owns_device_ = false;
+  bool owns_device_ = false;
   VkPhysicalDeviceMemoryProperties memory_{};
   PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_properties_ = nullptr;
   std::mutex mutex_;  // the command pool and the queue are externally synchronised

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <mutex>
+
 #include "backends/builtin.hpp"
 #include "core/align.hpp"
 #include "backends/completion_queue.hpp"
@@ -73,7 +75,7 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   info.kind = kind_of(properties.properties.deviceType);
   info.memory = unified ? MemoryModel::unified : MemoryModel::discrete;
   const std::uint64_t alignment = import ? std::max<std::uint64_t>(host.minImportedHostPointerAlignment, 1) : page_size();
-  info.caps.import_host_ptr = import && unified && std::getenv("LWLOAD_VULKAN_NO_IMPORT") == nullptr;
+  info.caps.import_host_ptr = import && unified;
   info.caps.import_alignment = alignment;
   info.caps.size_multiple = alignment;  // imported sizes must be multiples of it too
   info.caps.max_alloc = std::min<std::uint64_t>(maintenance3.maxMemoryAllocationSize, device_heap ? device_heap : UINT64_MAX);
@@ -113,10 +115,6 @@ class VulkanDevice final : public Device {
 
   ImportResult import_range(std::span<const std::byte> range) override {
     if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot import host memory"));
-    // A refusal on demand, as RADV gives for file-backed pages: the tests' way to see the fall-back.
-    if (const char* knob = std::getenv("LWLOAD_VULKAN_DECLINE_IMPORT"); knob && std::string(knob) == "1")
-      return ImportResult::decline("vkAllocateMemory(VkImportMemoryHostPointerInfoEXT): declined by "
-                                   "LWLOAD_VULKAN_DECLINE_IMPORT=1");
     return VkBufferMemory::import(session_, range, info_.caps.import_alignment);
   }
 
@@ -156,14 +154,6 @@ class VulkanDevice final : public Device {
   CompletionQueue completions_;  // last: drained before the session goes
 };
 
-// Devices are enumerated on an instance of our own, kept only while listing.
-struct Enumeration {
-  VkInstance instance = VK_NULL_HANDLE;
-  ~Enumeration() {
-    if (instance) vkDestroyInstance(instance, nullptr);
-  }
-};
-
 class VulkanBackend final : public Backend {
  public:
   std::string_view name() const noexcept override { return "vulkan"; }
@@ -171,8 +161,7 @@ class VulkanBackend final : public Backend {
   std::vector<DeviceInfo> devices() override {
     std::vector<DeviceInfo> out;
     try {
-      Enumeration e{create_instance()};
-      const auto physicals = physical_devices(e.instance);
+      const auto physicals = physical_devices(instance()->get());
       for (std::uint32_t i = 0; i < physicals.size(); ++i) out.push_back(describe(physicals[i], i));
     } catch (const Error&) {
       // No loader or ICD: no devices (absent_reason says why).
@@ -182,8 +171,7 @@ class VulkanBackend final : public Backend {
 
   std::string absent_reason() const override {
     try {
-      Enumeration e{create_instance()};
-      if (physical_devices(e.instance).empty()) return "the Vulkan loader found no physical device";
+      if (physical_devices(instance()->get()).empty()) return "the Vulkan loader found no physical device";
       return {};
     } catch (const Error& error) {
       return error.what();
@@ -196,9 +184,21 @@ class VulkanBackend final : public Backend {
       fail(ErrorCode::usage, "vulkan:", index, ": no such device (", all.size(), " Vulkan device",
            all.size() == 1 ? "" : "s", " present)");
     DeviceInfo info = apply_overrides(all[index], overrides);
-    auto session = Session::open(index, info.id());
+    auto session = Session::open(instance(), index, info.id());
     return std::make_unique<VulkanDevice>(std::move(info), std::move(session));
   }
+
+ private:
+  // Made on first use and kept: listing devices is cheap after that (an instance per call cost a
+  // loader scan each time); a failed creation is tried again next time.
+  std::shared_ptr<const Instance> instance() const {
+    const std::lock_guard lock(mutex_);
+    if (!instance_) instance_ = Instance::create();
+    return instance_;
+  }
+
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const Instance> instance_;
 };
 
 }  // namespace

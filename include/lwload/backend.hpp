@@ -57,14 +57,20 @@ class LWLOAD_API DeviceBuffer {
   // host_visible buffers: the bytes the loader reads the file into, valid until end_host_write().
   virtual std::span<std::byte> begin_host_write() { return {}; }
   virtual void end_host_write() {}
-  // Copies bytes back to the host (lwload load --verify). Blocking.
-  virtual void read_back(std::uint64_t offset, std::span<std::byte> dst) = 0;
+  // Copies bytes [offset, offset + dst.size()) back to the host (lwload load --verify). Blocking.
+  // Error(usage) for a range outside the buffer, checked here once for every backend.
+  void read_back(std::uint64_t offset, std::span<std::byte> dst);
   // A buffer addressing [offset, offset+size) of this one (an OpenCL sub-buffer), or nullptr when
   // the backend has no such views or `offset` misses DeviceCaps::sub_buffer_alignment. The view
   // must not outlive this buffer.
   virtual std::unique_ptr<DeviceBuffer> view(std::uint64_t /*offset*/, std::uint64_t /*size*/) {
     return nullptr;
   }
+
+ protected:
+  // read_back's copy, for a non-empty range inside the buffer. Bytes that are file pages (imports)
+  // are copied with io::copy_guarded, so a file truncated since is Error(io), never a SIGBUS.
+  virtual void copy_out(std::uint64_t offset, std::span<std::byte> dst) = 0;
 };
 
 // Pinned host memory the loader reads file bytes into before upload().

@@ -97,6 +97,13 @@ void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuff
   start_upload(staging, src_offset, dst, dst_offset, bytes, std::move(done));
 }
 
+void DeviceBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
+  if (offset > size() || dst.size() > size() - offset)
+    fail(ErrorCode::usage, "read-back of ", dst.size(), " bytes at offset ", offset, " is outside a ", size(), "-byte ",
+         mechanism(), " buffer");
+  if (!dst.empty()) copy_out(offset, dst);
+}
+
 DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {
   if (overrides.memory) info.memory = *overrides.memory;
   if (overrides.max_alloc) info.caps.max_alloc = std::min(info.caps.max_alloc, *overrides.max_alloc);
