@@ -2,14 +2,14 @@
 #include "bench_cache.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "io/page_cache.hpp"
 #include "lwload/error.hpp"
+#include "lwload/file_system.hpp"
 
 namespace lwload::bench {
 namespace {
@@ -29,36 +29,11 @@ class Fd {
   int fd_;
 };
 
-std::uint64_t file_size(int fd, const std::filesystem::path& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) fail(ErrorCode::io, path.string(), ": fstat: ", std::strerror(errno));
-  return static_cast<std::uint64_t>(st.st_size);
-}
-
-// Cached pages and total pages of one file.
+// Cached bytes and size of one file (io::cached_bytes: cachestat, else mincore).
 std::pair<std::uint64_t, std::uint64_t> residency(const std::filesystem::path& path) {
-  const Fd fd(path);
-  const std::uint64_t size = file_size(fd.get(), path);
-  if (size == 0) return {0, 0};
-  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  const std::uint64_t pages = (size + page - 1) / page;
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
-  if (map == MAP_FAILED) fail(ErrorCode::io, path.string(), ": mmap for mincore: ", std::strerror(errno));
-  std::uint64_t cached = 0;
-  // Walk in windows so the vector stays small whatever the file's size.
-  std::vector<unsigned char> vec(64 * 1024);
-  for (std::uint64_t first = 0; first < pages; first += vec.size()) {
-    const std::uint64_t n = std::min<std::uint64_t>(vec.size(), pages - first);
-    const std::uint64_t length = std::min<std::uint64_t>(n * page, size - first * page);
-    if (::mincore(static_cast<char*>(map) + first * page, length, vec.data()) != 0) {
-      const int err = errno;
-      ::munmap(map, size);
-      fail(ErrorCode::io, path.string(), ": mincore: ", std::strerror(err));
-    }
-    for (std::uint64_t i = 0; i < n; ++i) cached += vec[i] & 1;
-  }
-  ::munmap(map, size);
-  return {cached, pages};
+  const auto file = posix_file_system()->open(path);
+  const std::uint64_t size = file->size();
+  return {io::cached_bytes(*file, 0, size), size};
 }
 
 }  // namespace
@@ -72,18 +47,18 @@ void evict_from_page_cache(const std::filesystem::path& path) {
 }
 
 double cached_fraction(const std::filesystem::path& path) {
-  const auto [cached, pages] = residency(path);
-  return pages == 0 ? 0.0 : static_cast<double>(cached) / static_cast<double>(pages);
+  const auto [cached, size] = residency(path);
+  return size == 0 ? 0.0 : static_cast<double>(cached) / static_cast<double>(size);
 }
 
 double cached_fraction(std::span<const std::filesystem::path> paths) {
-  std::uint64_t cached = 0, pages = 0;
+  std::uint64_t cached = 0, size = 0;
   for (const auto& p : paths) {
     const auto [c, n] = residency(p);
     cached += c;
-    pages += n;
+    size += n;
   }
-  return pages == 0 ? 0.0 : static_cast<double>(cached) / static_cast<double>(pages);
+  return size == 0 ? 0.0 : static_cast<double>(cached) / static_cast<double>(size);
 }
 
 }  // namespace lwload::bench

@@ -1,5 +1,5 @@
 // Page-cache control for `lwload bench`: evict a model's files before a cold repetition and check,
-// with mincore, how much of them is still cached (eviction is advice the kernel may not follow).
+// with cachestat (or mincore), how much of them is still cached (eviction is advice the kernel may not follow).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace lwload::bench {
 // that another process has mapped or locked stay. Throws Error(io) when the file cannot be opened.
 void evict_from_page_cache(const std::filesystem::path& path);
 
-// Fraction (0..1) of the file's pages in the page cache now (mmap + mincore; faults nothing in).
+// Fraction (0..1) of the file in the page cache now (io::cached_bytes; faults nothing in).
 double cached_fraction(const std::filesystem::path& path);
 
 // The same over several files, weighted by size.

@@ -361,7 +361,7 @@ int cmd_bench(int argc, char** argv) {
             "Compare lwload with a naive loader and with plain file reads, side by side (medians).\n"
             "--cold evicts the model from the page cache before every repetition (fdatasync +\n"
             "posix_fadvise DONTNEED; works on files this process can open, and is checked with\n"
-            "mincore). lwload runs as planned (\"default\": placements and O_DIRECT chosen from the\n"
+            "cachestat). lwload runs as planned (\"default\": placements and O_DIRECT chosen from the\n"
             "device and the page cache) and with each choice forced: every placement buffered, staged\n"
             "with O_DIRECT too.",
             {"MODEL"},
