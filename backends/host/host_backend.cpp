@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/builtin.hpp"
+#include "core/align.hpp"
 #include "backends/host/host_memory.hpp"
 #include "backends/host/host_capacity.hpp"
 #include "io/fault_guard.hpp"
@@ -37,10 +38,12 @@ class HostBuffer final : public DeviceBuffer {
     if (!writable_) return {};
     // The loader calls this when it issues a tensor's first read, while earlier reads are still
     // in flight on the reader's threads, so populating here overlaps with them.
-    if (slab_)
-      host::AnonymousMemory::prefault({data_, size_});
-    else
+    // A slab part smaller than a page is not worth a syscall: its page faults in once, on the
+    // copy (a madvise per one-element tensor cost a million syscalls for a million of them).
+    if (!slab_)
       memory_.prefault();
+    else if (size_ >= page_size())
+      host::AnonymousMemory::prefault({data_, size_});
     return {data_, size_};
   }
   void copy_out(std::uint64_t offset, std::span<std::byte> dst) override {
