@@ -14,6 +14,7 @@
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "support/budget_checks.hpp"
+#include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -160,6 +161,12 @@ TEST_CASE("cuda child: injected faults fail cleanly and leak nothing" * doctest:
   child_ok("cuda child: injected faults fail cleanly and leak nothing");
 }
 
+TEST_CASE("cuda child: truncated after load" * doctest::skip()) {
+  test::check_truncation_after_load("cuda:0");
+  CHECK(sim_live() == 0);
+  child_ok("cuda child: truncated after load");
+}
+
 TEST_CASE("cuda child: budgets" * doctest::skip()) {
   test::check_device_budgets("cuda:0");
   // What cuMemGetInfo reports free (other processes hold 7.5 of the 8 GiB) is what the plan uses.
@@ -198,6 +205,7 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
     expect_child(m, "cuda child: discovery");
     expect_child(m, "cuda child: every placement loads and verifies");
     expect_child(m, "cuda child: budgets");
+    expect_child(m, "cuda child: truncated after load");
   }
   expect_child("dgpu", "cuda child: budgets", "LWLOAD_CUDA_SIM_USED_BY_OTHERS=" + std::to_string((15ull << 30) / 2));
   expect_child("igpu-ro", "cuda child: every placement loads and verifies", "LWLOAD_CUDA_SIM_REFUSE_REGISTER=1");

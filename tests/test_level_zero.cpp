@@ -29,6 +29,7 @@
 #include "lwload/plan.hpp"
 #include "synth/synth.hpp"
 #include "support/budget_checks.hpp"
+#include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -425,6 +426,12 @@ TEST_CASE("ze child: too big for the device" * doctest::skip()) {
   child_ok("ze child: too big for the device");
 }
 
+TEST_CASE("ze child: truncated after load" * doctest::skip()) {
+  test::check_truncation_after_load("level_zero:0");
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: truncated after load");
+}
+
 TEST_CASE("ze child: budgets" * doctest::skip()) {
   test::check_device_budgets("level_zero:0");
   CHECK(sim_live_objects() == 0);
@@ -452,6 +459,7 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: device api");
     expect_child(mode, "ze child: load and verify");
     expect_child(mode, "ze child: budgets");
+    expect_child(mode, "ze child: truncated after load");
   }
 }
 

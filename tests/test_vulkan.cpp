@@ -18,6 +18,7 @@
 #include "lwload/vulkan.hpp"
 #include "support/budget_checks.hpp"
 #include "support/faulty_device.hpp"
+#include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -105,6 +106,10 @@ TEST_CASE("vulkan: a model at an odd offset of a container (fd) and in memory lo
 
 TEST_CASE("vulkan: budgets — too little free refused with the numbers; regions past the import limit load direct") {
   if (have_vulkan()) test::check_device_budgets("vulkan:0");
+}
+
+TEST_CASE("vulkan: a file truncated after a zero-copy load — verify and read-back are errors, never a signal") {
+  if (have_vulkan()) test::check_truncation_after_load("vulkan:0");
 }
 
 TEST_CASE("vulkan: sparse TFLite tensors, stored and densified, equal to the independent reader's") {
