@@ -378,3 +378,30 @@ TEST_CASE("a model stored in a zip (as an APK stores an asset) loads through --r
   CHECK(lwload_run("inspect " + app.string() + " --range " + shifted, nullptr, &err) == 3);
   CHECK(has(err, "fd "));
 }
+
+TEST_CASE("a TFJS model in 1,100 shards loads under a soft open-file limit of 256 (the tool raises it to the hard one)") {
+  if (!exe()) return;
+  TempDir dir;
+  constexpr int kShards = 1100;
+  std::string paths;
+  for (int i = 0; i < kShards; ++i) {
+    const std::string name = "group1-shard" + std::to_string(i + 1) + "of" + std::to_string(kShards) + ".bin";
+    paths += (i ? ",\"" : "\"") + name + "\"";
+    const float value = static_cast<float>(i);
+    std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  std::ofstream(dir / "model.json") << R"({"weightsManifest":[{"paths":[)" << paths
+                                    << R"(],"weights":[{"name":"w","shape":[1100],"dtype":"float32"}]}]})";
+  std::string hard;
+  REQUIRE(lwload::test::run_command("bash -c 'ulimit -Hn'", &hard) == 0);
+  if (hard.rfind("unlimited", 0) != 0 && std::stoul(hard) < 2 * kShards) {
+    MESSAGE("hard open-file limit ", hard, " is below what 1,100 shards need: not checked");
+    return;
+  }
+  std::string out;
+  CHECK(lwload::test::run_command("bash -c \"ulimit -Sn 256; exec " + std::string(exe()) + " load " +
+                                      (dir / "model.json").string() + " --device host --placement direct --verify\" 2>&1",
+                                  &out) == 0);
+  INFO(out);
+  CHECK(has(out, "verify: ok, 1 tensors"));
+}
