@@ -158,7 +158,7 @@ TEST_CASE("staging ring: a device that returns short staging buffers is an error
   CHECK_THROWS_AS(io::StagingRing(device, 2, 8192), Error);
 }
 
-TEST_CASE("Device::upload checks both ranges once, for every backend") {
+TEST_CASE("Device::upload checks both ranges once, for every backend, and reports every failure through done, once") {
   const auto device = open_device("host");
   auto staging = device->allocate_staging(4096);
   auto dst = device->allocate(100, MemoryPlace::device_local);
@@ -166,12 +166,45 @@ TEST_CASE("Device::upload checks both ranges once, for every backend") {
   device->upload(*staging, 0, *dst, 0, 100, [&](std::exception_ptr e) { done = !e; });
   CHECK(done);
   for (auto bad : {std::pair<std::uint64_t, std::uint64_t>{4000, 0}, {0, 1}}) {
+    int calls = 0;
+    std::exception_ptr error;
+    device->upload(*staging, bad.first, *dst, bad.second, 100, [&](std::exception_ptr e) {
+      ++calls;
+      error = e;
+    });
+    CHECK(calls == 1);
+    REQUIRE(error);
     try {
-      device->upload(*staging, bad.first, *dst, bad.second, 100, [](std::exception_ptr) {});
-      FAIL("an out-of-range upload was accepted");
+      std::rethrow_exception(error);
     } catch (const Error& e) {
       CHECK(e.code() == ErrorCode::usage);
       CHECK(std::string(e.what()).find("host:0: upload of 100 bytes") != std::string::npos);
     }
+  }
+
+  // A backend that throws from start_upload, and one that calls done and then throws: done runs
+  // once either way, with the error.
+  struct Throwing final : Device {
+    std::unique_ptr<Device> inner = open_device("host");
+    bool call_first = false;
+    const DeviceInfo& info() const noexcept override { return inner->info(); }
+    std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+      return inner->allocate(bytes, place);
+    }
+    std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
+    void finish() override {}
+    void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
+      if (call_first) done(std::make_exception_ptr(Error(ErrorCode::device, "transfer failed")));
+      fail(ErrorCode::device, "queue lost");
+    }
+  };
+  for (const bool call_first : {false, true}) {
+    Throwing throwing;
+    throwing.call_first = call_first;
+    auto slot = throwing.allocate_staging(4096);
+    auto target = throwing.allocate(100, MemoryPlace::device_local);
+    int calls = 0;
+    throwing.upload(*slot, 0, *target, 0, 100, [&](std::exception_ptr e) { calls += e ? 1 : 100; });
+    CHECK(calls == 1);
   }
 }

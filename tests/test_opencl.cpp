@@ -347,14 +347,21 @@ TEST_CASE("staged (forced discrete): uploads from pinned slots, several in fligh
     CHECK(read_back(*buffer, offset, slot_bytes / 2) == slice(bytes, offset, slot_bytes / 2));
   CHECK(kernel_copy(as_mem(*buffer), 100, 1000) == slice(bytes, 100, 1000));
 
-  // Bounds are checked before anything is enqueued; `done` is then never called.
-  bool called = false;
-  const auto mark = [&](std::exception_ptr) { called = true; };
-  CHECK(error_code_of([&] { device->upload(*slots[0], slot_bytes - 1, *buffer, 0, 2, mark); }) == ErrorCode::usage);
-  CHECK(error_code_of([&] { device->upload(*slots[0], 0, *buffer, size - 1, 2, mark); }) == ErrorCode::usage);
-  CHECK_FALSE(called);
+  // Bounds are checked before anything is enqueued; the error comes back through `done`.
+  int called = 0;
+  std::exception_ptr last;
+  const auto mark = [&](std::exception_ptr e) {
+    ++called;
+    last = e;
+  };
+  device->upload(*slots[0], slot_bytes - 1, *buffer, 0, 2, mark);
+  CHECK(error_code_of([&] { std::rethrow_exception(last); }) == ErrorCode::usage);
+  device->upload(*slots[0], 0, *buffer, size - 1, 2, mark);
+  CHECK(error_code_of([&] { std::rethrow_exception(last); }) == ErrorCode::usage);
+  CHECK(called == 2);
   device->upload(*slots[0], 0, *buffer, 0, 0, mark);  // an empty upload completes at once
-  CHECK(called);
+  CHECK(called == 3);
+  CHECK_FALSE(last);
 }
 
 TEST_CASE("out of memory: over max allocation and an exhausted device fail cleanly") {

@@ -111,11 +111,13 @@ class LWLOAD_API Device {
 
   virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
 
-  // Starts copying staging.bytes()[src_offset, +bytes) to dst at dst_offset. `done` runs when the
-  // staging bytes may be reused. Several uploads may be in flight. The ranges are checked here,
-  // once for every backend: one outside either buffer throws Error(usage) before the backend runs.
+  // Starts copying staging.bytes()[src_offset, +bytes) to dst at dst_offset. `done` runs exactly
+  // once: when the staging bytes may be reused, or with the error. Every failure goes there — a
+  // range outside either buffer (Error(usage), checked here once for every backend, before the
+  // backend runs), a backend that throws, a transfer that fails — so upload() itself never throws
+  // and a caller has one path to handle. Several uploads may be in flight.
   void upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-              std::uint64_t bytes, TransferDone done);
+              std::uint64_t bytes, TransferDone done) noexcept;
 
   // Blocks until every upload started so far has completed.
   virtual void finish() = 0;
@@ -127,7 +129,9 @@ class LWLOAD_API Device {
     return ImportResult::decline("the device cannot import host memory");
   }
 
-  // upload() after its range checks: both ranges lie inside their buffers.
+  // upload() after its range checks: both ranges lie inside their buffers. A failure is reported
+  // by throwing (the transfer never started) or through `done`; upload() delivers a throw to
+  // `done` and never lets `done` run twice.
   virtual void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
                             std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
 };

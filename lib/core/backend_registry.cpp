@@ -1,4 +1,5 @@
 // The backend registry and device selection ("BACKEND[:INDEX]" / "auto").
+#include <atomic>
 #include <algorithm>
 #include <charconv>
 
@@ -86,15 +87,29 @@ ImportResult Device::import_host(std::span<const std::byte> range) {
 }
 
 void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) {
-  const std::uint64_t source = staging.bytes().size();
-  if (src_offset > source || bytes > source - src_offset)
-    fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at staging offset ", src_offset,
-         " exceeds the ", source, "-byte staging buffer");
-  if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
-    fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
-         dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
-  start_upload(staging, src_offset, dst, dst_offset, bytes, std::move(done));
+                    std::uint64_t bytes, TransferDone done) noexcept {
+  // `done` at most once, whichever way the backend reports: its own call, or a throw caught here.
+  struct Once {
+    TransferDone done;
+    std::atomic<bool> fired{false};
+    void operator()(std::exception_ptr error) {
+      if (!fired.exchange(true)) done(std::move(error));
+    }
+  };
+  const auto once = std::make_shared<Once>();
+  once->done = std::move(done);
+  try {
+    const std::uint64_t source = staging.bytes().size();
+    if (src_offset > source || bytes > source - src_offset)
+      fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at staging offset ", src_offset,
+           " exceeds the ", source, "-byte staging buffer");
+    if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
+      fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
+           dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
+    start_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
+  } catch (...) {
+    (*once)(std::current_exception());
+  }
 }
 
 void DeviceBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {

@@ -335,16 +335,11 @@ void DataPipeline::on_staged_read(const ReadItem& item, std::size_t slot, std::u
       for (const Segment& s : item.segments) {
         ++slot_uploads_[slot];
         ++uploads_in_flight_;
-        try {
-          device_.upload(staging, head + s.read_offset, buffer(s.entry), s.dst_offset, s.length,
-                         [this, slot, s](std::exception_ptr err) {
-                           boost::asio::post(context_, [this, slot, s, err] { on_upload_done(slot, s, err); });
-                         });
-        } catch (...) {
-          --slot_uploads_[slot];
-          --uploads_in_flight_;
-          throw;
-        }
+        // Never throws: a failure of any kind comes back through the callback, once.
+        device_.upload(staging, head + s.read_offset, buffer(s.entry), s.dst_offset, s.length,
+                       [this, slot, s](std::exception_ptr err) {
+                         boost::asio::post(context_, [this, slot, s, err] { on_upload_done(slot, s, err); });
+                       });
         ++state_.stats.uploads;
         state_.stats.bytes_uploaded += s.length;
       }
