@@ -53,18 +53,13 @@ std::unique_ptr<ZeBuffer> ZeBuffer::allocate_host(std::shared_ptr<Session> sessi
 }
 
 ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const std::byte> range) {
+  // Device::import_host held the range to whole pages (import_alignment and size_multiple): the
+  // planner rounded the region, and the caller's mapping covers it.
   const auto address = reinterpret_cast<std::uintptr_t>(range.data());
-  const std::uint64_t page = page_bytes();
-  if (range.empty()) fail(ErrorCode::usage, session->label(), ": cannot import an empty host range");
-  if (address % page != 0)
-    fail(ErrorCode::usage, session->label(), ": host range at 0x", std::hex, address, std::dec, " (", range.size(),
-         " bytes) is not aligned to the import alignment of ", page, " bytes");
-  // Mapped files cover whole pages, so the rounded range stays inside the caller's mapping.
-  const std::uint64_t rounded = (range.size() + page - 1) / page * page;
   void* ptr = const_cast<std::byte*>(range.data());
   const std::string what = str(range.size(), " bytes at 0x", std::hex, address);
   if (session->import_path() == ImportPath::zex) {
-    const ze_result_t result = session->import_fn()(session->driver(), ptr, rounded);
+    const ze_result_t result = session->import_fn()(session->driver(), ptr, range.size());
     if (declined(result)) return ImportResult::decline(str(kImportExternalPointerName, " refused ", what, ": ", result_name(result)));
     check(result, session->label(), kImportExternalPointerName, what);
     return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::zex_import, ptr, range.size(), true)), {}};
@@ -72,11 +67,11 @@ ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const 
   if (session->import_path() == ImportPath::memmap) {
     ExternalMemmapSysmemExtDesc ext;
     ext.pSystemMemory = ptr;
-    ext.size = rounded;
+    ext.size = range.size();
     // Mapped model files are read-only: without this flag the driver refuses the pages.
     const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &ext, kHostMemAllocFlagMemReadOnly};
     void* mapped = nullptr;
-    const ze_result_t result = zeMemAllocHost(session->context(), &desc, rounded, page, &mapped);
+    const ze_result_t result = zeMemAllocHost(session->context(), &desc, range.size(), page_bytes(), &mapped);
     if (declined(result))
       return ImportResult::decline(str("zeMemAllocHost(external_memmap_sysmem) refused ", what, ": ", result_name(result)));
     check(result, session->label(), "zeMemAllocHost(external_memmap_sysmem)", what);

@@ -132,7 +132,7 @@ DiscoveredDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, 
   info.memory = integrated ? MemoryModel::unified : MemoryModel::discrete;
   info.caps.import_host_ptr = d.import != ImportPath::none;
   info.caps.import_alignment = page_size();
-  info.caps.size_multiple = 1;  // the backend rounds imports up to whole pages itself
+  info.caps.size_multiple = page_size();  // imports are whole pages: the planner rounds regions to them
   info.caps.max_alloc = props.maxMemAllocSize != 0 ? props.maxMemAllocSize : std::numeric_limits<std::uint64_t>::max();
   info.caps.sub_buffer_alignment = 1;  // USM pointers may be offset freely
   info.caps.host_visible_alloc = integrated;

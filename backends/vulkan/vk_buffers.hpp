@@ -18,7 +18,7 @@ class VkBufferMemory final : public DeviceBuffer {
 
   static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, Kind kind);
   // `range` meets the import alignment and size multiple; a refusal declines with the reason.
-  static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range, std::uint64_t alignment);
+  static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range);
 
   ~VkBufferMemory() override;
   VkBufferMemory(const VkBufferMemory&) = delete;

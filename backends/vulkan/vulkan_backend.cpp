@@ -115,7 +115,7 @@ class VulkanDevice final : public Device {
 
   ImportResult import_range(std::span<const std::byte> range) override {
     if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot import host memory"));
-    return VkBufferMemory::import(session_, range, info_.caps.import_alignment);
+    return VkBufferMemory::import(session_, range);
   }
 
   std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {

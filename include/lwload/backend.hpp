@@ -102,11 +102,12 @@ class LWLOAD_API Device {
   // Error(device) otherwise.
   std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place);
 
-  // Zero-copy: lets the device use `range` (read-only mapped file pages starting at an
-  // import_alignment boundary, sized as the caps ask; the caller keeps them mapped for the
-  // buffer's whole life) in place. A device that declines or could only copy says why in the
-  // result; errors other than "this memory cannot be imported" throw. A range larger than
-  // DeviceCaps::max_alloc throws Error(out_of_memory) here, before the backend runs.
+  // Zero-copy: lets the device use `range` (read-only mapped file pages; the caller keeps them
+  // mapped for the buffer's whole life) in place. A device that declines or could only copy says
+  // why in the result; errors other than "this memory cannot be imported" throw. Checked here,
+  // once for every backend, before it runs: an empty range is Error(usage), one larger than
+  // DeviceCaps::max_alloc Error(out_of_memory), and one that misses import_alignment or
+  // size_multiple is declined with the reason.
   ImportResult import_host(std::span<const std::byte> range);
 
   virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
@@ -123,7 +124,8 @@ class LWLOAD_API Device {
   virtual void finish() = 0;
 
  protected:
-  // allocate() and import_host() after the size check: at most DeviceCaps::max_alloc bytes.
+  // allocate() and import_host() after their checks: at most DeviceCaps::max_alloc bytes; an
+  // import non-empty, aligned to import_alignment and a multiple of size_multiple.
   virtual std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) = 0;
   virtual ImportResult import_range(std::span<const std::byte> /*range*/) {
     return ImportResult::decline("the device cannot import host memory");

@@ -82,7 +82,17 @@ std::unique_ptr<DeviceBuffer> Device::allocate(std::uint64_t bytes, MemoryPlace 
 }
 
 ImportResult Device::import_host(std::span<const std::byte> range) {
+  if (range.empty()) fail(ErrorCode::usage, info().id(), ": cannot import an empty host range");
   check_max_alloc(info(), range.size(), "import");
+  // The caps the planner shaped regions by, held here once: drivers do not all check them (lavapipe
+  // takes misaligned pointers), and a range that misses them is declined, so the tensors load direct.
+  const DeviceCaps& caps = info().caps;
+  const auto address = reinterpret_cast<std::uintptr_t>(range.data());
+  if (caps.import_alignment > 1 && address % caps.import_alignment != 0)
+    return ImportResult::decline(str("host range at 0x", std::hex, address, std::dec, " (", range.size(),
+                                     " bytes) is not aligned to the import alignment of ", caps.import_alignment, " bytes"));
+  if (caps.size_multiple > 1 && range.size() % caps.size_multiple != 0)
+    return ImportResult::decline(str("import size ", range.size(), " is not a multiple of ", caps.size_multiple));
   return import_range(range);
 }
 
