@@ -47,26 +47,31 @@ void check_plan(const Manifest& manifest, const Device& device, const Plan& plan
     fail(ErrorCode::usage, "the plan stages tensors but has no staging slots");
 }
 
+Weights run(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
+  loading::LoadSession session(std::move(manifest), device, std::move(plan), options);
+  return session.run();
+}
+
 }  // namespace
 
+// A plan made here is trusted; one handed in is checked once against the manifest and the device.
 Weights load(const Manifest& manifest, Device& device, const LoadOptions& options) {
   return load(Manifest(manifest), device, options);
 }
 
 Weights load(Manifest&& manifest, Device& device, const LoadOptions& options) {
   Plan plan = make_plan(manifest, device.info(), options.plan);
-  return load(std::move(manifest), device, std::move(plan), options);
+  return run(std::move(manifest), device, std::move(plan), options);
 }
 
 Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options) {
   check_plan(manifest, device, plan);
-  return load(Manifest(manifest), device, Plan(plan), options);
+  return run(Manifest(manifest), device, Plan(plan), options);
 }
 
 Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
   check_plan(manifest, device, plan);
-  loading::LoadSession session(std::move(manifest), device, std::move(plan), options);
-  return session.run();
+  return run(std::move(manifest), device, std::move(plan), options);
 }
 
 }  // namespace lwload
