@@ -9,6 +9,10 @@
 #include "load/work_list.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/lwload.h"
+#include "support/test_support.hpp"
+#include "synth/synth.hpp"
 
 using namespace lwload;
 using namespace lwload::loading;
@@ -207,4 +211,91 @@ TEST_CASE("Device::upload checks both ranges once, for every backend, and report
     throwing.upload(*slot, 0, *target, 0, 100, [&](std::exception_ptr e) { calls += e ? 1 : 100; });
     CHECK(calls == 1);
   }
+}
+
+namespace app_backend {
+
+// A backend an application brings: its buffers are host memory, handed out as its own handle type.
+const NativeType kAppHandle = register_native_type("app_tensor");
+
+class AppBuffer final : public DeviceBuffer {
+ public:
+  explicit AppBuffer(std::unique_ptr<DeviceBuffer> inner) : inner_(std::move(inner)) {}
+  std::uint64_t size() const noexcept override { return inner_->size(); }
+  NativeHandle native() const noexcept override { return {kAppHandle, inner_->native().handle}; }
+  std::string_view mechanism() const noexcept override { return "app"; }
+  std::span<std::byte> begin_host_write() override { return inner_->begin_host_write(); }
+  void end_host_write() override { inner_->end_host_write(); }
+
+ protected:
+  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
+
+ private:
+  std::unique_ptr<DeviceBuffer> inner_;
+};
+
+class AppDevice final : public Device {
+ public:
+  AppDevice() : info_(inner_->info()) {
+    info_.backend = "app";
+    info_.caps.import_host_ptr = false;  // direct: host-visible allocations of its own
+  }
+  const DeviceInfo& info() const noexcept override { return info_; }
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
+  void finish() override {}
+
+ protected:
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+    return std::make_unique<AppBuffer>(inner_->allocate(bytes, place));
+  }
+  void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone) override {
+    fail(ErrorCode::unsupported, "app: direct only");
+  }
+
+ private:
+  std::unique_ptr<Device> inner_ = open_device("host");
+  DeviceInfo info_;
+};
+
+class AppBackend final : public Backend {
+ public:
+  std::string_view name() const noexcept override { return "app"; }
+  std::vector<DeviceInfo> devices() override { return {AppDevice().info()}; }
+  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return std::make_unique<AppDevice>(); }
+};
+
+}  // namespace app_backend
+
+TEST_CASE("a backend an application registers hands out its own typed handle, through the C++ and the C API") {
+  using namespace app_backend;
+  CHECK(native_type_name(kAppHandle) == "app_tensor");
+  CHECK(register_native_type("app_tensor") == kAppHandle);  // the same name, the same type
+  CHECK(register_native_type("cl_mem") == NativeType::cl_mem);
+  CHECK(test::error_of([] { (void)register_native_type(""); }).code() == ErrorCode::usage);
+  BackendRegistry::instance().add(std::make_shared<AppBackend>());
+
+  test::TempDir dir;
+  synth::SynthSpec spec;
+  spec.total_bytes = 64 << 10;
+  spec.tensor_count = 4;
+  const auto path = dir / "m.safetensors";
+  synth::write_model(path, spec);
+  const auto device = open_device("app");
+  const Weights w = load(open_manifest(path), *device);
+  for (const TensorHandle& h : w.tensors()) CHECK(native_type_name(h.native.type) == "app_tensor");
+  CHECK(verify(w).tensors == 4);
+
+  lwload_error* err = nullptr;
+  lwload_manifest* m = lwload_manifest_open(path.c_str(), &err);
+  lwload_device* d = lwload_device_open("app", &err);
+  REQUIRE((m && d && !err));
+  lwload_weights* cw = lwload_load(m, d, nullptr, &err);
+  REQUIRE(cw);
+  lwload_tensor_handle t{};
+  t.struct_size = sizeof t;
+  REQUIRE(lwload_weights_find(cw, w.tensors()[0].info->name.c_str(), &t, &err) == LWLOAD_OK);
+  CHECK(std::string(t.native_type) == "app_tensor");
+  lwload_weights_free(cw);
+  lwload_device_free(d);
+  lwload_manifest_free(m);
 }

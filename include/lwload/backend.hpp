@@ -33,6 +33,11 @@ enum class NativeType : std::uint8_t {
   cu_deviceptr,  // a CUDA CUdeviceptr (lwload/cuda.hpp)
 };
 LWLOAD_API std::string_view native_type_name(NativeType type) noexcept;  // "none", "host_ptr", "cl_mem", ...
+// The handle type of a backend outside lwload (one an application registers with
+// BackendRegistry::add): a new NativeType, spelled `name` by native_type_name and the C API.
+// The same name gives the same value; a built-in name gives the built-in type. Thread-safe;
+// Error(usage) for an empty name or past 255 types in all.
+LWLOAD_API NativeType register_native_type(std::string_view name);
 
 // A backend's own handle for a buffer.
 struct NativeHandle {

@@ -1,5 +1,10 @@
 // The backend registry and device selection ("BACKEND[:INDEX]" / "auto").
 #include <atomic>
+#include <type_traits>
+#include <string>
+#include <mutex>
+#include <limits>
+#include <deque>
 #include <algorithm>
 #include <charconv>
 
@@ -23,17 +28,39 @@ std::string_view memory_model_name(MemoryModel memory) noexcept {
   return memory == MemoryModel::unified ? "unified" : "discrete";
 }
 
+namespace {
+
+// Every handle type's name, by its value: the built-in ones first, then those registered by
+// backends outside lwload. A deque, so a name's storage never moves once handed out.
+struct NativeTypes {
+  std::mutex mutex;
+  std::deque<std::string> names{"none", "host_ptr", "cl_mem", "cl_svm_ptr", "ze_ptr", "vk_buffer", "cu_deviceptr"};
+};
+
+NativeTypes& native_types() {
+  static NativeTypes types;
+  return types;
+}
+
+}  // namespace
+
 std::string_view native_type_name(NativeType type) noexcept {
-  switch (type) {
-    case NativeType::none: return "none";
-    case NativeType::host_ptr: return "host_ptr";
-    case NativeType::cl_mem: return "cl_mem";
-    case NativeType::cl_svm_ptr: return "cl_svm_ptr";
-    case NativeType::ze_ptr: return "ze_ptr";
-    case NativeType::vk_buffer: return "vk_buffer";
-    case NativeType::cu_deviceptr: return "cu_deviceptr";
-  }
-  return "?";
+  NativeTypes& types = native_types();
+  const std::lock_guard lock(types.mutex);
+  const auto index = static_cast<std::size_t>(type);
+  return index < types.names.size() ? std::string_view(types.names[index]) : std::string_view("?");
+}
+
+NativeType register_native_type(std::string_view name) {
+  if (name.empty()) fail(ErrorCode::usage, "register_native_type: the name is empty");
+  NativeTypes& types = native_types();
+  const std::lock_guard lock(types.mutex);
+  for (std::size_t i = 0; i < types.names.size(); ++i)
+    if (types.names[i] == name) return static_cast<NativeType>(i);
+  if (types.names.size() > std::numeric_limits<std::underlying_type_t<NativeType>>::max())
+    fail(ErrorCode::usage, "register_native_type: no room for '", name, "' (", types.names.size(), " types)");
+  types.names.emplace_back(name);
+  return static_cast<NativeType>(types.names.size() - 1);
 }
 
 BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {}
