@@ -12,6 +12,7 @@
 #include <csignal>
 #include <thread>
 #include <filesystem>
+#include <functional>
 
 #include <boost/json.hpp>
 #include <cstring>
@@ -57,6 +58,23 @@ void check_host_contents(const Weights& weights) {
     synth::expected_bytes(kSeed, static_cast<std::uint32_t>(h.index), 0, expected);
     const auto* data = static_cast<const std::byte*>(h.native.handle) + h.offset;
     CHECK_MESSAGE(std::memcmp(data, expected.data(), h.bytes) == 0, h.info->name);
+  }
+}
+
+// Loads `m` on the host as planned and with direct and staged forced: each load holds synth's
+// bytes and verifies; `each` sees every Weights too.
+void load_every_placement(const Manifest& m, const std::function<void(const Weights&)>& each = {}) {
+  const auto device = open_device("host");
+  for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
+                                               std::optional{Placement::staged}}) {
+    CAPTURE(force ? placement_name(*force) : "planned");
+    LoadOptions options;
+    options.plan.force = force;
+    const Weights w = load(m, *device, options);
+    if (!force) CHECK(w.plan().count(Placement::zero_copy) == m.tensors.size());
+    check_host_contents(w);
+    CHECK(verify(w).tensors == m.tensors.size());
+    if (each) each(w);
   }
 }
 
@@ -575,16 +593,7 @@ TEST_CASE("a model inside a container, through a descriptor: zero-copy at an odd
   REQUIRE(m.tensors.size() == 5);
   CHECK(m.files.at(0).string().find("fd ") == 0);
   CHECK(m.tensors[0].pieces[0].offset >= kPrefix);  // offsets count in the container
-  const auto device = open_device("host");
-  for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                               std::optional{Placement::staged}}) {
-    LoadOptions options;
-    options.plan.force = force;
-    const Weights w = load(m, *device, options);
-    if (!force) CHECK(w.plan().count(Placement::zero_copy) == 5);
-    check_host_contents(w);
-    CHECK(verify(w).tensors == 5);
-  }
+  load_every_placement(m);
 
   // The window is the model's whole file: a header whose last tensor runs past it is refused,
   // though the container holds the bytes.
@@ -604,21 +613,13 @@ TEST_CASE("a model in the caller's memory: zero-copy points into the caller's by
   std::filesystem::remove(dir / "m.safetensors");
   const Manifest m = open_manifest_memory(bytes);
   REQUIRE(m.tensors.size() == 5);
-  const auto device = open_device("host");
-  for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                               std::optional{Placement::staged}}) {
-    LoadOptions options;
-    options.plan.force = force;
-    const Weights w = load(m, *device, options);
-    check_host_contents(w);
-    CHECK(verify(w).tensors == 5);
+  load_every_placement(m, [&](const Weights& w) {
     for (const TensorHandle& h : w.tensors()) {
       const auto* data = static_cast<const std::byte*>(h.native.handle) + h.offset;
       const bool inside = data >= bytes.data() && data < bytes.data() + bytes.size();
       CHECK(inside == (h.placement == Placement::zero_copy));
     }
-    if (!force) CHECK(w.plan().count(Placement::zero_copy) == 5);
-  }
+  });
 }
 
 TEST_CASE("reference files: GGUF from llama.cpp's writer and TFJS shards with tensors across files") {

@@ -300,6 +300,12 @@ def main():
     return 1 if failed else 0
 
 
+def report_failure(what, problems):
+    print(f"FAIL {what}: {len(problems)} difference(s)")
+    for p in problems[:10]:
+        print(f"     {p}")
+
+
 def check_model(args, m, path, devices, mode, label, reader, env):
     """Runs the reference and lwload on every device; returns (passed, failed) counts."""
     passed = failed = 0
@@ -313,9 +319,7 @@ def check_model(args, m, path, devices, mode, label, reader, env):
         if m["format"] == "tfjs" and not m["expect"].startswith("refused:"):
             problems = compare_quantization(args.lwload, path, ref_dir)
             if problems:
-                print(f"FAIL {label}: quantization metadata: {len(problems)} difference(s)")
-                for p in problems[:10]:
-                    print(f"     {p}")
+                report_failure(f"{label}: quantization metadata", problems)
                 failed += 1
             else:
                 quantized = sum(1 for t in json.load(open(os.path.join(ref_dir, "index.json"))) if "quantization" in t)
@@ -339,9 +343,7 @@ def check_model(args, m, path, devices, mode, label, reader, env):
                 continue
             problems = compare(reference, read_dump(out))
             if problems:
-                print(f"FAIL {label} on {device}: {len(problems)} difference(s)")
-                for p in problems[:10]:
-                    print(f"     {p}")
+                report_failure(f"{label} on {device}", problems)
                 failed += 1
             else:
                 print(f"ok   {label} on {device}: {len(reference)} tensors equal to the reference")
