@@ -299,6 +299,12 @@ TEST_CASE("each exit code, provoked for real") {
           4);
     CHECK_FALSE(fs::exists(partial));
     CHECK_FALSE(fs::exists(partial.string() + ".partial"));
+    // The same for a report: an SVG that does not fit (1 KiB allowed) leaves no file behind.
+    const fs::path svg = f.dir / "timeline.svg";
+    CHECK(lwload::test::run_command("bash -c \"trap '' XFSZ; ulimit -f 1; exec " + std::string(exe()) + " profile " +
+                                    f.model + " --device host --svg " + svg.string() + " >/dev/null 2>&1\"") == 4);
+    CHECK_FALSE(fs::exists(svg));
+    CHECK_FALSE(fs::exists(svg.string() + ".partial"));
   }
   SUBCASE("5 unsupported: a well-formed GGUF version 1 file") {
     const fs::path v1 = f.dir / "v1.gguf";

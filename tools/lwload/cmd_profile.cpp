@@ -3,6 +3,7 @@
 // the timeline as JSON, CSV and SVG on request. --loader naive profiles the naive baseline instead;
 // --compare runs several loaders, each in its own child process, into one summary and SVG.
 #include <boost/json.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -22,10 +23,22 @@ void write_text(const std::string& path, const std::string& text, const char* wh
     std::cout << text;
     return;
   }
-  std::ofstream out(path, std::ios::binary);
+  // A file is written under a temporary name and renamed once complete, so a full disk never
+  // leaves a truncated SVG or JSON behind; a device or pipe (/dev/stdout) is written as it is.
+  std::error_code ec;
+  const bool special = std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec);
+  const std::string target = special ? path : path + ".partial";
+  std::ofstream out(target, std::ios::binary);
   out << text;
   out.close();
-  if (!out) fail(ErrorCode::io, path, ": cannot write the ", what);
+  if (!out) {
+    if (!special) std::filesystem::remove(target, ec);
+    fail(ErrorCode::io, path, ": cannot write the ", what);
+  }
+  if (!special) {
+    std::filesystem::rename(target, path, ec);
+    if (ec) fail(ErrorCode::io, path, ": cannot write the ", what, " (rename: ", ec.message(), ")");
+  }
   std::cerr << "wrote " << what << " to " << path << '\n';
 }
 
