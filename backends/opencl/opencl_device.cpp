@@ -10,11 +10,7 @@ namespace lwload::opencl {
 
 OpenClDevice::OpenClDevice(std::shared_ptr<Runtime> rt) : rt_(std::move(rt)) {}
 
-OpenClDevice::~OpenClDevice() {
-  // Callbacks still running would touch the loader's state after it is gone.
-  rt_->queue.finish();
-  in_flight_->wait_idle();
-}
+OpenClDevice::~OpenClDevice() { completions_.wait_idle(); }
 
 std::unique_ptr<DeviceBuffer> OpenClDevice::allocate_memory(std::uint64_t bytes, MemoryPlace place) {
   const DeviceInfo& info = rt_->info;
@@ -66,12 +62,12 @@ void OpenClDevice::start_upload(StagingBuffer& staging, std::uint64_t src_offset
   if (!dynamic_cast<ClStaging*>(&staging))
     fail(ErrorCode::usage, "upload on ", rt_->info.id(), ": staging buffer was not made by this OpenCL device");
   const std::span<std::byte> source = staging.bytes();
-  enqueue_upload(rt_, in_flight_, source.data() + src_offset, target->mem(), dst_offset, bytes, std::move(done));
+  completions_.push(enqueue_upload(rt_, source.data() + src_offset, target->mem(), dst_offset, bytes), std::move(done));
 }
 
 void OpenClDevice::finish() {
   check(rt_->queue.finish(), "clFinish", " on ", rt_->info.id());
-  in_flight_->wait_idle();
+  completions_.wait_idle();
 }
 
 }  // namespace lwload::opencl

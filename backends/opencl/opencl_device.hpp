@@ -33,7 +33,7 @@ class OpenClDevice final : public Device {
                     std::uint64_t bytes, TransferDone done) override;
 
   std::shared_ptr<const Runtime> rt_;
-  std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
+  CompletionQueue completions_;  // last: drained before the runtime goes
 };
 
 }  // namespace lwload::opencl

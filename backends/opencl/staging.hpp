@@ -4,11 +4,10 @@
 // mapped pointer whose event's CL_COMPLETE callback tells the loader the slot is free again.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
+#include "backends/completion_queue.hpp"
 #include "backends/opencl/runtime.hpp"
 #include "lwload/backend.hpp"
 
@@ -30,25 +29,10 @@ class ClStaging final : public StagingBuffer {
   std::byte* mapped_ = nullptr;
 };
 
-// Counts uploads whose completion callback has not returned yet, so finish() (and the device's
-// destructor) can wait for the callbacks themselves, not only for the commands.
-class InFlight {
- public:
-  void begin();
-  void end() noexcept;
-  void wait_idle();
-
- private:
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  std::uint64_t count_ = 0;
-};
-
-// Enqueues the copy and arranges for `done` to run once it completes (on the driver's callback
-// thread, or here when the driver cannot call back). Throws when the copy cannot be enqueued; then
-// `done` is never called.
-void enqueue_upload(const std::shared_ptr<const Runtime>& rt, const std::shared_ptr<InFlight>& in_flight,
-                    const std::byte* source, const cl::Buffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done);
+// Enqueues the copy (non-blocking, flushed) and returns what waits for it: the shared
+// CompletionQueue runs that wait and then the upload's done, in submission order — the order an
+// in-order queue completes them. Throws when the copy cannot be enqueued.
+CompletionQueue::Wait enqueue_upload(const std::shared_ptr<const Runtime>& rt, const std::byte* source,
+                                     const cl::Buffer& dst, std::uint64_t dst_offset, std::uint64_t bytes);
 
 }  // namespace lwload::opencl
