@@ -29,7 +29,6 @@ TransferQueue::TransferQueue(std::shared_ptr<Session> session, std::uint32_t max
       events_.push_back(event);
       free_events_.push_back(i);
     }
-    completer_ = std::thread([this] { complete_loop(); });
   } catch (...) {
     release_all();
     throw;
@@ -37,13 +36,7 @@ TransferQueue::TransferQueue(std::shared_ptr<Session> session, std::uint32_t max
 }
 
 TransferQueue::~TransferQueue() {
-  wait_idle();
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  if (completer_.joinable()) completer_.join();
+  completions_.wait_idle();  // every event waited on and handed back before the pool goes
   release_all();
 }
 
@@ -56,85 +49,49 @@ void TransferQueue::release_all() noexcept {
   list_ = nullptr;
 }
 
-void TransferQueue::submit(void* dst, const void* src, std::size_t bytes, TransferDone done) {
-  std::uint32_t index = 0;
+std::uint32_t TransferQueue::take_event() {
+  std::unique_lock lock(mutex_);
+  freed_.wait(lock, [&] { return !free_events_.empty(); });
+  const std::uint32_t index = free_events_.back();
+  free_events_.pop_back();
+  return index;
+}
+
+void TransferQueue::give_back(std::uint32_t index) {
   {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !free_events_.empty(); });
-    index = free_events_.back();
-    free_events_.pop_back();
-  }
-  ze_result_t result = ZE_RESULT_SUCCESS;
-  {
-    std::lock_guard append(append_mutex_);
-    result = zeCommandListAppendMemoryCopy(list_, dst, src, bytes, events_[index], 0, nullptr);
-    if (result == ZE_RESULT_SUCCESS) {
-      std::lock_guard lock(mutex_);
-      in_flight_.push_back(Pending{index, std::move(done), bytes});
-    }
-  }
-  if (result == ZE_RESULT_SUCCESS) {
-    changed_.notify_all();
-    return;
-  }
-  {
-    std::lock_guard lock(mutex_);
+    const std::lock_guard lock(mutex_);
     free_events_.push_back(index);
   }
-  changed_.notify_all();
-  std::exception_ptr error;
-  try {
+  freed_.notify_all();
+}
+
+void TransferQueue::submit(void* dst, const void* src, std::size_t bytes, TransferDone done) {
+  const std::uint32_t index = take_event();
+  ze_result_t result = ZE_RESULT_SUCCESS;
+  {
+    const std::lock_guard append(append_mutex_);
+    result = zeCommandListAppendMemoryCopy(list_, dst, src, bytes, events_[index], 0, nullptr);
+  }
+  if (result != ZE_RESULT_SUCCESS) {
+    give_back(index);
     fail_call(result, session_->label(), "zeCommandListAppendMemoryCopy", str(bytes, " bytes, upload"));
-  } catch (...) {
-    error = std::current_exception();
   }
-  done(error);
-}
-
-void TransferQueue::wait_idle() {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return in_flight_.empty() && callbacks_running_ == 0; });
-}
-
-void TransferQueue::complete_loop() {
-  for (;;) {
-    Pending* front = nullptr;
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || !in_flight_.empty(); });
-      if (in_flight_.empty()) return;  // stopping with nothing left
-      front = &in_flight_.front();     // deque front stays valid while pushes go to the back
-    }
-    const ze_result_t result = zeEventHostSynchronize(events_[front->event_index], std::numeric_limits<std::uint64_t>::max());
-    std::exception_ptr error;
-    if (result != ZE_RESULT_SUCCESS) {
-      try {
-        fail_call(result, session_->label(), "zeEventHostSynchronize", str(front->bytes, " bytes, upload"));
-      } catch (...) {
-        error = std::current_exception();
-      }
-    }
-    zeEventHostReset(events_[front->event_index]);
-    TransferDone done = std::move(front->done);
-    {
-      // The event is free before the callback runs: done() may submit the next upload at once.
-      std::lock_guard lock(mutex_);
-      free_events_.push_back(front->event_index);
-      in_flight_.pop_front();
-      ++callbacks_running_;
-    }
-    changed_.notify_all();
-    try {
-      if (done) done(error);
-    } catch (...) {
-      // A throwing callback must not take the completion thread down; the loader reports its own errors.
-    }
-    {
-      std::lock_guard lock(mutex_);
-      --callbacks_running_;  // finish() returns only after every done() has returned
-    }
-    changed_.notify_all();
-  }
+  completions_.push(
+      [this, index, bytes]() noexcept {
+        const ze_result_t synced = zeEventHostSynchronize(events_[index], std::numeric_limits<std::uint64_t>::max());
+        std::exception_ptr error;
+        if (synced != ZE_RESULT_SUCCESS) {
+          try {
+            fail_call(synced, session_->label(), "zeEventHostSynchronize", str(bytes, " bytes, upload"));
+          } catch (...) {
+            error = std::current_exception();
+          }
+        }
+        zeEventHostReset(events_[index]);
+        give_back(index);  // free before done() runs: it may submit the next upload at once
+        return error;
+      },
+      std::move(done));
 }
 
 }  // namespace lwload::ze

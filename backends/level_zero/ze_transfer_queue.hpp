@@ -1,18 +1,18 @@
 // Asynchronous uploads for the staged path: copies appended to an in-order immediate command list
-// on the device's copy engine, each signalling an event from a fixed pool. A completion thread
-// waits on the events in submission order and runs each upload's TransferDone, then recycles the
-// event; when all events are busy, submit() waits (that is the backpressure on staging slots).
+// on the device's copy engine, each signalling an event from a fixed pool. The shared
+// CompletionQueue waits on the events in submission order and runs each upload's TransferDone;
+// an event goes back to the pool before its done() runs. When all events are busy, submit() waits
+// (that is the backpressure on staging slots).
 #pragma once
 
 #include <level_zero/ze_api.h>
 
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "backends/completion_queue.hpp"
 #include "backends/level_zero/ze_session.hpp"
 #include "lwload/backend.hpp"
 
@@ -25,17 +25,14 @@ class TransferQueue {
   TransferQueue(const TransferQueue&) = delete;
   TransferQueue& operator=(const TransferQueue&) = delete;
 
-  // Starts the copy; `done` runs exactly once (with an error when the driver refused or failed).
+  // Starts the copy; `done` runs once it has completed (with an error when it failed). Throws when
+  // the driver refuses to append it; then `done` is not called (Device::upload delivers the error).
   void submit(void* dst, const void* src, std::size_t bytes, TransferDone done);
-  void wait_idle();
+  void wait_idle() { completions_.wait_idle(); }
 
  private:
-  struct Pending {
-    std::uint32_t event_index;
-    TransferDone done;
-    std::size_t bytes;
-  };
-  void complete_loop();
+  std::uint32_t take_event();  // waits until one is free
+  void give_back(std::uint32_t index);
   void release_all() noexcept;
 
   std::shared_ptr<Session> session_;
@@ -45,12 +42,9 @@ class TransferQueue {
 
   std::mutex append_mutex_;  // immediate lists take appends from one thread at a time
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable freed_;
   std::vector<std::uint32_t> free_events_;
-  std::deque<Pending> in_flight_;  // in append order, which is completion order on an in-order list
-  int callbacks_running_ = 0;
-  bool stopping_ = false;
-  std::thread completer_;
+  CompletionQueue completions_;
 };
 
 }  // namespace lwload::ze
