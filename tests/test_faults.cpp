@@ -26,6 +26,9 @@ using lwload::test::FaultyDevice;
 
 namespace {
 
+// As planned, then direct and staged forced.
+const std::optional<Placement> kEveryPlacement[] = {std::nullopt, Placement::direct, Placement::staged};
+
 std::unique_ptr<FaultyDevice> faulty(std::string_view spec, std::optional<MemoryModel> memory = std::nullopt) {
   DeviceOverrides overrides;
   overrides.memory = memory;
@@ -91,8 +94,7 @@ TEST_CASE("a file truncated after its headers were read fails before any data mo
   write_model(path, spec(1 << 20, 4, 4096));
   const Manifest m = open_manifest(path);
   std::filesystem::resize_file(path, m.tensors[2].pieces[0].offset + 10);
-  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                             std::optional{Placement::staged}}) {
+  for (const std::optional<Placement> placement : kEveryPlacement) {
     auto device = faulty("host");
     expect_failure(m, *device, forced(placement), ErrorCode::bad_input,
                    {path.string(), "tensor '" + m.tensors[2].name + "'", "truncated"});
@@ -112,8 +114,7 @@ TEST_CASE("a file replaced by a smaller one after open_manifest: the load reads 
   write_model(dir / "small.gguf", small);
   std::filesystem::rename(dir / "small.gguf", path);
   // The manifest kept its files open: the path now names another file, which is never read.
-  for (const std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                                   std::optional{Placement::staged}}) {
+  for (const std::optional<Placement> placement : kEveryPlacement) {
     const auto device = open_device("host");
     const Weights w = load(m, *device, forced(placement));
     CHECK(w.file_identities().at(0).size == m.opened.at(0).identity.size);
@@ -133,8 +134,7 @@ TEST_CASE("a file rewritten in place after open_manifest (same size, new bytes):
   }
   // Deterministic: the rewrite's own timestamp may equal the open's on a coarse clock.
   std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
-  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                             std::optional{Placement::staged}}) {
+  for (const std::optional<Placement> placement : kEveryPlacement) {
     auto device = faulty("host");
     expect_failure(m, *device, forced(placement), ErrorCode::io, {path.string(), "changed since its headers were read"});
     CHECK(device->counters.allocations == 0);
@@ -155,8 +155,7 @@ TEST_CASE("a link swapped in after open_manifest cannot lead the load out of the
   test::write_file(dir / "outside" / "secret", secret);
   std::filesystem::remove(path);
   std::filesystem::create_symlink(dir / "outside" / "secret", path);
-  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                             std::optional{Placement::staged}}) {
+  for (const std::optional<Placement> placement : kEveryPlacement) {
     const auto device = open_device("host");
     const Weights w = load(m, *device, forced(placement));
     const TensorHandle& h = w.tensors().front();
@@ -271,8 +270,7 @@ TEST_CASE("a ready callback throwing a non-lwload exception: the load fails with
   TempDir dir;
   write_model(dir / "m.safetensors", spec(1 << 20, 8, 0));
   const Manifest m = open_manifest(dir / "m.safetensors");
-  for (std::optional<Placement> placement : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                             std::optional{Placement::staged}}) {
+  for (const std::optional<Placement> placement : kEveryPlacement) {
     auto device = faulty("host");
     LoadOptions options = forced(placement);
     int ready = 0;

@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::size_t kDeviceAlignment = 64;
 
-std::uint64_t page_bytes() { return page_size(); }
 
 // Level Zero rejects zero-byte allocations; an empty tensor still gets a (1-byte) buffer.
 std::size_t alloc_size(std::uint64_t bytes) { return bytes == 0 ? 1 : static_cast<std::size_t>(bytes); }
@@ -47,7 +46,7 @@ std::unique_ptr<ZeBuffer> ZeBuffer::allocate_device(std::shared_ptr<Session> ses
 std::unique_ptr<ZeBuffer> ZeBuffer::allocate_host(std::shared_ptr<Session> session, std::uint64_t bytes) {
   const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
   void* ptr = nullptr;
-  check(zeMemAllocHost(session->context(), &desc, alloc_size(bytes), page_bytes(), &ptr), session->label(),
+  check(zeMemAllocHost(session->context(), &desc, alloc_size(bytes), page_size(), &ptr), session->label(),
         "zeMemAllocHost", str(bytes, " bytes, host-visible"));
   return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::host_visible, ptr, bytes, true));
 }
@@ -71,7 +70,7 @@ ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const 
     // Mapped model files are read-only: without this flag the driver refuses the pages.
     const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &ext, kHostMemAllocFlagMemReadOnly};
     void* mapped = nullptr;
-    const ze_result_t result = zeMemAllocHost(session->context(), &desc, range.size(), page_bytes(), &mapped);
+    const ze_result_t result = zeMemAllocHost(session->context(), &desc, range.size(), page_size(), &mapped);
     if (declined(result))
       return ImportResult::decline(str("zeMemAllocHost(external_memmap_sysmem) refused ", what, ": ", result_name(result)));
     check(result, session->label(), "zeMemAllocHost(external_memmap_sysmem)", what);
@@ -130,7 +129,7 @@ std::unique_ptr<DeviceBuffer> ZeBuffer::view(std::uint64_t offset, std::uint64_t
 ZeStaging::ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes)
     : session_(std::move(session)), size_(static_cast<std::size_t>(bytes)) {
   const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-  check(zeMemAllocHost(session_->context(), &desc, alloc_size(bytes), page_bytes(), &ptr_), session_->label(),
+  check(zeMemAllocHost(session_->context(), &desc, alloc_size(bytes), page_size(), &ptr_), session_->label(),
         "zeMemAllocHost", str(bytes, " bytes, staging"));
 }
 

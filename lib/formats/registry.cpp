@@ -71,14 +71,15 @@ Manifest open_through(std::shared_ptr<FileSystem> fs, const std::filesystem::pat
 // cover the containing file's own pages (zero-copy at any offset) and reads are plain file offsets.
 Manifest open_source(const std::shared_ptr<io::SourceFileSystem>& fs, const OpenOptions& options) {
   Manifest manifest = open_through(fs, fs->model_path(), options);
-  for (std::uint32_t f = 0; f < manifest.files.size(); ++f) {
-    const std::optional<io::Origin> origin = fs->origin(manifest.files[f]);
-    if (!origin) continue;
-    for (TensorInfo& t : manifest.tensors)
-      for (Piece& piece : t.pieces)
-        if (piece.file == f) piece.offset += origin->offset;
-    manifest.opened[f] = OpenedFile{origin->container, origin->identity};
+  std::vector<std::uint64_t> shift(manifest.files.size(), 0);
+  for (std::size_t f = 0; f < manifest.files.size(); ++f) {
+    if (const std::optional<io::Origin> origin = fs->origin(manifest.files[f])) {
+      shift[f] = origin->offset;
+      manifest.opened[f] = OpenedFile{origin->container, origin->identity};
+    }
   }
+  for (TensorInfo& t : manifest.tensors)
+    for (Piece& piece : t.pieces) piece.offset += shift.at(piece.file);
   return manifest;
 }
 

@@ -97,6 +97,14 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+// Anything but a regular file (a FIFO, a device, a folder) is refused before a byte is read.
+void refuse_unless_regular(int fd, const std::filesystem::path& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(ErrorCode::io, path.string(), ": fstat: ", std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    fail(ErrorCode::bad_input, path.string(), ": is ", kind_of(st.st_mode), ", not a regular file; refusing to read it");
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
   std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path,
@@ -107,22 +115,11 @@ class PosixFileSystem final : public FileSystem {
     if (flags.direct_io) oflags |= O_DIRECT;
     const int fd = ::open(path.c_str(), oflags);
     if (fd < 0) fail(ErrorCode::io, path.string(), ": cannot open: ", std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int error = errno;
-      ::close(fd);
-      fail(ErrorCode::io, path.string(), ": fstat: ", std::strerror(error));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      fail(ErrorCode::bad_input, path.string(), ": is ", kind_of(st.st_mode), ", not a regular file; refusing to read it");
-    }
-    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
-      const int error = errno;
-      ::close(fd);
-      fail(ErrorCode::io, path.string(), ": fcntl: ", std::strerror(error));
-    }
-    return std::make_unique<PosixFile>(path, fd);
+    auto file = std::make_unique<PosixFile>(path, fd);  // closes fd if a check below throws
+    refuse_unless_regular(fd, path);
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+      fail(ErrorCode::io, path.string(), ": fcntl: ", std::strerror(errno));
+    return file;
   }
 
   std::vector<std::filesystem::path> list(const std::filesystem::path& dir) override {
@@ -155,13 +152,11 @@ class PosixFileSystem final : public FileSystem {
 std::shared_ptr<FileSystem> posix_file_system() { return std::make_shared<PosixFileSystem>(); }
 
 std::unique_ptr<RandomAccessFile> io::duplicate_descriptor(int fd, const std::filesystem::path& label) {
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0) fail(ErrorCode::usage, label.string(), ": not an open file descriptor");
-  if (!S_ISREG(st.st_mode))
-    fail(ErrorCode::bad_input, label.string(), ": is ", kind_of(st.st_mode), ", not a regular file; refusing to read it");
-  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) fail(ErrorCode::io, label.string(), ": cannot duplicate the descriptor: ", std::strerror(errno));
-  return std::make_unique<PosixFile>(label, own);
+  const int own = fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) fail(ErrorCode::usage, label.string(), ": not an open file descriptor (", std::strerror(errno), ")");
+  auto file = std::make_unique<PosixFile>(label, own);
+  refuse_unless_regular(own, label);
+  return file;
 }
 
 }  // namespace lwload
