@@ -138,8 +138,8 @@ LWLOAD_API lwload_manifest* lwload_manifest_open_with(const char* path, const lw
 /* The model is the `length` bytes at `offset` of `fd` (e.g. an uncompressed asset inside an APK).
  * lwload duplicates fd; the caller may close its own. format: "safetensors", "gguf", ... or NULL to
  * sniff (it overrides o's "format"). Nothing outside those bytes is read; tensors' file_offset count
- * in fd's file, and zero-copy placements work at any offset. The model must be one file (shards or
- * external data: LWLOAD_UNSUPPORTED). */
+ * in fd's file, and zero-copy placements work at any offset. The model must be one file: a shard or
+ * external data it names is an error naming that file (C++ can resolve them: OpenOptions::resolve). */
 LWLOAD_API lwload_manifest* lwload_manifest_open_fd(int fd, uint64_t offset, uint64_t length, const char* format,
                                                     const lwload_open_options* o, lwload_error** err);
 /* The model is `size` bytes at `data`, owned by the caller, who keeps them alive and unchanged until

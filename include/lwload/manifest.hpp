@@ -161,7 +161,8 @@ LWLOAD_API Manifest open_manifest(const std::filesystem::path& path, const OpenO
 // outside those bytes. Pieces' offsets count in the containing file (the model's first byte is at
 // `offset`), so zero-copy placements work at any offset: their regions cover whole pages of the
 // containing file, as for any file. A file the model names (a shard, external data) is found
-// through options.resolve, the same way; without it the model must be one file (Error(unsupported)).
+// through options.resolve, the same way; without it the model must be one file (another file it
+// names is an error naming that file).
 // options.file_system is not used. Messages name the model "fd N [offset, +length]".
 LWLOAD_API Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options = {});
 
