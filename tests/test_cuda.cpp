@@ -83,7 +83,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan, Placement p
     const Weights weights = load(manifest, *device, options);
     for (const TensorHandle& t : weights.tensors()) {
       INFO(t.info->name << ": " << placement_name(t.placement) << " via " << t.mechanism << " — "
-                        << weights.plan().find(t.index)->reason);
+                        << weights.plan().tensors[t.index].reason);
       CHECK(t.placement == placement);
       CHECK(t.mechanism == mechanism);
       CHECK(t.native.type == lwload::NativeType::cu_deviceptr);

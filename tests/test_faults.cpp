@@ -192,7 +192,7 @@ TEST_CASE("a file truncated during the load: the short read names the file and t
     const Manifest m = open_manifest(path);
     auto device = faulty("host");
     LoadOptions options = forced(placement);
-    options.io = IoEngine::pread;
+    options.plan.io = IoEngine::pread;
     bool truncated = false;
     options.on_progress = [&](std::uint64_t, std::uint64_t) {
       if (truncated) return;
@@ -390,7 +390,8 @@ TEST_CASE("a device that declines an import gets the region's tensors direct, wi
   {
     const Weights w = load(m, *device, plan);
     CHECK(w.plan().count(Placement::direct) == 4);
-    CHECK(w.plan().regions.empty());
+    CHECK(w.plan().imported_regions() == 0);
+    CHECK(w.plan().regions.front().declined.find("at load: the device declined the import") == 0);
     CHECK(w.plan().tensors[0].reason.find("the device declined the import: test device declines every import → direct") !=
           std::string::npos);
     CHECK(w.plan().device_bytes == m.total_bytes());  // the re-plan's totals, not the first plan's

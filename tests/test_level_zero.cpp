@@ -131,7 +131,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan_options, con
   REQUIRE(device != nullptr);
   LoadOptions options;
   options.plan = plan_options;
-  options.io = IoEngine::pread;
+  options.plan.io = IoEngine::pread;
   std::size_t ready = 0;
   options.on_tensor_ready = [&](const TensorHandle&) { ++ready; };
   {
@@ -387,7 +387,7 @@ static void expect_load_failure(ErrorCode code, const std::string& text, const P
     auto device = open_device("level_zero:0");
     LoadOptions options;
     options.plan = plan_options;
-    options.io = IoEngine::pread;
+    options.plan.io = IoEngine::pread;
     try {
       (void)load(manifest, *device, options);
       FAIL("the load succeeded");

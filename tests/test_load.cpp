@@ -52,6 +52,7 @@ Manifest write_synth(const std::filesystem::path& path, const synth::SynthSpec& 
 // Checks a host-device tensor's bytes (through its native host pointer) against synth's contents.
 void check_host_contents(const Weights& weights) {
   for (const TensorHandle& h : weights.tensors()) {
+    if (!weights.plan().tensors[h.index].selected) continue;
     REQUIRE(h.buffer != nullptr);
     CHECK(h.native.type == lwload::NativeType::host_ptr);
     std::vector<std::byte> expected(h.bytes);
@@ -450,8 +451,8 @@ TEST_CASE("cancellation mid-load throws cancelled and hands out nothing") {
     options.plan.staging_budget = 4 * 64 * 1024;
     options.cancel = std::make_shared<CancelToken>();
     // One read thread, so reads complete in order and the outcome does not depend on timing.
-    options.io = IoEngine::pread;
-    options.io_threads = 1;
+    options.plan.io = IoEngine::pread;
+    options.plan.io_threads = 1;
     std::size_t ready = 0;
     std::uint64_t last_progress = 0;
     options.on_tensor_ready = [&](const TensorHandle&) {
@@ -519,8 +520,10 @@ TEST_CASE("a subset of tensors by name") {
     options.plan.force = placement;
     options.plan.only = {synth::tensor_name(3), synth::tensor_name(1)};
     const Weights w = load(m, *device, options);
-    REQUIRE(w.tensors().size() == 2);
-    CHECK(w.find(synth::tensor_name(0)) == nullptr);
+    REQUIRE(w.tensors().size() == 6);  // one handle per tensor: the others skipped, with no buffer
+    CHECK(w.find(synth::tensor_name(0))->placement == Placement::skipped);
+    CHECK(w.find(synth::tensor_name(0))->buffer == nullptr);
+    CHECK(w.plan().tensors[0].reason == "not selected");
     REQUIRE(w.find(synth::tensor_name(3)) != nullptr);
     CHECK(w.find(synth::tensor_name(3))->index == 3);
     CHECK(w.find(synth::tensor_name(3))->placement == placement);
@@ -541,7 +544,7 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
       CAPTURE(io_engine_name(engine));
       CAPTURE(direct_io);
       LoadOptions options;
-      options.io = engine;
+      options.plan.io = engine;
       options.plan.direct_io = direct_io;
       options.plan.staging_budget = 4 * 256 * 1024;
       const Weights w = load(m, *device, options);

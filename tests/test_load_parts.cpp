@@ -1,21 +1,20 @@
-// The loader's parts on their own, without a load: the work list (what is read, in which chunks,
-// coalesced how, into which queue) and the staging ring (slots handed out and returned). The whole
+// The loader's parts on their own, without a load: the plan's read schedule (what is read, in which
+// chunks, coalesced how, into which queue) and the staging ring (slots handed out and returned). The whole
 // loader is tested through load() in test_load.cpp; these pin the parts' contracts.
 #include <doctest/doctest.h>
 
 #include <set>
 
 #include "io/staging_ring.hpp"
-#include "load/work_list.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/lwload.h"
+#include "plan/schedule.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
 using namespace lwload;
-using namespace lwload::loading;
 
 namespace {
 
@@ -29,92 +28,97 @@ TensorInfo raw(std::string name, std::uint32_t file, std::uint64_t offset, std::
   return t;
 }
 
-TensorPlan placed(std::size_t tensor, Placement placement) {
+TensorPlan placed(Placement placement) {
   TensorPlan tp;
-  tp.tensor = tensor;
   tp.placement = placement;
   return tp;
 }
 
 }  // namespace
 
-TEST_CASE("build_work: direct chunks, coalesced staged reads per file, encoded tensors in their own queue") {
+TEST_CASE("schedule: direct chunks, coalesced staged reads per file, decoded tensors in their own queue") {
+  constexpr std::uint64_t MiB = 1 << 20;
   Manifest m;
   m.format = "test";
   m.files = {"a.bin", "b.bin"};
-  m.tensors = {raw("direct", 0, 0, 40), raw("s1", 0, 100, 10), raw("s2", 0, 112, 10),  // 2-byte gap: joins
-               raw("far", 0, 1000, 10), raw("other", 1, 0, 30), raw("zc", 0, 2000, 8)};
-  TensorInfo encoded = raw("enc", 0, 3000, 5);
+  m.tensors = {raw("direct", 0, 0, 40 * MiB), raw("s1", 0, 50 * MiB, 10000),
+               raw("s2", 0, 50 * MiB + 10002, 10000),  // a 2-byte gap: read through
+               raw("far", 0, 50 * MiB + 200000, 10000), raw("other", 1, 0, 30000), raw("zc", 0, 60 * MiB, 8)};
+  TensorInfo encoded = raw("enc", 0, 61 * MiB, 5);
   encoded.encoding = Encoding::onnx_varint;
-  encoded.bytes = 25;
+  encoded.bytes = 30000;
   m.tensors.push_back(encoded);
   Plan plan;
-  plan.tensors = {placed(0, Placement::direct), placed(1, Placement::staged), placed(2, Placement::staged),
-                  placed(3, Placement::staged), placed(4, Placement::staged), placed(5, Placement::zero_copy),
-                  placed(6, Placement::staged)};
-  const auto queues = build_work(m, plan, WorkLimits{16, 24, 4, 0, 0});  // no runs
-  REQUIRE(queues.size() == 3);  // two files, then the encoded queue
+  plan.tensors = {placed(Placement::direct), placed(Placement::staged), placed(Placement::staged),
+                  placed(Placement::staged), placed(Placement::staged), placed(Placement::zero_copy),
+                  placed(Placement::staged)};
+  plan.staging_slots = 2;
+  plan.slot_bytes = 24576;  // six pages: staged reads are at most this long
+  planning::schedule(m, plan);
+  CHECK_FALSE(plan.direct_io);  // the page cache is unknown for a manifest without open files
+  const auto& queues = plan.schedule.queues;
+  REQUIRE(queues.size() == 3);  // two files, then the decoded queue
 
   const auto& a = queues[0];
-  REQUIRE(a.size() == 3 + 2);  // direct 40 bytes in 16-byte chunks, then two staged reads
-  for (int i = 0; i < 3; ++i) {
-    CHECK_FALSE(a[i].staged);
-    CHECK(a[i].entry == Entry{0});
-    CHECK(a[i].offset == 16u * i);
-    CHECK(a[i].dst_offset == 16u * i);
+  REQUIRE(a.size() == 3 + 2);  // direct 40 MiB in 16 MiB reads, then two staged reads
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    CHECK(a[i].kind == Read::Kind::direct);
+    REQUIRE(a[i].segments.size() == 1);
+    CHECK(a[i].segments[0].tensor == 0);
+    CHECK(a[i].offset == 16 * MiB * i);
+    CHECK(a[i].segments[0].dst_offset == 16 * MiB * i);
   }
-  CHECK(a[2].length == 8);
-  CHECK(a[3].staged);
-  CHECK(a[3].offset == 100);
-  CHECK(a[3].length == 22);  // s1 and s2 with the gap between them read through
+  CHECK(a[2].length == 8 * MiB);
+  CHECK(a[3].kind == Read::Kind::staged);
+  CHECK(a[3].offset == 50 * MiB);
+  CHECK(a[3].length == 20002);  // s1 and s2 with the gap between them
   REQUIRE(a[3].segments.size() == 2);
-  CHECK(a[3].segments[1].entry == Entry{2});
-  CHECK(a[3].segments[1].read_offset == 12);
-  CHECK(a[4].offset == 1000);  // too far to join
+  CHECK(a[3].segments[1].tensor == 2);
+  CHECK(a[3].segments[1].read_offset == 10002);
+  CHECK(a[4].offset == 50 * MiB + 200000);  // more than 64 KiB on: its own read
 
-  REQUIRE(queues[1].size() == 2);  // 30 bytes of `other` in 24-byte staged chunks
-  CHECK(queues[1][0].length == 24);
-  CHECK(queues[1][1].segments.front().dst_offset == 24);
+  REQUIRE(queues[1].size() == 2);  // 30000 bytes of `other` in slot-sized reads
+  CHECK(queues[1][0].length == 24576);
+  CHECK(queues[1][1].segments.front().dst_offset == 24576);
 
-  const auto& enc = queues[2];  // 25 decoded bytes in slot-sized chunks; zero_copy gets no work
+  const auto& enc = queues[2];  // 30000 decoded bytes in slot-sized chunks; zero_copy gets no read
   REQUIRE(enc.size() == 2);
   CHECK(enc[0].decoded);
-  CHECK(enc[0].staged);
-  CHECK(enc[1].offset == 24);
-  CHECK(enc[1].length == 1);
-  CHECK(enc[1].segments.front().entry == Entry{6});
+  CHECK(enc[0].kind == Read::Kind::staged);
+  CHECK(enc[1].offset == 24576);
+  CHECK(enc[1].length == 30000 - 24576);
+  CHECK(enc[1].segments.front().tensor == 6);
+  CHECK(plan.schedule.reads() == 9);
 }
 
-TEST_CASE("build_work: small direct tensors read in runs; a gap, a large tensor or the run's size ends a run") {
+TEST_CASE("schedule: small direct tensors read in runs; a gap or the run's size ends a run, a large tensor reads alone") {
   Manifest m;
   m.format = "test";
   m.files = {"a.bin"};
-  m.tensors = {raw("t0", 0, 0, 4),  raw("t1", 0, 4, 4),   raw("t2", 0, 10, 4),  // 2-byte gap: joins
-               raw("t3", 0, 100, 4), raw("big", 0, 200, 64), raw("t4", 0, 264, 4), raw("t5", 0, 268, 4),
-               raw("t6", 0, 272, 4)};
+  for (std::uint64_t i = 0; i < 20; ++i) m.tensors.push_back(raw("s" + std::to_string(i), 0, 60000 * i, 60000));
+  m.tensors.push_back(raw("g", 0, 1270000, 60000));    // 70000 bytes past s19: a new run
+  m.tensors.push_back(raw("big", 0, 1400000, 100000));  // not small (64 KiB or more): a read of its own
+  m.tensors.push_back(raw("h", 0, 1500000, 60000));    // 170000 bytes past g: a new run
   Plan plan;
-  for (std::size_t i = 0; i < m.tensors.size(); ++i) plan.tensors.push_back(placed(i, Placement::direct));
-  // Runs of tensors under 16 bytes, at most 10 bytes long... t4 + t5 fill one, t6 starts the next.
-  const auto queues = build_work(m, plan, WorkLimits{64, 64, 4, 16, 10});
-  const auto& a = queues[0];
-  // A run is queued when it closes: [t0 t1] (t2 would make it 14 bytes), [t2] (t3 lies 86 bytes
-  // on), the big tensor's own read, [t3] (closed by t4, 160 bytes on), [t4 t5], [t6].
-  REQUIRE(a.size() == 6);
-  CHECK(a[0].run);
-  REQUIRE(a[0].segments.size() == 2);
-  CHECK(a[0].length == 8);
-  CHECK(a[0].segments[1].read_offset == 4);
-  CHECK(a[0].segments[1].entry == Entry{1});
-  CHECK(a[1].run);
-  CHECK(a[1].offset == 10);
-  CHECK(a[1].segments.size() == 1);
-  CHECK_FALSE(a[2].run);
-  CHECK(a[2].entry == Entry{4});
-  CHECK(a[3].offset == 100);
-  CHECK(a[4].run);
-  CHECK(a[4].segments.size() == 2);
-  CHECK(a[4].length == 8);
-  CHECK(a[5].segments.front().entry == Entry{7});
+  plan.tensors.assign(m.tensors.size(), placed(Placement::direct));
+  planning::schedule(m, plan);
+  const auto& a = plan.schedule.queues[0];
+  // A run is queued when it closes: s0..s16 (1 020 000 bytes; s17 would pass 1 MiB), s17..s19
+  // (closed by g's gap), big's own read (queued while g's run is open), [g] (closed by h), [h].
+  REQUIRE(a.size() == 5);
+  CHECK(a[0].kind == Read::Kind::run);
+  CHECK(a[0].segments.size() == 17);
+  CHECK(a[0].length == 1020000);
+  CHECK(a[0].segments[16].read_offset == 960000);
+  CHECK(a[1].kind == Read::Kind::run);
+  CHECK(a[1].offset == 1020000);
+  CHECK(a[1].segments.size() == 3);
+  CHECK(a[2].kind == Read::Kind::direct);
+  CHECK(a[2].segments.front().tensor == 21);
+  CHECK(a[3].offset == 1270000);
+  CHECK(a[3].segments.size() == 1);
+  CHECK(a[4].kind == Read::Kind::run);
+  CHECK(a[4].segments.front().tensor == 22);
 }
 
 TEST_CASE("staging ring: every slot allocated up front, handed out until none is free, reused last-in first-out") {

@@ -190,7 +190,7 @@ TEST_CASE("packed tensors are zero_copy on OpenCL: sub-buffers where aligned, el
   std::size_t views = 0, offsets = 0;
   for (const TensorHandle& t : weights.tensors()) {
     CHECK(t.placement == Placement::zero_copy);
-    const TensorPlan& tp = *weights.plan().find(t.index);
+    const TensorPlan& tp = weights.plan().tensors[t.index];
     if (t.view) {
       ++views;
       CHECK(t.offset == 0);

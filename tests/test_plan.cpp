@@ -1,6 +1,8 @@
 // The planner: placement per tensor with its reason, import regions under a device's limits,
 // forced placements, subsets, and "does not fit" failures before anything is allocated.
 #include <doctest/doctest.h>
+
+#include "core/align.hpp"
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -56,9 +58,10 @@ TEST_CASE("page-aligned tensors on the host are zero_copy, grouped into one regi
   CHECK(region.offset % 4096 == 0);
   CHECK(region.tensors.size() == 8);
   CHECK(region.used == m.tensors.back().pieces[0].offset + m.tensors.back().bytes - region.offset);
-  for (const TensorPlan& tp : plan.tensors) {
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
     CHECK(tp.region == 0);
-    CHECK(tp.region_offset == m.tensors[tp.tensor].pieces[0].offset - region.offset);
+    CHECK(tp.region_offset == m.tensors[i].pieces[0].offset - region.offset);
     CHECK(tp.reason.find("mapped in place") != std::string::npos);
   }
   CHECK(plan.device_bytes == 0);
@@ -95,9 +98,9 @@ TEST_CASE("packed tensors are zero_copy: regions cover them from the import alig
   CHECK(region.offset + 4096 > m.tensors[0].pieces[0].offset);
   CHECK(region.length % 64 == 0);
   CHECK(region.length >= region.used);
-  for (const TensorPlan& tp : plan.tensors) {
-    CHECK(tp.placement == Placement::zero_copy);
-    CHECK(region.offset + tp.region_offset == m.tensors[tp.tensor].pieces[0].offset);
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    CHECK(plan.tensors[i].placement == Placement::zero_copy);
+    CHECK(region.offset + plan.tensors[i].region_offset == m.tensors[i].pieces[0].offset);
   }
   CHECK(plan.device_bytes == 0);
   CHECK(plan.predicted_host_peak == plan.mapped_bytes);
@@ -157,7 +160,7 @@ TEST_CASE("region boundaries fall between tensors; neighbouring regions may shar
   for (const ImportRegion& r : plan.regions) CHECK(r.length <= gpu.caps.max_alloc);
 }
 
-TEST_CASE("re-planning declined regions: tensors fall back with the reason, totals follow") {
+TEST_CASE("re-planning declined regions: tensors fall back with the reason, regions keep their numbers, totals and reads follow") {
   Manifest m;
   m.format = "test";
   m.files = {"x.bin"};
@@ -166,14 +169,22 @@ TEST_CASE("re-planning declined regions: tensors fall back with the reason, tota
   gpu.caps.import_alignment = 4096;
   Plan plan = make_plan(m, gpu);
   REQUIRE(plan.regions.size() == 4);  // more than 64 KiB apart: one region each
-  const auto renumber = replan_declined(plan, m, gpu, {{1, "driver said no"}, {3, "driver said no again"}});
-  CHECK(renumber == std::vector<std::size_t>{0, no_region, 1, no_region});
-  REQUIRE(plan.regions.size() == 2);
+  CHECK(plan.schedule.reads() == 0);
+  replan_declined(plan, m, gpu, {{1, "driver said no"}, {3, "driver said no again"}});
+  REQUIRE(plan.regions.size() == 4);
+  CHECK(plan.regions[0].imported());
+  CHECK(plan.regions[1].declined == "at load: driver said no");
+  CHECK(plan.regions[1].tensors.empty());
+  CHECK(plan.regions[1].length == 0);
+  CHECK_FALSE(plan.regions[3].imported());
   CHECK(plan.count(Placement::zero_copy) == 2);
   CHECK(plan.tensors[1].placement == Placement::direct);
   CHECK(plan.tensors[1].reason.find("; at load: driver said no → direct") != std::string::npos);
   CHECK(plan.tensors[1].region == no_region);
-  CHECK(plan.tensors[2].region == 1);
+  CHECK(plan.tensors[2].region == 2);  // its number kept
+  CHECK(plan.schedule.reads() == 2);   // the two declined tensors are read now (runs of one each)
+  // A region already declined cannot be declined again.
+  CHECK(error_of([&] { replan_declined(plan, m, gpu, {{1, "again"}}); }).code() == ErrorCode::usage);
   CHECK(plan.device_bytes == 2 * 4096);
   CHECK(plan.mapped_bytes == 2 * 4096);
   CHECK(plan.predicted_host_peak == plan.mapped_bytes + plan.device_bytes);
@@ -220,10 +231,11 @@ TEST_CASE("regions stay within a small forced max allocation") {
     CHECK(r.offset % 4096 == 0);
   }
   // Each tensor is inside its region at its recorded offset.
-  for (const TensorPlan& tp : plan.tensors) {
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
     const ImportRegion& r = plan.regions.at(tp.region);
-    CHECK(r.offset + tp.region_offset == m.tensors[tp.tensor].pieces[0].offset);
-    CHECK(tp.region_offset + m.tensors[tp.tensor].bytes <= r.used);
+    CHECK(r.offset + tp.region_offset == m.tensors[i].pieces[0].offset);
+    CHECK(tp.region_offset + m.tensors[i].bytes <= r.used);
   }
 
   // A tensor larger than max_alloc cannot be imported, nor allocated: does_not_fit, with numbers.
@@ -234,19 +246,27 @@ TEST_CASE("regions stay within a small forced max allocation") {
   CHECK(std::string(e.what()).find("65536") != std::string::npos);
 }
 
-TEST_CASE("import sizes are rounded up to the device's size multiple") {
+TEST_CASE("import sizes are rounded up to the device's size multiple, within the pages mapped for them") {
   Manifest m;
   m.format = "test";
   m.files = {"x.bin"};
-  m.tensors = {raw_tensor("a", 4096, 1000), raw_tensor("b", 8192, 5000), raw_tensor("c", 1 << 20, 100)};
+  m.tensors = {raw_tensor("a", 4096, 1000), raw_tensor("b", 8192, 12188), raw_tensor("c", 1 << 20, 100)};
   DeviceInfo info = host_info();
   info.caps.size_multiple = 16384;
   const Plan plan = make_plan(m, info);
   REQUIRE(plan.regions.size() == 2);  // c is more than 64 KiB past b: its own region
-  CHECK(plan.regions[0].used == 8192 + 5000 - 4096);
+  CHECK(plan.regions[0].used == 8192 + 12188 - 4096);
   CHECK(plan.regions[0].length == 16384);
-  CHECK(plan.regions[1].length == 16384);
+  CHECK(plan.regions[0].map_offset == 4096);
+  CHECK(plan.regions[0].map_length == 16384);  // the import fills the mapped pages exactly
   CHECK(plan.regions[0].tensors == std::vector<std::size_t>{0, 1});
+  // c's 100 bytes map one page; an import of 16 KiB would reach three pages past it (past the end
+  // of a file, a fault): the planner declines the region, and c is read instead.
+  CHECK(plan.regions[1].map_length == page_size());
+  CHECK(plan.regions[1].declined.find("exceeds the 4096 mapped bytes") != std::string::npos);
+  CHECK(plan.tensors[2].placement == Placement::direct);
+  CHECK(plan.tensors[2].reason.find("exceeds the 4096 mapped bytes → direct") != std::string::npos);
+  CHECK(plan.mapped_bytes == 16384);
 }
 
 TEST_CASE("discrete devices stage; the ring is the budget, shrunk for small models") {
@@ -351,7 +371,8 @@ TEST_CASE("what the device has free now bounds the plan, and says so; the import
   REQUIRE(all.regions.size() == 3);
   info.caps.import_limit = all.regions[0].length + all.regions[1].length + 1;  // two fit, the third does not
   const Plan limited = make_plan(m, info);
-  CHECK(limited.regions.size() == 2);
+  CHECK(limited.imported_regions() == 2);
+  CHECK(limited.regions[2].declined.find("imports at most") != std::string::npos);
   CHECK(limited.tensors[2].placement == Placement::staged);
   CHECK(limited.tensors[2].reason.find("imports at most " + std::to_string(info.caps.import_limit)) != std::string::npos);
   CHECK(limited.tensors[2].reason.find("→ staged") != std::string::npos);
@@ -395,13 +416,19 @@ TEST_CASE("a subset of tensors by name; unknown names are usage errors") {
   PlanOptions options;
   options.only = {synth::tensor_name(4), synth::tensor_name(1), synth::tensor_name(4)};
   const Plan plan = make_plan(m, host_info(), options);
-  REQUIRE(plan.tensors.size() == 2);
-  CHECK(plan.tensors[0].tensor == 1);  // manifest order whatever the order asked
-  CHECK(plan.tensors[1].tensor == 4);
+  // One entry per manifest tensor, at its index: the others are skipped as not selected.
+  REQUIRE(plan.tensors.size() == 6);
+  CHECK(plan.count(Placement::zero_copy) == 2);
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK(plan.tensors[i].selected == (i == 1 || i == 4));
+    if (!plan.tensors[i].selected) {
+      CHECK(plan.tensors[i].placement == Placement::skipped);
+      CHECK(plan.tensors[i].reason == "not selected");
+    }
+  }
   CHECK(plan.model_bytes == m.tensors[1].bytes + m.tensors[4].bytes);
-  CHECK(plan.regions.size() == 2);  // not neighbours any more
-  CHECK(plan.find(4) == &plan.tensors[1]);
-  CHECK(plan.find(2) == nullptr);
+  REQUIRE(plan.regions.size() == 2);  // not neighbours any more
+  CHECK(plan.regions[1].tensors == std::vector<std::size_t>{4});
   options.only = {"nope"};
   const Error e = error_of([&] { make_plan(m, host_info(), options); });
   CHECK(e.code() == ErrorCode::usage);

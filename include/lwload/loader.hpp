@@ -29,15 +29,6 @@
 
 namespace lwload {
 
-// How file bytes are read for direct and staged tensors.
-enum class IoEngine : std::uint8_t {
-  auto_,     // the pread pool: measured faster than io_uring for page-cache hits and O_DIRECT
-  io_uring,  // Boost.Asio random_access_file on io_uring (falls back, with the reason, if refused)
-  pread,     // pread(2) on a small thread pool (always available; the only one for test files)
-};
-LWLOAD_API std::string_view io_engine_name(IoEngine engine) noexcept;  // "auto", "io_uring", "pread"
-LWLOAD_API IoEngine parse_io_engine(std::string_view text);            // throws Error(usage)
-
 // Cancels a load from any thread; the loader checks it between chunks and throws
 // Error(cancelled) after releasing everything.
 class LWLOAD_API CancelToken {
@@ -62,7 +53,7 @@ struct LoadEvent {
   };
   Kind kind = Kind::phase;
   std::chrono::steady_clock::time_point time;
-  std::size_t tensor = static_cast<std::size_t>(-1);  // manifest index, when about one tensor
+  std::size_t tensor = static_cast<std::size_t>(-1);  // the tensor's index (TensorPlan), when about one
   std::uint64_t bytes = 0;                            // bytes_read / bytes_uploaded: this chunk
   std::uint64_t in_flight = 0;     // staging bytes read but not yet uploaded, after this event
   std::string_view phase;          // Kind::phase: its name (static storage)
@@ -70,7 +61,7 @@ struct LoadEvent {
 
 // A loaded tensor: where it lives on the device.
 struct TensorHandle {
-  std::size_t index = 0;            // into Manifest::tensors
+  std::size_t index = 0;            // the tensor's index: Manifest::tensors, Plan::tensors, Weights::tensors()
   const TensorInfo* info = nullptr; // points into Weights::manifest()
   Placement placement = Placement::staged;
   DeviceBuffer* buffer = nullptr;   // its allocation, imported region or a view; nullptr when skipped
@@ -86,15 +77,13 @@ struct TensorHandle {
 
 struct LoadOptions {
   PlanOptions plan;                          // used when load() makes the plan itself
-  IoEngine io = IoEngine::auto_;
   // zero_copy tensors are reported ready once their pages are resident (read from the file and
   // mapped), so first use does not fault; lazy = ready as soon as the import exists, pages fault
   // in on first use.
   bool lazy = false;
-  std::uint32_t io_threads = 0;              // pread engine threads; 0 = slots clamped to 2..4
   std::shared_ptr<CancelToken> cancel;
 
-  // Each loaded tensor once, in load order (Plan::tensors order; skipped tensors get none), when its
+  // Each loaded tensor once, in load order (the manifest's; skipped tensors get none), when its
   // bytes are on the device. A tensor that completes early waits for those before it.
   std::function<void(const TensorHandle&)> on_tensor_ready;
   // Bytes of tensor data on the device so far, of `total` (Plan::model_bytes).
@@ -135,7 +124,8 @@ class LWLOAD_API Weights {
   ~Weights();
 
   const TensorHandle* find(std::string_view name) const noexcept;
-  std::span<const TensorHandle> tensors() const noexcept;  // load order, skipped ones included
+  // One per manifest tensor, at its index; skipped ones (not selected, empty, STRING) have no buffer.
+  std::span<const TensorHandle> tensors() const noexcept;
   const Manifest& manifest() const noexcept;
   // The plan as executed: a zero_copy region the device declined became direct, with the reason.
   const Plan& plan() const noexcept;

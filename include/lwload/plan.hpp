@@ -22,13 +22,22 @@ enum class Placement : std::uint8_t {
   zero_copy,  // the device uses the file's mapped pages (an ImportRegion)
   direct,     // host-visible device memory the file is read straight into
   staged,     // device-local memory filled through the staging ring
-  skipped,    // not loaded (STRING tensors, empty tensors); the reason says why
+  skipped,    // not loaded (not selected, STRING tensors, empty tensors); the reason says why
 };
 
 // "zero_copy", "direct", "staged", "skipped".
 LWLOAD_API std::string_view placement_name(Placement placement) noexcept;
 // "auto" → nullopt; "zero-copy"/"zero_copy", "direct", "staged". Throws Error(usage) otherwise.
 LWLOAD_API std::optional<Placement> parse_placement(std::string_view text);
+
+// How file bytes are read for direct and staged tensors.
+enum class IoEngine : std::uint8_t {
+  auto_,     // the pread pool: measured faster than io_uring for page-cache hits and O_DIRECT
+  io_uring,  // Boost.Asio random_access_file on io_uring (falls back, with the reason, if refused)
+  pread,     // pread(2) on a small thread pool (always available; the only one for test files)
+};
+LWLOAD_API std::string_view io_engine_name(IoEngine engine) noexcept;  // "auto", "io_uring", "pread"
+LWLOAD_API IoEngine parse_io_engine(std::string_view text);            // throws Error(usage)
 
 inline constexpr std::size_t no_region = std::numeric_limits<std::size_t>::max();
 
@@ -43,6 +52,8 @@ struct PlanOptions {
   // when most of the staged tensors' bytes are not cached (a cold file: O_DIRECT skips filling the
   // cache and reads at the disk's speed), off when they are (buffered reads copy from the cache).
   std::optional<bool> direct_io;
+  IoEngine io = IoEngine::auto_;  // the read engine (`--io`)
+  std::uint32_t io_threads = 0;   // pread engine threads; 0 = slots clamped to 2..4
 };
 
 // How much of one file the plan reads is in the page cache, measured when the plan was made.
@@ -55,14 +66,24 @@ struct FileResidency {
 // A range of one file imported into the device as one buffer. It *covers* its tensors: it starts
 // at the import alignment at or below its first tensor and ends at the size multiple at or above
 // its last, so tensors at any offset (GGUF's 32 bytes, packed safetensors) are zero_copy, each
-// addressed as (region buffer, offset inside it). Neighbouring regions may share a page.
+// addressed as (region buffer, offset inside it). Neighbouring regions may share a page. The
+// geometry is decided here once: the loader maps [offset, +used) — which takes the whole pages
+// [map_offset, +map_length) — and imports [offset, +length), which the planner checked lies in
+// those pages; the profiler counts map_length.
 struct ImportRegion {
   std::uint32_t file = 0;      // index into Manifest::files
   std::uint64_t offset = 0;    // file offset, a multiple of import_alignment
   std::uint64_t length = 0;    // bytes imported: `used` rounded up to size_multiple, ≤ max_alloc
   std::uint64_t used = 0;      // bytes from `offset` to the end of the last tensor
-  std::vector<std::size_t> tensors;  // manifest indices, in file order
+  std::uint64_t map_offset = 0;  // the whole pages mapped for it: `offset` rounded down to a page...
+  std::uint64_t map_length = 0;  // ...to `offset + used` rounded up to one (holds `length`)
+  std::vector<std::size_t> tensors;  // the tensors it holds (Plan::tensors = Manifest::tensors index), in file order
   std::uint64_t cached = 0;    // of `length`, in the page cache when planned (population reads the rest)
+  // Why the region is not imported (the device or its import budget declined it, at plan or at
+  // load time); its tensors then went direct or staged. A declined region keeps its number, so
+  // TensorPlan::region never changes meaning; `tensors` and `length` are then empty.
+  std::string declined;
+  bool imported() const noexcept { return declined.empty(); }
 };
 
 // The staging ring: `slots` buffers of `slot_bytes` each (whole pages), `budget` = their sum.
@@ -77,9 +98,53 @@ struct StagingShape {
 // would be smaller than a page; {} when nothing is staged.
 LWLOAD_API StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std::uint32_t slots);
 
+// The part of a read that belongs to one tensor: `length` bytes at `read_offset` into the read go
+// to `dst_offset` in the tensor's buffer.
+struct ReadSegment {
+  std::size_t tensor = 0;
+  std::uint64_t read_offset = 0;
+  std::uint64_t dst_offset = 0;
+  std::uint64_t length = 0;
+};
+
+// One read of the schedule.
+struct Read {
+  enum class Kind : std::uint8_t {
+    direct,  // straight into one direct tensor's host-visible buffer (one segment)
+    run,     // neighbouring small direct tensors read as one into scratch, each segment copied
+    staged,  // into a staging slot (neighbouring tensors coalesced), each segment uploaded
+  };
+  Kind kind = Kind::direct;
+  // The bytes come from decoding the tensor on the host (ONNX typed fields; `offset` is into the
+  // decoded bytes), not from one read of the file.
+  bool decoded = false;
+  std::uint32_t file = 0;        // index into Manifest::files
+  std::uint64_t offset = 0;      // first wanted byte
+  std::uint64_t length = 0;      // wanted bytes from `offset`, gaps between segments included
+  std::vector<ReadSegment> segments;
+};
+
+// How the direct and staged bytes move, decided with the placements: the read engine, and the
+// reads in queues — one per manifest file (so several files are read at once), in load order
+// within each, then one for decoded tensors. Staged reads coalesce neighbours up to a slot (less
+// the O_DIRECT slack); small direct tensors coalesce into runs (a million one-element tensors are a
+// few hundred reads, not a million).
+struct Schedule {
+  IoEngine engine = IoEngine::pread;  // io_uring or pread
+  std::string engine_reason;          // why, in words
+  std::uint32_t queue_depth = 0;      // reads in flight at once (io_uring)
+  std::uint32_t threads = 0;          // pread threads
+  std::uint64_t run_scratch = 0;      // bytes of scratch runs may hold at once
+  std::vector<std::vector<Read>> queues;
+  std::size_t reads() const noexcept;
+};
+
+// One per manifest tensor, at the same index: a tensor's number is the same in Manifest::tensors,
+// Plan::tensors, Weights::tensors(), LoadEvent::tensor, ImportRegion::tensors and every part of
+// the loader (docs/ARCHITECTURE.md, "One index").
 struct TensorPlan {
-  std::size_t tensor = 0;       // index into Manifest::tensors
   Placement placement = Placement::staged;
+  bool selected = true;         // false: left out by PlanOptions::only (skipped, "not selected")
   std::string reason;           // "offset 1000 not aligned to 4096 → direct"
   std::size_t region = no_region;     // zero_copy: index into Plan::regions
   std::uint64_t region_offset = 0;    // zero_copy: tensor offset inside its region
@@ -88,8 +153,8 @@ struct TensorPlan {
 struct LWLOAD_API Plan {
   std::string device;                  // DeviceInfo::id()
   MemoryModel memory = MemoryModel::unified;
-  std::vector<TensorPlan> tensors;     // the selected tensors, in manifest order (the load order)
-  std::vector<ImportRegion> regions;
+  std::vector<TensorPlan> tensors;     // per manifest tensor (unselected ones skipped): the load order
+  std::vector<ImportRegion> regions;   // imported ones and declined ones (ImportRegion::declined)
   std::uint64_t model_bytes = 0;       // bytes of the selected, loadable tensors
   std::uint64_t largest_tensor = 0;    // largest selected tensor
   std::uint64_t mapped_bytes = 0;      // imported (zero_copy) bytes: file-backed, not allocated
@@ -97,21 +162,19 @@ struct LWLOAD_API Plan {
   std::uint64_t staging_budget = 0;    // 0 when nothing is staged
   std::uint32_t staging_slots = 0;
   std::uint64_t slot_bytes = 0;        // one slot (page multiple)
-  // What the caller allowed for staging (PlanOptions), kept so a re-plan can size a ring later.
-  std::uint64_t staging_budget_limit = 0;
-  std::uint32_t staging_slots_limit = 0;
-  std::optional<bool> direct_io_asked;  // PlanOptions::direct_io, kept for a re-plan
+  PlanOptions options;                 // what it was made with (a re-plan decides with them again)
   std::uint64_t decode_bytes = 0;      // host scratch for the largest encoded tensor (ONNX typed)
   std::vector<FileResidency> residency;  // per Manifest::files entry
   bool direct_io = false;              // staged tensors are read with O_DIRECT
   std::string direct_io_reason;        // why (or why not), in words
+  Schedule schedule;                   // the reads, in order, and how they are issued
   // Predicted growth of the process's memory over its baseline during the load (docs/ARCHITECTURE.md,
   // "Memory contracts"): mapped + in-process allocations (unified) + staging + decode scratch.
   std::uint64_t predicted_host_peak = 0;
 
   std::size_t count(Placement placement) const noexcept;
+  std::size_t imported_regions() const noexcept;  // regions not declined
   std::uint64_t bytes(Placement placement, const Manifest& manifest) const noexcept;
-  const TensorPlan* find(std::size_t tensor) const noexcept;
 };
 
 // Throws Error(does_not_fit) with the numbers when the selected tensors cannot fit the device
@@ -126,17 +189,20 @@ struct DeclinedRegion {
 };
 
 // Re-plans after the device declined some imports: each declined region's tensors become direct
-// (staged where the device has no host-visible memory) with the reason appended, the regions
-// are removed, and every total — device bytes, staging ring, predicted peak — is recomputed, so
-// the executed plan stays self-consistent. Returns, per old region index, its new index or
-// no_region. Throws Error(does_not_fit) when the re-planned load no longer fits.
-LWLOAD_API std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
-                                         const std::vector<DeclinedRegion>& declined);
+// (staged where the device has no host-visible memory) with the reason appended, the regions are
+// marked declined (keeping their numbers, as every tensor keeps its own), and every total and
+// the schedule — device bytes, staging ring, reads, predicted peak — is made again, so the
+// executed plan stays self-consistent. Throws Error(does_not_fit) when the re-planned load no
+// longer fits.
+LWLOAD_API void replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
+                                const std::vector<DeclinedRegion>& declined);
 
 // {"device", "memory", "model_bytes", "largest_tensor", "mapped_bytes", "device_bytes",
 //  "staging": {"budget", "slots", "slot_bytes"}, "decode_bytes", "predicted_host_peak",
-//  "counts": {"zero_copy", "direct", "staged", "skipped"},
-//  "regions": [{"file", "offset", "length", "used", "tensors": [names]}],
+//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached"} or null],
+//  "direct_io": {"used", "reason"}, "schedule": {"engine", "engine_reason", "reads", "queues": [reads]},
+//  "regions": [{"file", "offset", "length", "used", "map_offset", "map_length", "cached", "tensors": [names],
+//               "declined" (only when declined)}],
 //  "tensors": [{"name", "bytes", "placement", "reason", "region", "region_offset"}]}
 LWLOAD_API std::string plan_to_json(const Plan& plan, const Manifest& manifest);
 

@@ -67,13 +67,13 @@ void set_load_option(LoadOptions& options, std::string_view name, std::string_vi
   } else if (name == "only") {
     options.plan.only = split_names(value);
   } else if (name == "io") {
-    options.io = parse_io_engine(value);
+    options.plan.io = parse_io_engine(value);
   } else if (name == "direct-io") {
     options.plan.direct_io = parse_switch(value, option);
   } else if (name == "lazy") {
     options.lazy = parse_switch(value, option);
   } else if (name == "io-threads") {
-    options.io_threads = static_cast<std::uint32_t>(parse_count(value, option, 0, 64));
+    options.plan.io_threads = static_cast<std::uint32_t>(parse_count(value, option, 0, 64));
   } else {
     std::string known;
     for (std::string_view n : kNames) known += str(known.empty() ? "" : ", ", n);

@@ -8,7 +8,7 @@
 #endif
 
 #include "lwload/error.hpp"
-#include "lwload/loader.hpp"
+#include "lwload/plan.hpp"
 
 namespace lwload {
 

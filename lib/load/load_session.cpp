@@ -15,34 +15,30 @@ LoadSession::LoadSession(Manifest manifest, Device& device, Plan plan, const Loa
   state_->plan = std::move(plan);
   state_->device = device.info();
   state_->file_system = state_->manifest.file_system ? state_->manifest.file_system : posix_file_system();
-  tensor_buffer_.assign(state_->plan.tensors.size(), kNoBuffer);
 }
 
 void LoadSession::import_regions() {
-  if (state_->plan.regions.empty()) return;
+  if (state_->plan.count(Placement::zero_copy) == 0) return;
   progress_->phase("import");
-  regions_ = loading::import_regions(*state_, device_, state_->files);
-  const Plan& plan = state_->plan;  // re-planned where the device declined
-  for (std::size_t e = 0; e < plan.tensors.size(); ++e)
-    if (plan.tensors[e].placement == Placement::zero_copy) tensor_buffer_[e] = regions_[plan.tensors[e].region].buffer;
+  regions_ = loading::import_regions(*state_, device_);  // re-plans where the device declined
 }
 
 // Zero-copy tensors are on the device once imported; "ready" waits until their pages are
 // resident too, unless the caller asked for lazy.
 void LoadSession::populate_zero_copy() {
   const Plan& plan = state_->plan;
-  if (plan.regions.empty()) return;
+  if (plan.count(Placement::zero_copy) == 0) return;
   state_->stats.zero_copy_bytes = plan.bytes(Placement::zero_copy, state_->manifest);
-  const auto start = [this](Entry e) { progress_->start(e); };
-  const auto done = [this](Entry e, std::uint64_t bytes) {
-    if (progress_->arrived(e, bytes)) progress_->ready(e);
+  const auto start = [this](std::size_t tensor) { progress_->start(tensor); };
+  const auto done = [this](std::size_t tensor, std::uint64_t bytes) {
+    if (progress_->arrived(tensor, bytes)) progress_->ready(tensor);
   };
   if (options_.lazy) {
-    for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
-      if (plan.tensors[e].placement != Placement::zero_copy) continue;
+    for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+      if (plan.tensors[i].placement != Placement::zero_copy) continue;
       progress_->check_cancel();  // nothing is read here, but a ready callback may cancel
-      start(Entry{e});
-      done(Entry{e}, state_->manifest.tensors[plan.tensors[e].tensor].bytes);
+      start(i);
+      done(i, state_->manifest.tensors[i].bytes);
     }
     return;
   }
@@ -61,9 +57,9 @@ Weights LoadSession::run() {
   check_unchanged(*state_);
   import_regions();
   progress_->phase("allocate");
-  allocate_buffers(*state_, device_, tensor_buffer_);
-  pipeline_.emplace(*state_, device_, *progress_, options_, state_->files, tensor_buffer_);
-  make_handles(*state_, tensor_buffer_);
+  make_handles(*state_, regions_);
+  allocate_buffers(*state_, device_);
+  pipeline_.emplace(*state_, device_, *progress_);
   state_->stats.allocate_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
 
   populate_zero_copy();
@@ -72,7 +68,8 @@ Weights LoadSession::run() {
   pipeline_.reset();
 
   // Regions also map the bytes around their tensors (headers, padding): count at most the tensors'.
-  for (const ImportedRegion& region : regions_) state_->stats.resident_bytes += region.mapping->resident_bytes();
+  for (const ImportedRegion& region : regions_)
+    if (region.mapping) state_->stats.resident_bytes += region.mapping->resident_bytes();
   state_->stats.resident_bytes = std::min(state_->stats.resident_bytes, state_->stats.zero_copy_bytes);
   progress_->phase("done");
   state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();

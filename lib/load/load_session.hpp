@@ -1,7 +1,7 @@
 // One run of the loader, top to bottom: open the files, import the zero_copy regions (the planner
 // re-plans what the device declines), allocate everything else and the staging ring, make the
 // handles — all before a byte moves — then make zero_copy pages resident and move the direct and
-// staged bytes. Each step is a small part with one job (setup.hpp, region_imports.hpp,
+// staged bytes as the plan's schedule says. Each step is a small part with one job (setup.hpp, region_imports.hpp,
 // residency.hpp, pipeline.hpp); Progress is the one voice the application hears. On any failure
 // the parts drain and release what they made, and nothing is handed out.
 #pragma once
@@ -36,7 +36,6 @@ class LoadSession {
   std::chrono::steady_clock::time_point start_;
   std::unique_ptr<Weights::State> state_;
   std::unique_ptr<Progress> progress_;
-  std::vector<std::size_t> tensor_buffer_;                // per entry: index into state_->buffers
   std::vector<ImportedRegion> regions_;                   // per Plan::regions entry
   std::optional<DataPipeline> pipeline_;                  // last: drained before the rest goes
 };

@@ -15,24 +15,15 @@
 namespace lwload::loading {
 namespace {
 
-constexpr std::uint64_t kDirectChunk = 16ull << 20;   // one pread per 16 MiB into a direct buffer
-constexpr std::uint64_t kMaxDecodeExpansion = 16;     // decoded bytes per encoded byte, at most
-// Direct tensors under 64 KiB are read in runs of up to 1 MiB and copied into their buffers: a
-// syscall per one-element tensor cost 8x the zero-copy load of a million of them. At most
-// kRunBytesInFlight of scratch, so the host cost stays a few MiB whatever the model.
-constexpr std::uint64_t kSmallDirect = 64 * 1024;
-constexpr std::uint64_t kDirectRun = 1 << 20;
-constexpr std::uint64_t kRunBytesInFlight = 4 << 20;
+constexpr std::uint64_t kMaxDecodeExpansion = 16;  // decoded bytes per encoded byte, at most
 
 }  // namespace
 
-DataPipeline::DataPipeline(Weights::State& state, Device& device, Progress& progress, const LoadOptions& options,
-                           const OpenFiles& files,
-                           const std::vector<std::size_t>& tensor_buffer)
-    : state_(state), device_(device), progress_(progress), options_(options), files_(files),
-      tensor_buffer_(tensor_buffer), host_(state.plan.tensors.size()) {
+DataPipeline::DataPipeline(Weights::State& state, Device& device, Progress& progress)
+    : state_(state), device_(device), progress_(progress), schedule_(state.plan.schedule), files_(state.files),
+      host_(state.plan.tensors.size()), next_read_(schedule_.queues.size(), 0) {
   const Plan& plan = state.plan;
-  if (plan.count(Placement::staged) > 0) {
+  if (plan.staging_slots > 0) {
     ring_ = io::StagingRing(device_, plan.staging_slots, plan.slot_bytes);
     slot_uploads_.assign(ring_.slots(), 0);
   }
@@ -47,11 +38,9 @@ DataPipeline::~DataPipeline() {
   }
 }
 
-const TensorInfo& DataPipeline::tensor(Entry entry) const {
-  return state_.manifest.tensors[state_.plan.tensors[entry.value].tensor];
-}
+const TensorInfo& DataPipeline::tensor(std::size_t index) const { return state_.manifest.tensors[index]; }
 
-DeviceBuffer& DataPipeline::buffer(Entry entry) const { return *state_.buffers[tensor_buffer_[entry.value]]; }
+DeviceBuffer& DataPipeline::buffer(std::size_t index) const { return *state_.handles[index].buffer; }
 
 const std::filesystem::path& DataPipeline::file_path(std::uint32_t file) const { return state_.manifest.files[file]; }
 
@@ -59,14 +48,12 @@ void DataPipeline::record_failure(std::exception_ptr error) {
   if (!failure_) failure_ = std::move(error);
 }
 
-// O_DIRECT (staged reads only: they land in page-aligned slots with slack for the unaligned head
-// and tail of each read). The open files reopened (never by path); refused → buffered reads, with
-// the reason.
+// O_DIRECT, as the plan chose it (staged reads only: they land in page-aligned slots with slack for
+// the unaligned head and tail of each read). The open files reopened (never by path); where the
+// device's slots or the file system refuse, buffered reads, with the reason.
 void DataPipeline::open_direct_files() {
   std::string why;
-  if (ring_.slots() == 0) why = "nothing is staged";
-  else if (ring_.slot_bytes() < 3 * kDirectIoAlignment) why = "staging slots are too small";
-  else if (!ring_.aligned_to(kDirectIoAlignment)) why = "the device's staging buffers are not page-aligned";
+  if (!ring_.aligned_to(kDirectIoAlignment)) why = "the device's staging buffers are not page-aligned";
   if (why.empty()) {
     try {
       direct_files_.resize(files_.size());
@@ -85,55 +72,34 @@ void DataPipeline::open_direct_files() {
     state_.io.direct_io_note = str("O_DIRECT not used: ", why);
 }
 
-void DataPipeline::choose_engine() {
+// The engine the plan chose; io_uring refused at set-up (a file without a descriptor, a ring the
+// kernel will not make) reads with the pread pool instead, with the reason.
+void DataPipeline::make_reader() {
   std::vector<io::ReadSource> sources(files_.size());
-  bool all_descriptors = true;
-  for (std::size_t f = 0; f < files_.size(); ++f) {
-    if (!files_[f]) continue;
-    all_descriptors = all_descriptors && files_[f]->native_handle() >= 0;
-    sources[f].file = files_[f].get();
-  }
+  for (std::size_t f = 0; f < files_.size(); ++f) sources[f].file = files_[f].get();
   if (direct_io_)
     for (std::size_t f = 0; f < files_.size(); ++f) sources.push_back(io::ReadSource{direct_files_[f].get(), true});
-
-  const unsigned slots = state_.plan.staging_slots ? state_.plan.staging_slots : 4;
-  const unsigned depth = std::clamp(slots, 2u, 8u);
-  const auto not_used = [&](const std::string& why) { state_.io.engine_note = str("io_uring not used: ", why); };
-  // auto reads with the pread pool: io_uring completes buffered reads that hit the page cache
-  // inline on the one submitting thread, so several pread threads beat it warm (2 GiB, null
-  // staged: 141 % vs 82 % of single-threaded pread) and matched or beat it with O_DIRECT cold.
-  if (options_.io == IoEngine::auto_) {
-    state_.io.engine_note = "auto: the pread pool (faster than io_uring here; --io io_uring to choose it)";
-  } else if (options_.io == IoEngine::io_uring) {
-    const auto& probe = io::probe_io_uring();
-    if (!probe.usable) {
-      not_used(probe.note);
-    } else if (!all_descriptors) {
-      not_used("the files have no descriptors (in-memory file system)");
-    } else {
-      try {
-        reader_ = io::make_uring_reader(context_, sources, depth);
-      } catch (const std::exception& e) {
-        not_used(e.what());
-      }
+  state_.io.engine_note = schedule_.engine_reason;
+  if (schedule_.engine == IoEngine::io_uring) {
+    try {
+      reader_ = io::make_uring_reader(context_, sources, schedule_.queue_depth);
+    } catch (const std::exception& e) {
+      state_.io.engine_note = str("io_uring not used: ", e.what());
     }
   }
-  if (!reader_) {
-    const unsigned threads = options_.io_threads ? options_.io_threads : std::clamp(slots, 2u, 4u);
-    reader_ = io::make_pread_reader(context_, sources, threads);
-  }
+  if (!reader_) reader_ = io::make_pread_reader(context_, sources, schedule_.threads);
   state_.io.engine = reader_->engine();
 }
 
-// The direct buffer's host bytes, mapped for writing at the entry's first read.
-std::span<std::byte> DataPipeline::host_span(Entry entry) {
-  std::span<std::byte>& host = host_[entry.value];
+// The direct buffer's host bytes, mapped for writing at the tensor's first read.
+std::span<std::byte> DataPipeline::host_span(std::size_t index) {
+  std::span<std::byte>& host = host_[index];
   if (!host.empty()) return host;
-  const std::uint64_t bytes = tensor(entry).bytes;
-  const auto span = buffer(entry).begin_host_write();
+  const std::uint64_t bytes = tensor(index).bytes;
+  const auto span = buffer(index).begin_host_write();
   if (span.size() < bytes) {
-    buffer(entry).end_host_write();
-    fail(ErrorCode::device, "device ", device_.info().id(), ": host-visible buffer for tensor '", tensor(entry).name,
+    buffer(index).end_host_write();
+    fail(ErrorCode::device, "device ", device_.info().id(), ": host-visible buffer for tensor '", tensor(index).name,
          "' is not writable by the host (", span.size(), " of ", bytes, " bytes)");
   }
   return host = span.first(bytes);
@@ -141,9 +107,9 @@ std::span<std::byte> DataPipeline::host_span(Entry entry) {
 
 // An encoded tensor's stored bytes: its pieces read (bounded by the file, checked at setup) and
 // decoded on the host. One tensor at a time: the plan's decode scratch.
-std::span<const std::byte> DataPipeline::decoded(Entry entry) {
-  if (decoded_entry_ == entry) return decoded_bytes_;
-  const TensorInfo& t = tensor(entry);
+std::span<const std::byte> DataPipeline::decoded(std::size_t index) {
+  if (decoded_tensor_ == index) return decoded_bytes_;
+  const TensorInfo& t = tensor(index);
   std::uint64_t encoded_size = 0;
   for (const Piece& piece : t.pieces) encoded_size += piece.length;
   const auto& path = file_path(t.pieces.empty() ? 0 : t.pieces[0].file);
@@ -158,27 +124,29 @@ std::span<const std::byte> DataPipeline::decoded(Entry entry) {
     at += piece.length;
   }
   state_.stats.bytes_read += encoded_size;
-  decoded_entry_ = Entry{static_cast<std::size_t>(-1)};
+  decoded_tensor_ = static_cast<std::size_t>(-1);
   decoded_bytes_.assign(t.bytes, std::byte{0});
   formats::decode_tensor(t, encoded, decoded_bytes_, path);
-  decoded_entry_ = entry;
+  decoded_tensor_ = index;
   return decoded_bytes_;
 }
 
-// `bytes` of the entry are on the device; the last of them closes its host write and makes it ready.
-void DataPipeline::complete(Entry entry, std::uint64_t bytes) {
-  if (!progress_.arrived(entry, bytes)) return;
-  if (!host_[entry.value].empty()) {
-    host_[entry.value] = {};
-    buffer(entry).end_host_write();
+// `bytes` of the tensor are on the device; the last of them closes its host write and makes it ready.
+void DataPipeline::complete(std::size_t index, std::uint64_t bytes) {
+  if (!progress_.arrived(index, bytes)) return;
+  if (!host_[index].empty()) {
+    host_[index] = {};
+    buffer(index).end_host_write();
   }
-  progress_.ready(entry);
+  progress_.ready(index);
 }
 
 bool DataPipeline::idle() const {
   if (reads_in_flight_ || uploads_in_flight_) return false;
   if (failure_) return true;
-  return std::all_of(queues_.begin(), queues_.end(), [](const auto& q) { return q.empty(); });
+  for (std::size_t q = 0; q < next_read_.size(); ++q)
+    if (next_read_[q] < schedule_.queues[q].size()) return false;
+  return true;
 }
 
 // Starts reads while there is room: in-flight reads below the reader's depth, and a free slot for
@@ -188,12 +156,13 @@ void DataPipeline::pump() {
     bool issued = false;
     try {
       progress_.check_cancel();
-      for (std::size_t tried = 0; tried < queues_.size() && !issued; ++tried) {
+      const auto& queues = schedule_.queues;
+      for (std::size_t tried = 0; tried < queues.size() && !issued; ++tried) {
         const std::size_t q = next_queue_;
-        next_queue_ = (next_queue_ + 1) % queues_.size();
-        if (queues_[q].empty()) continue;
-        if (issue(queues_[q].front())) {
-          queues_[q].pop_front();
+        next_queue_ = (next_queue_ + 1) % queues.size();
+        if (next_read_[q] == queues[q].size()) continue;
+        if (issue(queues[q][next_read_[q]])) {
+          ++next_read_[q];
           issued = true;
         }
       }
@@ -205,54 +174,57 @@ void DataPipeline::pump() {
   }
 }
 
-bool DataPipeline::issue(ReadItem& item) {
-  if (item.run) {
-    if (run_bytes_in_flight_ > 0 && run_bytes_in_flight_ + item.length > kRunBytesInFlight) return false;
-    for (const Segment& s : item.segments) {
-      (void)host_span(s.entry);
-      progress_.start(s.entry);
+// Reads are the plan's, which stays put while the pipeline runs: completions refer to them.
+bool DataPipeline::issue(const Read& read) {
+  const Read* r = &read;
+  if (read.kind == Read::Kind::run) {
+    if (run_bytes_in_flight_ > 0 && run_bytes_in_flight_ + read.length > schedule_.run_scratch) return false;
+    for (const ReadSegment& s : read.segments) {
+      (void)host_span(s.tensor);
+      progress_.start(s.tensor);
     }
-    auto scratch = std::make_shared<std::vector<std::byte>>(item.length);
-    run_bytes_in_flight_ += item.length;
+    auto scratch = std::make_shared<std::vector<std::byte>>(read.length);
+    run_bytes_in_flight_ += read.length;
     ++reads_in_flight_;
     ++state_.stats.reads;
-    reader_->read(item.file, item.offset, *scratch, [this, item, scratch](std::exception_ptr error, std::size_t got) {
-      on_run_read(item, *scratch, error, got);
+    reader_->read(read.file, read.offset, *scratch, [this, r, scratch](std::exception_ptr error, std::size_t got) {
+      on_run_read(*r, *scratch, error, got);
     });
     return true;
   }
-  if (!item.staged) {
-    const std::span<std::byte> host = host_span(item.entry);
-    progress_.start(item.entry);
-    if (item.decoded) {  // decoded straight into the host-visible buffer: nothing to wait for
-      const auto bytes = decoded(item.entry);
+  if (read.kind == Read::Kind::direct) {
+    const ReadSegment& s = read.segments.front();
+    const std::span<std::byte> host = host_span(s.tensor);
+    progress_.start(s.tensor);
+    if (read.decoded) {  // decoded straight into the host-visible buffer: nothing to wait for
+      const auto bytes = decoded(s.tensor);
       std::memcpy(host.data(), bytes.data(), bytes.size());
-      complete(item.entry, bytes.size());
+      complete(s.tensor, bytes.size());
       return true;
     }
     ++reads_in_flight_;
     ++state_.stats.reads;
-    reader_->read(item.file, item.offset, host.subspan(item.dst_offset, item.length),
-                  [this, item](std::exception_ptr error, std::size_t got) { on_direct_read(item, error, got); });
+    reader_->read(read.file, read.offset, host.subspan(s.dst_offset, read.length),
+                  [this, r](std::exception_ptr error, std::size_t got) { on_direct_read(*r, error, got); });
     return true;
   }
   const auto slot = ring_.acquire();
   if (!slot) return false;
-  for (const Segment& s : item.segments) progress_.start(s.entry);
-  if (item.decoded) {  // decoded bytes enter the slot by copy, then go the way of a read
+  for (const ReadSegment& s : read.segments) progress_.start(s.tensor);
+  if (read.decoded) {  // decoded bytes enter the slot by copy, then go the way of a read
     try {
-      const auto bytes = decoded(item.segments.front().entry);
-      std::memcpy(ring_.bytes(*slot).data(), bytes.data() + item.offset, item.length);
+      const auto bytes = decoded(read.segments.front().tensor);
+      std::memcpy(ring_.bytes(*slot).data(), bytes.data() + read.offset, read.length);
     } catch (...) {
       ring_.release(*slot);
       throw;
     }
     ++reads_in_flight_;
-    boost::asio::post(context_, [this, item, slot = *slot] { on_staged_read(item, slot, 0, nullptr, item.length); });
+    boost::asio::post(context_, [this, r, slot = *slot] { on_staged_read(*r, slot, 0, nullptr, r->length); });
     return true;
   }
-  std::uint64_t begin = item.offset, end = item.offset + item.length;
-  std::size_t source = item.file;
+  std::uint64_t begin = read.offset, end = read.offset + read.length;
+  std::size_t source = read.file;
   if (direct_io_) {
     begin = align_down(begin, kDirectIoAlignment);
     end = align_up(end, kDirectIoAlignment);
@@ -260,26 +232,27 @@ bool DataPipeline::issue(ReadItem& item) {
   }
   ++reads_in_flight_;
   ++state_.stats.reads;
-  const std::uint64_t head = item.offset - begin;
+  const std::uint64_t head = read.offset - begin;
   reader_->read(source, begin, ring_.bytes(*slot).first(end - begin),
-                [this, item, slot = *slot, head](std::exception_ptr error, std::size_t got) {
-                  on_staged_read(item, slot, head, error, got);
+                [this, r, slot = *slot, head](std::exception_ptr error, std::size_t got) {
+                  on_staged_read(*r, slot, head, error, got);
                 });
   return true;
 }
 
-void DataPipeline::on_direct_read(const ReadItem& item, std::exception_ptr error, std::size_t got) {
+void DataPipeline::on_direct_read(const Read& read, std::exception_ptr error, std::size_t got) {
   --reads_in_flight_;
   state_.stats.bytes_read += got;
+  const std::size_t index = read.segments.front().tensor;
   try {
     if (error) std::rethrow_exception(error);
-    if (got < item.length)
-      fail(ErrorCode::bad_input, file_path(item.file).string(), ": tensor '", tensor(item.entry).name,
-           "': needs bytes [", item.offset, ", ", item.offset + item.length, ") but the file ends at ",
-           item.offset + got, " (truncated during the load?)");
+    if (got < read.length)
+      fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(index).name,
+           "': needs bytes [", read.offset, ", ", read.offset + read.length, ") but the file ends at ",
+           read.offset + got, " (truncated during the load?)");
     if (!failure_) {
-      progress_.event(LoadEvent::Kind::bytes_read, item.entry, got);
-      complete(item.entry, item.length);
+      progress_.event(LoadEvent::Kind::bytes_read, index, got);
+      complete(index, read.length);
     }
   } catch (...) {
     record_failure(std::current_exception());
@@ -287,22 +260,22 @@ void DataPipeline::on_direct_read(const ReadItem& item, std::exception_ptr error
   pump();
 }
 
-void DataPipeline::on_run_read(const ReadItem& item, std::span<const std::byte> scratch, std::exception_ptr error,
+void DataPipeline::on_run_read(const Read& read, std::span<const std::byte> scratch, std::exception_ptr error,
                                std::size_t got) {
   --reads_in_flight_;
-  run_bytes_in_flight_ -= item.length;
+  run_bytes_in_flight_ -= read.length;
   state_.stats.bytes_read += got;
   try {
     if (error) std::rethrow_exception(error);
-    for (const Segment& s : item.segments) {
+    for (const ReadSegment& s : read.segments) {
       if (s.read_offset + s.length > got)
-        fail(ErrorCode::bad_input, file_path(item.file).string(), ": tensor '", tensor(s.entry).name, "': needs bytes [",
-             item.offset + s.read_offset, ", ", item.offset + s.read_offset + s.length, ") but the file ends at ",
-             item.offset + got, " (truncated during the load?)");
+        fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(s.tensor).name, "': needs bytes [",
+             read.offset + s.read_offset, ", ", read.offset + s.read_offset + s.length, ") but the file ends at ",
+             read.offset + got, " (truncated during the load?)");
       if (failure_) break;
-      std::memcpy(host_span(s.entry).data() + s.dst_offset, scratch.data() + s.read_offset, s.length);
-      progress_.event(LoadEvent::Kind::bytes_read, s.entry, s.length);
-      complete(s.entry, s.length);
+      std::memcpy(host_span(s.tensor).data() + s.dst_offset, scratch.data() + s.read_offset, s.length);
+      progress_.event(LoadEvent::Kind::bytes_read, s.tensor, s.length);
+      complete(s.tensor, s.length);
     }
   } catch (...) {
     record_failure(std::current_exception());
@@ -310,35 +283,35 @@ void DataPipeline::on_run_read(const ReadItem& item, std::span<const std::byte> 
   pump();
 }
 
-void DataPipeline::on_staged_read(const ReadItem& item, std::size_t slot, std::uint64_t head,
+void DataPipeline::on_staged_read(const Read& read, std::size_t slot, std::uint64_t head,
                                   std::exception_ptr error, std::size_t got) {
   --reads_in_flight_;
-  if (!item.decoded) state_.stats.bytes_read += got;
+  if (!read.decoded) state_.stats.bytes_read += got;
   try {
     if (error) std::rethrow_exception(error);
-    if (got < head + item.length) {
+    if (got < head + read.length) {
       const std::uint64_t have = got > head ? got - head : 0;
-      const Segment* short_segment = &item.segments.front();
-      for (const Segment& s : item.segments)
+      const ReadSegment* short_segment = &read.segments.front();
+      for (const ReadSegment& s : read.segments)
         if (s.read_offset + s.length > have) {
           short_segment = &s;
           break;
         }
-      fail(ErrorCode::bad_input, file_path(item.file).string(), ": tensor '", tensor(short_segment->entry).name,
-           "': needs bytes up to ", item.offset + short_segment->read_offset + short_segment->length,
-           " but the file ends at ", item.offset + have, " (truncated during the load?)");
+      fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(short_segment->tensor).name,
+           "': needs bytes up to ", read.offset + short_segment->read_offset + short_segment->length,
+           " but the file ends at ", read.offset + have, " (truncated during the load?)");
     }
     if (!failure_) {
-      progress_.in_flight += item.length;
-      progress_.event(LoadEvent::Kind::bytes_read, item.segments.front().entry, item.length);
+      progress_.in_flight += read.length;
+      progress_.event(LoadEvent::Kind::bytes_read, read.segments.front().tensor, read.length);
       StagingBuffer& staging = ring_.buffer(slot);
-      for (const Segment& s : item.segments) {
+      for (const ReadSegment& s : read.segments) {
         ++slot_uploads_[slot];
         ++uploads_in_flight_;
         // Never throws: a failure of any kind comes back through the callback, once.
-        device_.upload(staging, head + s.read_offset, buffer(s.entry), s.dst_offset, s.length,
-                       [this, slot, s](std::exception_ptr err) {
-                         boost::asio::post(context_, [this, slot, s, err] { on_upload_done(slot, s, err); });
+        device_.upload(staging, head + s.read_offset, buffer(s.tensor), s.dst_offset, s.length,
+                       [this, slot, seg = &s](std::exception_ptr err) {
+                         boost::asio::post(context_, [this, slot, seg, err] { on_upload_done(slot, *seg, err); });
                        });
         ++state_.stats.uploads;
         state_.stats.bytes_uploaded += s.length;
@@ -351,15 +324,15 @@ void DataPipeline::on_staged_read(const ReadItem& item, std::size_t slot, std::u
   pump();
 }
 
-void DataPipeline::on_upload_done(std::size_t slot, const Segment& segment, std::exception_ptr error) {
+void DataPipeline::on_upload_done(std::size_t slot, const ReadSegment& segment, std::exception_ptr error) {
   --uploads_in_flight_;
   progress_.in_flight -= segment.length;
   if (--slot_uploads_[slot] == 0) ring_.release(slot);
   try {
     if (error) std::rethrow_exception(error);
     if (!failure_) {
-      progress_.event(LoadEvent::Kind::bytes_uploaded, segment.entry, segment.length);
-      complete(segment.entry, segment.length);
+      progress_.event(LoadEvent::Kind::bytes_uploaded, segment.tensor, segment.length);
+      complete(segment.tensor, segment.length);
     }
   } catch (...) {
     record_failure(std::current_exception());
@@ -378,7 +351,7 @@ void DataPipeline::close_host_writes() noexcept {
     if (host_[e].empty()) continue;
     host_[e] = {};
     try {
-      state_.buffers[tensor_buffer_[e]]->end_host_write();
+      buffer(e).end_host_write();
     } catch (...) {
     }
   }
@@ -386,16 +359,8 @@ void DataPipeline::close_host_writes() noexcept {
 
 void DataPipeline::run() {
   if (state_.plan.direct_io) open_direct_files();
-  WorkLimits limits;
-  limits.direct_chunk = kDirectChunk;
-  limits.staged_chunk = ring_.slot_bytes() - (direct_io_ ? 2 * kDirectIoAlignment : 0);
-  limits.coalesce_gap = kBridgedGap;  // staged reads read through padding this small
-  limits.small_direct = kSmallDirect;
-  limits.direct_run = kDirectRun;
-  if (ring_.slots() == 0) limits.staged_chunk = kDirectChunk;  // unused: nothing is staged
-  queues_ = build_work(state_.manifest, state_.plan, limits);
   if (!idle()) {
-    choose_engine();
+    make_reader();
     pump();
     wait_until_idle();
   }

@@ -5,9 +5,8 @@
 namespace lwload::loading {
 
 Progress::Progress(const Weights::State& state, const LoadOptions& options)
-    : state_(state), options_(options), entries_(state.plan.tensors.size()) {
-  for (std::size_t e = 0; e < entries_.size(); ++e)
-    entries_[e].remaining = state.manifest.tensors[state.plan.tensors[e].tensor].bytes;
+    : state_(state), options_(options), tensors_(state.plan.tensors.size()) {
+  for (std::size_t i = 0; i < tensors_.size(); ++i) tensors_[i].remaining = state.manifest.tensors[i].bytes;
 }
 
 void Progress::phase(std::string_view name) const {
@@ -20,26 +19,26 @@ void Progress::phase(std::string_view name) const {
   options_.on_event(e);
 }
 
-void Progress::event(LoadEvent::Kind kind, Entry entry, std::uint64_t bytes) const {
+void Progress::event(LoadEvent::Kind kind, std::size_t tensor, std::uint64_t bytes) const {
   if (!options_.on_event) return;
   LoadEvent e;
   e.kind = kind;
   e.time = std::chrono::steady_clock::now();
-  e.tensor = state_.plan.tensors[entry.value].tensor;
+  e.tensor = tensor;
   e.bytes = bytes;
   e.in_flight = in_flight;
   options_.on_event(e);
 }
 
-void Progress::start(Entry entry) {
-  State& s = entries_[entry.value];
+void Progress::start(std::size_t tensor) {
+  State& s = tensors_[tensor];
   if (s.started) return;
   s.started = true;
-  event(LoadEvent::Kind::tensor_start, entry, 0);
+  event(LoadEvent::Kind::tensor_start, tensor, 0);
 }
 
-bool Progress::arrived(Entry entry, std::uint64_t bytes) {
-  State& s = entries_[entry.value];
+bool Progress::arrived(std::size_t tensor, std::uint64_t bytes) {
+  State& s = tensors_[tensor];
   s.remaining -= bytes;
   done_bytes_ += bytes;
   if (options_.on_progress) options_.on_progress(done_bytes_, state_.plan.model_bytes);
@@ -47,18 +46,18 @@ bool Progress::arrived(Entry entry, std::uint64_t bytes) {
 }
 
 // Ready callbacks go out in load order: a tensor that finished early waits for those before it.
-void Progress::ready(Entry entry) {
-  entries_[entry.value].ready = true;
-  event(LoadEvent::Kind::tensor_end, entry, 0);
+void Progress::ready(std::size_t tensor) {
+  tensors_[tensor].ready = true;
+  event(LoadEvent::Kind::tensor_end, tensor, 0);
   const auto& plan = state_.plan;
   while (next_ready_ < plan.tensors.size()) {
     if (plan.tensors[next_ready_].placement == Placement::skipped) {
       ++next_ready_;
       continue;
     }
-    if (!entries_[next_ready_].ready) break;
-    const std::size_t e = next_ready_++;
-    if (options_.on_tensor_ready) options_.on_tensor_ready(state_.handles[e]);
+    if (!tensors_[next_ready_].ready) break;
+    const std::size_t i = next_ready_++;
+    if (options_.on_tensor_ready) options_.on_tensor_ready(state_.handles[i]);
   }
 }
 

@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "load/positions.hpp"
 #include "load/weights_state.hpp"
 
 namespace lwload::loading {
@@ -20,13 +19,13 @@ class Progress {
   Progress(const Weights::State& state, const LoadOptions& options);
 
   void phase(std::string_view name) const;
-  void event(LoadEvent::Kind kind, Entry entry, std::uint64_t bytes) const;
-  // The entry's first byte is requested (once; later calls do nothing).
-  void start(Entry entry);
-  // `bytes` of the entry are on the device; true when that completes it (then call ready()).
-  bool arrived(Entry entry, std::uint64_t bytes);
-  // The entry is usable by the device: its ready callback goes out once every earlier one has.
-  void ready(Entry entry);
+  void event(LoadEvent::Kind kind, std::size_t tensor, std::uint64_t bytes) const;
+  // The tensor's first byte is requested (once; later calls do nothing).
+  void start(std::size_t tensor);
+  // `bytes` of the tensor are on the device; true when that completes it (then call ready()).
+  bool arrived(std::size_t tensor, std::uint64_t bytes);
+  // The tensor is usable by the device: its ready callback goes out once every earlier one has.
+  void ready(std::size_t tensor);
   // Throws Error(cancelled) when the caller's token says so.
   void check_cancel() const;
 
@@ -42,7 +41,7 @@ class Progress {
 
   const Weights::State& state_;
   const LoadOptions& options_;
-  std::vector<State> entries_;
+  std::vector<State> tensors_;  // per tensor
   std::uint64_t done_bytes_ = 0;
   std::size_t next_ready_ = 0;
 };

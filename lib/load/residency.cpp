@@ -44,16 +44,14 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
                    const ResidencyCallbacks& callbacks) {
   for (std::size_t r = 0; r < plan.regions.size(); ++r) {
     const ImportRegion& region = plan.regions[r];
+    if (!region.imported()) continue;
     const FileMapping& mapping = *regions.at(r).mapping;
-    // Per tensor of the region: its Plan::tensors entry (the plan is in manifest order).
     const std::size_t count = region.tensors.size();
     if (count > std::numeric_limits<std::uint32_t>::max())
       fail(ErrorCode::usage, "region of ", count, " tensors: at most 2^32 - 1 per region");
-    std::vector<std::uint32_t> entries(count);
-    for (std::size_t i = 0; i < count; ++i)
-      entries[i] = static_cast<std::uint32_t>(plan.find(region.tensors[i]) - plan.tensors.data());
-    const auto begin_of = [&](std::size_t i) { return plan.tensors[entries[i]].region_offset; };
-    const auto end_of = [&](std::size_t i) { return begin_of(i) + manifest.tensors[region.tensors[i]].bytes; };
+    const auto tensor = [&](std::size_t i) { return region.tensors[i]; };
+    const auto begin_of = [&](std::size_t i) { return plan.tensors[tensor(i)].region_offset; };
+    const auto end_of = [&](std::size_t i) { return begin_of(i) + manifest.tensors[tensor(i)].bytes; };
     // Tensors start in the order their first page comes and finish in the order their last does
     // (they may share bytes: PyTorch tied weights).
     const Order by_begin(count, begin_of);
@@ -62,24 +60,23 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
     const auto start = [&](std::size_t i) {
       if (started[i]) return;
       started[i] = true;
-      callbacks.started(Entry{entries[i]});
+      callbacks.started(tensor(i));
     };
     const auto done = [&](std::size_t i) {
       start(i);
-      callbacks.done(Entry{entries[i]}, end_of(i) - begin_of(i));
+      callbacks.done(tensor(i), end_of(i) - begin_of(i));
     };
     std::size_t next_begin = 0, next_end = 0;
     mapping.will_need(0, region.used);
     for (std::uint64_t at = 0; at < region.used;) {
       callbacks.check_cancel();
       const std::uint64_t n = std::min(kChunk, region.used - at);
-      // (the whole region was hinted above)
       for (; next_begin < count && begin_of(by_begin[next_begin]) < at + n; ++next_begin) start(by_begin[next_begin]);
       try {
         mapping.make_resident(at, n);
       } catch (const Error& e) {
         const std::size_t victim = by_end[std::min(next_end, count - 1)];
-        fail(e.code(), "tensor '", manifest.tensors[region.tensors[victim]].name, "': ", e.what());
+        fail(e.code(), "tensor '", manifest.tensors[tensor(victim)].name, "': ", e.what());
       }
       at += n;
       for (; next_end < count && end_of(by_end[next_end]) <= at; ++next_end) done(by_end[next_end]);

@@ -1,24 +1,23 @@
 // "Ready means resident": before a zero_copy tensor is reported ready, the pages under it are read
 // from the file and mapped, so the device's first use does not stall on page faults (or on a cold
-// disk). Regions go in file order and in chunks, reading ahead of the chunk being populated, so
-// ready callbacks stream while later pages are still arriving.
+// disk). Each region is hinted whole (MADV_WILLNEED), then populated in chunks, so ready
+// callbacks stream while later pages are still arriving.
 #pragma once
 
 #include <functional>
 #include <vector>
 
-#include "load/positions.hpp"
 #include "load/region_imports.hpp"
 
 namespace lwload::loading {
 
 struct ResidencyCallbacks {
-  std::function<void(Entry entry)> started;                    // a tensor's first page is requested
-  std::function<void(Entry entry, std::uint64_t bytes)> done;  // a tensor's pages are resident
+  std::function<void(std::size_t tensor)> started;                    // its first page is requested
+  std::function<void(std::size_t tensor, std::uint64_t bytes)> done;  // its pages are resident
   std::function<void()> check_cancel;                          // throws to stop
 };
 
-// Populates the regions of `plan` (one ImportedRegion each), calling back per Plan::tensors entry.
+// Populates the imported regions of `plan` (one ImportedRegion each), calling back per tensor.
 // Throws Error(io) naming the file and tensor when pages cannot be read (a truncated file).
 void make_resident(const Plan& plan, const Manifest& manifest, const std::vector<ImportedRegion>& regions,
                    const ResidencyCallbacks& callbacks);

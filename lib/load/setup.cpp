@@ -11,9 +11,9 @@ void open_files(Weights::State& state) {
   state.identities.assign(manifest.files.size(), FileIdentity{});
   if (!manifest.opened.empty() && manifest.opened.size() != manifest.files.size())
     fail(ErrorCode::usage, "manifest: ", manifest.opened.size(), " opened files for ", manifest.files.size(), " files");
-  for (const TensorPlan& tp : state.plan.tensors) {
-    if (tp.placement == Placement::skipped) continue;
-    const TensorInfo& t = manifest.tensors[tp.tensor];
+  for (std::size_t i = 0; i < state.plan.tensors.size(); ++i) {
+    if (state.plan.tensors[i].placement == Placement::skipped) continue;
+    const TensorInfo& t = manifest.tensors[i];
     for (const Piece& piece : t.pieces) {
       if (piece.file >= manifest.files.size())
         fail(ErrorCode::bad_input, "tensor '", t.name, "': piece names file ", piece.file, " of ", manifest.files.size());
@@ -28,9 +28,9 @@ void open_files(Weights::State& state) {
 }
 
 void check_extents(const Weights::State& state, const OpenFiles& files) {
-  for (const TensorPlan& tp : state.plan.tensors) {
-    if (tp.placement == Placement::skipped) continue;
-    const TensorInfo& t = state.manifest.tensors[tp.tensor];
+  for (std::size_t i = 0; i < state.plan.tensors.size(); ++i) {
+    if (state.plan.tensors[i].placement == Placement::skipped) continue;
+    const TensorInfo& t = state.manifest.tensors[i];
     for (const Piece& piece : t.pieces) {
       const std::uint64_t size = state.identities[piece.file].size;
       if (piece.offset > size || piece.length > size - piece.offset)
@@ -54,45 +54,53 @@ void check_unchanged(const Weights::State& state) {
   }
 }
 
-void allocate_buffers(Weights::State& state, Device& device, std::vector<std::size_t>& tensor_buffer) {
-  const Plan& plan = state.plan;
-  for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
-    const Placement p = plan.tensors[e].placement;
-    if (p != Placement::direct && p != Placement::staged) continue;
-    const TensorInfo& t = state.manifest.tensors[plan.tensors[e].tensor];
-    auto buffer = device.allocate(t.bytes, p == Placement::direct ? MemoryPlace::host_visible : MemoryPlace::device_local);
-    if (!buffer) fail(ErrorCode::device, "device ", device.info().id(), " returned no buffer for tensor '", t.name, "'");
-    tensor_buffer[e] = state.buffers.size();
-    state.buffers.push_back(std::move(buffer));
-  }
+namespace {
+
+void attach(TensorHandle& h, DeviceBuffer* buffer) {
+  h.buffer = buffer;
+  h.native = buffer->native();
+  h.mechanism = buffer->mechanism();
 }
 
-void make_handles(Weights::State& state, const std::vector<std::size_t>& tensor_buffer) {
+}  // namespace
+
+void make_handles(Weights::State& state, const std::vector<ImportedRegion>& regions) {
   const Plan& plan = state.plan;
   state.handles.resize(plan.tensors.size());
-  for (std::size_t e = 0; e < plan.tensors.size(); ++e) {
-    const TensorPlan& tp = plan.tensors[e];
-    TensorHandle& h = state.handles[e];
-    h.index = tp.tensor;
-    h.info = &state.manifest.tensors[tp.tensor];
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
+    TensorHandle& h = state.handles[i];
+    h.index = i;
+    h.info = &state.manifest.tensors[i];
     h.placement = tp.placement;
     h.bytes = h.info->bytes;
-    if (tensor_buffer[e] != kNoBuffer) {
-      h.buffer = state.buffers[tensor_buffer[e]].get();
-      h.offset = tp.placement == Placement::zero_copy ? tp.region_offset : 0;
-      if (h.offset != 0) {
-        if (auto view = h.buffer->view(h.offset, h.bytes)) {
-          h.buffer = view.get();
-          h.offset = 0;
-          h.view = true;
-          state.views.push_back(std::move(view));
-        }
+    if (tp.placement != Placement::zero_copy) continue;
+    DeviceBuffer* region = regions.at(tp.region).buffer;
+    h.offset = tp.region_offset;
+    if (h.offset != 0) {
+      if (auto view = region->view(h.offset, h.bytes)) {
+        region = view.get();
+        h.offset = 0;
+        h.view = true;
+        state.views.push_back(std::move(view));
       }
-      h.native = h.buffer->native();
-      h.mechanism = h.buffer->mechanism();
     }
+    attach(h, region);
   }
-  state.by_name.build(state.handles.size(), [&](std::size_t e) -> std::string_view { return state.handles[e].info->name; });
+  state.by_name.build(state.handles.size(), [&](std::size_t i) -> std::string_view { return state.handles[i].info->name; });
+}
+
+void allocate_buffers(Weights::State& state, Device& device) {
+  const Plan& plan = state.plan;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const Placement p = plan.tensors[i].placement;
+    if (p != Placement::direct && p != Placement::staged) continue;
+    const TensorInfo& t = state.manifest.tensors[i];
+    auto buffer = device.allocate(t.bytes, p == Placement::direct ? MemoryPlace::host_visible : MemoryPlace::device_local);
+    if (!buffer) fail(ErrorCode::device, "device ", device.info().id(), " returned no buffer for tensor '", t.name, "'");
+    attach(state.handles[i], buffer.get());
+    state.buffers.push_back(std::move(buffer));
+  }
 }
 
 }  // namespace lwload::loading

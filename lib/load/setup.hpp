@@ -1,19 +1,16 @@
-// The loader's setup, before any byte of tensor data moves: open the files the plan reads, check
-// they still hold every byte the plan needs, allocate a buffer per direct and staged tensor, and
-// make the handles the application will receive. Each step throws on failure; whatever was made is
-// owned by Weights::State and released with it.
+// The loader's setup, before any byte of tensor data moves: take the files the plan reads, check
+// they still hold every byte the plan needs and have not changed, make the handles the application
+// will receive (zero_copy ones on their imported regions) and allocate a buffer per direct and
+// staged tensor. Each step throws on failure; whatever was made is owned by Weights::State and
+// released with it.
 #pragma once
 
-#include <cstddef>
-#include <limits>
-#include <memory>
 #include <vector>
 
+#include "load/region_imports.hpp"
 #include "load/weights_state.hpp"
 
 namespace lwload::loading {
-
-inline constexpr std::size_t kNoBuffer = std::numeric_limits<std::size_t>::max();
 
 // state.files and state.identities (now): per manifest file the file the plan reads (null when it
 // reads nothing from it) — the one open_manifest kept (Manifest::opened); opened by path only for a
@@ -29,12 +26,11 @@ void check_extents(const Weights::State& state, const OpenFiles& files);
 // the first tensor a truncation cut.
 void check_unchanged(const Weights::State& state);
 
-// One allocation per direct (host-visible) and staged (device-local) tensor; tensor_buffer[entry]
-// becomes its index into state.buffers.
-void allocate_buffers(Weights::State& state, Device& device, std::vector<std::size_t>& tensor_buffer);
+// state.handles (and state.by_name), one per tensor; a zero_copy tensor gets its region's buffer,
+// or its own view where the backend can make one there (an OpenCL sub-buffer).
+void make_handles(Weights::State& state, const std::vector<ImportedRegion>& regions);
 
-// state.handles (and state.by_name) for every entry; a zero_copy tensor inside a region gets its
-// own view where the backend can make one there (an OpenCL sub-buffer).
-void make_handles(Weights::State& state, const std::vector<std::size_t>& tensor_buffer);
+// One allocation per direct (host-visible) and staged (device-local) tensor, into its handle.
+void allocate_buffers(Weights::State& state, Device& device);
 
 }  // namespace lwload::loading

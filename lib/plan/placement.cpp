@@ -29,18 +29,22 @@ std::size_t Plan::count(Placement placement) const noexcept {
       std::count_if(tensors.begin(), tensors.end(), [&](const TensorPlan& t) { return t.placement == placement; }));
 }
 
+std::size_t Plan::imported_regions() const noexcept {
+  return static_cast<std::size_t>(
+      std::count_if(regions.begin(), regions.end(), [](const ImportRegion& r) { return r.imported(); }));
+}
+
 std::uint64_t Plan::bytes(Placement placement, const Manifest& manifest) const noexcept {
   std::uint64_t total = 0;
-  for (const auto& t : tensors)
-    if (t.placement == placement && t.tensor < manifest.tensors.size()) total += manifest.tensors[t.tensor].bytes;
+  for (std::size_t i = 0; i < tensors.size() && i < manifest.tensors.size(); ++i)
+    if (tensors[i].placement == placement) total += manifest.tensors[i].bytes;
   return total;
 }
 
-const TensorPlan* Plan::find(std::size_t tensor) const noexcept {
-  // tensors are sorted by manifest index.
-  const auto it = std::lower_bound(tensors.begin(), tensors.end(), tensor,
-                                   [](const TensorPlan& t, std::size_t index) { return t.tensor < index; });
-  return it != tensors.end() && it->tensor == tensor ? &*it : nullptr;
+std::size_t Schedule::reads() const noexcept {
+  std::size_t total = 0;
+  for (const auto& queue : queues) total += queue.size();
+  return total;
 }
 
 }  // namespace lwload

@@ -33,6 +33,12 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
                                 : boost::json::value(nullptr));
   root["page_cache"] = std::move(residency);
   root["direct_io"] = boost::json::object{{"used", plan.direct_io}, {"reason", plan.direct_io_reason}};
+  boost::json::array queues;
+  for (const auto& queue : plan.schedule.queues) queues.push_back(queue.size());
+  root["schedule"] = boost::json::object{{"engine", io_engine_name(plan.schedule.engine)},
+                                         {"engine_reason", plan.schedule.engine_reason},
+                                         {"reads", plan.schedule.reads()},
+                                         {"queues", std::move(queues)}};
 
   std::string out = boost::json::serialize(root);
   out.pop_back();  // the closing brace: regions and tensors follow
@@ -47,8 +53,16 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
     append_number(out, region.length);
     out += ",\"used\":";
     append_number(out, region.used);
+    out += ",\"map_offset\":";
+    append_number(out, region.map_offset);
+    out += ",\"map_length\":";
+    append_number(out, region.map_length);
     out += ",\"cached\":";
     append_number(out, region.cached);
+    if (!region.imported()) {
+      out += ",\"declined\":";
+      append_json_string(out, region.declined);
+    }
     out += ",\"tensors\":[";
     for (std::size_t i = 0; i < region.tensors.size(); ++i) {
       if (i) out += ',';
@@ -59,7 +73,7 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
   out += "],\"tensors\":[";
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
     const TensorPlan& tp = plan.tensors[i];
-    const TensorInfo& t = manifest.tensors.at(tp.tensor);
+    const TensorInfo& t = manifest.tensors.at(i);
     out += i ? ",{\"name\":" : "{\"name\":";
     append_json_string(out, t.name);
     out += ",\"bytes\":";

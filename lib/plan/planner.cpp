@@ -2,13 +2,12 @@
 // with a reason a person can act on, groups page-aligned neighbours into imported regions, and
 // checks that the whole plan fits the device and the staging budget before anything is allocated.
 #include <algorithm>
-#include <numeric>
-#include <set>
 
 #include "core/align.hpp"
 #include "io/page_cache.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
+#include "plan/schedule.hpp"
 
 namespace lwload {
 namespace {
@@ -25,21 +24,16 @@ std::uint64_t encoded_length(const TensorInfo& t) {
   return total;
 }
 
-// The indices of the tensors to plan, in manifest order.
-std::vector<std::size_t> select(const Manifest& manifest, const PlanOptions& options) {
-  std::vector<std::size_t> indices;
-  if (options.only.empty()) {
-    indices.resize(manifest.tensors.size());
-    std::iota(indices.begin(), indices.end(), std::size_t{0});
-    return indices;
-  }
-  std::set<std::size_t> chosen;
+// Per manifest tensor, whether to plan it (PlanOptions::only; all when empty).
+std::vector<bool> select(const Manifest& manifest, const PlanOptions& options) {
+  if (options.only.empty()) return std::vector<bool>(manifest.tensors.size(), true);
+  std::vector<bool> chosen(manifest.tensors.size(), false);
   for (const auto& name : options.only) {
     const TensorInfo* t = manifest.find(name);
     if (!t) fail(ErrorCode::usage, "tensor '", name, "' is not in the model (", manifest.tensors.size(), " tensors)");
-    chosen.insert(static_cast<std::size_t>(t - manifest.tensors.data()));
+    chosen[static_cast<std::size_t>(t - manifest.tensors.data())] = true;
   }
-  return {chosen.begin(), chosen.end()};
+  return chosen;
 }
 
 struct Capabilities {
@@ -73,17 +67,18 @@ std::string zero_copy_obstacle(const TensorInfo& t, const DeviceCaps& caps) {
 // Groups the zero_copy tensors (sorted by file, offset) into covering regions ≤ max_alloc; a
 // region boundary always falls between two tensors.
 void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan) {
-  std::vector<TensorPlan*> candidates;
-  for (auto& tp : plan.tensors)
-    if (tp.placement == Placement::zero_copy) candidates.push_back(&tp);
-  std::sort(candidates.begin(), candidates.end(), [&](const TensorPlan* a, const TensorPlan* b) {
-    const Piece& pa = manifest.tensors[a->tensor].pieces.front();
-    const Piece& pb = manifest.tensors[b->tensor].pieces.front();
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i)
+    if (plan.tensors[i].placement == Placement::zero_copy) candidates.push_back(i);
+  std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+    const Piece& pa = manifest.tensors[a].pieces.front();
+    const Piece& pb = manifest.tensors[b].pieces.front();
     return pa.file != pb.file ? pa.file < pb.file : pa.offset < pb.offset;
   });
   ImportRegion* open = nullptr;
-  for (TensorPlan* tp : candidates) {
-    const Piece& piece = manifest.tensors[tp->tensor].pieces.front();
+  for (std::size_t index : candidates) {
+    TensorPlan* tp = &plan.tensors[index];
+    const Piece& piece = manifest.tensors[index].pieces.front();
     const std::uint64_t end = piece.offset + piece.length;  // the reader checked it fits 64 bits
     if (open && open->file == piece.file && piece.offset <= open->offset + open->used + kMaxRegionGap) {
       const std::uint64_t used = std::max(open->used, end - open->offset);
@@ -91,7 +86,7 @@ void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan)
       if (length <= caps.max_alloc) {
         open->used = used;
         open->length = length;
-        open->tensors.push_back(tp->tensor);
+        open->tensors.push_back(index);
         tp->region = plan.regions.size() - 1;
         tp->region_offset = piece.offset - open->offset;
         continue;
@@ -102,21 +97,40 @@ void group_regions(const Manifest& manifest, const DeviceCaps& caps, Plan& plan)
     region.offset = align_down(piece.offset, caps.import_alignment);
     region.used = end - region.offset;
     region.length = align_up(region.used, caps.size_multiple);
-    region.tensors.push_back(tp->tensor);
+    region.tensors.push_back(index);
     plan.regions.push_back(std::move(region));
     open = &plan.regions.back();
     tp->region = plan.regions.size() - 1;
     tp->region_offset = piece.offset - open->offset;
   }
+  // The pages each region maps: mmap maps whole pages, from the page at or below its offset.
+  const std::uint64_t page = page_size();
+  for (ImportRegion& region : plan.regions) {
+    region.map_offset = align_down(region.offset, page);
+    region.map_length = align_up(region.offset + region.used, page) - region.map_offset;
+  }
+}
+
+// An import rounded up to a size multiple larger than a page can reach past the pages mapped for
+// its bytes (past the end of the file, which faults): such a region is declined here.
+std::vector<DeclinedRegion> beyond_mapped_pages(const Plan& plan) {
+  std::vector<DeclinedRegion> over;
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    const ImportRegion& region = plan.regions[r];
+    const std::uint64_t mapped = region.map_offset + region.map_length - region.offset;
+    if (region.length > mapped)
+      over.push_back({r, str("import size ", region.length, " exceeds the ", mapped, " mapped bytes")});
+  }
+  return over;
 }
 
 // "; largest: 'a' (N bytes), ..." — the three biggest tensors that need device allocations, so a
 // refusal says what to leave out (or load zero_copy).
 std::string largest_allocated(const Manifest& manifest, const Plan& plan) {
   std::vector<std::uint64_t> biggest;  // manifest indices, largest first
-  for (const TensorPlan& tp : plan.tensors) {
-    if (tp.placement != Placement::direct && tp.placement != Placement::staged) continue;
-    biggest.push_back(tp.tensor);
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    if (plan.tensors[i].placement != Placement::direct && plan.tensors[i].placement != Placement::staged) continue;
+    biggest.push_back(i);
     std::sort(biggest.begin(), biggest.end(), [&](std::uint64_t a, std::uint64_t b) {
       return manifest.tensors[a].bytes > manifest.tensors[b].bytes;
     });
@@ -131,9 +145,9 @@ std::string largest_allocated(const Manifest& manifest, const Plan& plan) {
 
 void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
   const DeviceCaps& caps = device.caps;
-  for (const auto& tp : plan.tensors) {
-    if (tp.placement != Placement::direct && tp.placement != Placement::staged) continue;
-    const TensorInfo& t = manifest.tensors[tp.tensor];
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    if (plan.tensors[i].placement != Placement::direct && plan.tensors[i].placement != Placement::staged) continue;
+    const TensorInfo& t = manifest.tensors[i];
     if (t.bytes > caps.max_alloc)
       fail(ErrorCode::does_not_fit, "tensor '", t.name, "' needs one allocation of ", t.bytes,
            " bytes but device ", device.id(), " allows at most ", caps.max_alloc,
@@ -160,8 +174,9 @@ void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& 
 void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& plan) {
   plan.model_bytes = plan.largest_tensor = plan.mapped_bytes = plan.device_bytes = plan.decode_bytes = 0;
   std::uint64_t staged_bytes = 0;
-  for (const TensorPlan& tp : plan.tensors) {
-    const TensorInfo& t = manifest.tensors[tp.tensor];
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
+    const TensorInfo& t = manifest.tensors[i];
     if (tp.placement == Placement::skipped) continue;
     plan.model_bytes += t.bytes;
     plan.largest_tensor = std::max(plan.largest_tensor, t.bytes);
@@ -174,7 +189,7 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
     }
   }
   for (const ImportRegion& region : plan.regions) plan.mapped_bytes += region.length;
-  const StagingShape ring = staging_shape(staged_bytes, plan.staging_budget_limit, plan.staging_slots_limit);
+  const StagingShape ring = staging_shape(staged_bytes, plan.options.staging_budget, plan.options.staging_slots);
   plan.staging_budget = ring.budget;
   plan.staging_slots = ring.slots;
   plan.slot_bytes = ring.slot_bytes;
@@ -192,39 +207,25 @@ Placement declined_fallback(const DeviceInfo& device) {
 }
 
 // The declined regions' tensors leave zero_copy (direct where the device allows it, else staged),
-// with the reason; the other regions keep their order. Returns, per old region, its new number or
-// no_region. `when`: "" at plan time (the reason replaces "mapped in place"), else a prefix added
-// to the reason ("at load: ").
-std::vector<std::size_t> decline(Plan& plan, const DeviceInfo& device, const std::vector<DeclinedRegion>& declined,
-                                 std::string_view when) {
-  std::vector<std::size_t> renumber(plan.regions.size(), 0);
-  for (const DeclinedRegion& d : declined) {
-    if (d.region >= plan.regions.size()) fail(ErrorCode::usage, "re-plan of region ", d.region, " of ", plan.regions.size());
-    renumber[d.region] = no_region;
-  }
-  std::vector<ImportRegion> kept;
-  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
-    if (renumber[r] == no_region) continue;
-    renumber[r] = kept.size();
-    kept.push_back(std::move(plan.regions[r]));
-  }
+// with the reason; the regions keep their numbers, marked declined. `when`: "" at plan time (the
+// reason replaces "mapped in place"), else a prefix added to the reason ("at load: ").
+void decline(Plan& plan, const DeviceInfo& device, const std::vector<DeclinedRegion>& declined, std::string_view when) {
   const Placement to = declined_fallback(device);
-  std::vector<const std::string*> why(plan.regions.size(), nullptr);
-  for (const DeclinedRegion& d : declined) why[d.region] = &d.why;
-  for (TensorPlan& tp : plan.tensors) {
-    if (tp.placement != Placement::zero_copy) continue;
-    const std::size_t old = tp.region;
-    if (renumber[old] != no_region) {
-      tp.region = renumber[old];
-      continue;
+  for (const DeclinedRegion& d : declined) {
+    if (d.region >= plan.regions.size() || !plan.regions[d.region].imported())
+      fail(ErrorCode::usage, "re-plan of region ", d.region, " of ", plan.regions.size(), ": not an imported region");
+    ImportRegion& region = plan.regions[d.region];
+    for (std::size_t index : region.tensors) {
+      TensorPlan& tp = plan.tensors[index];
+      tp.placement = to;
+      tp.reason = when.empty() ? str(d.why, arrow(to)) : str(tp.reason, "; ", when, d.why, arrow(to));
+      tp.region = no_region;
+      tp.region_offset = 0;
     }
-    tp.placement = to;
-    tp.reason = when.empty() ? str(*why[old], arrow(to)) : str(tp.reason, "; ", when, *why[old], arrow(to));
-    tp.region = no_region;
-    tp.region_offset = 0;
+    region.declined = when.empty() ? d.why : str(when, d.why);
+    region.tensors = {};
+    region.length = region.cached = 0;
   }
-  plan.regions = std::move(kept);
-  return renumber;
 }
 
 // A device imports at most caps.import_limit bytes of host memory in all (an iGPU's share of
@@ -238,6 +239,7 @@ void limit_imports(Plan& plan, const DeviceInfo& device) {
   std::uint64_t imported = 0;
   for (std::size_t r = 0; r < plan.regions.size(); ++r) {
     const std::uint64_t length = plan.regions[r].length;
+    if (!plan.regions[r].imported()) continue;
     if (length <= limit - imported) {
       imported += length;
       continue;
@@ -255,9 +257,9 @@ void measure_residency(const Manifest& manifest, Plan& plan) {
   plan.residency.assign(manifest.files.size(), FileResidency{});
   if (manifest.opened.size() != manifest.files.size()) return;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans(manifest.files.size(), {UINT64_MAX, 0});
-  for (const TensorPlan& tp : plan.tensors) {
-    if (tp.placement == Placement::skipped) continue;
-    for (const Piece& piece : manifest.tensors[tp.tensor].pieces) {
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    if (plan.tensors[i].placement == Placement::skipped) continue;
+    for (const Piece& piece : manifest.tensors[i].pieces) {
       auto& [first, end] = spans.at(piece.file);
       first = std::min(first, piece.offset);
       end = std::max(end, piece.offset + piece.length);
@@ -271,50 +273,13 @@ void measure_residency(const Manifest& manifest, Plan& plan) {
   }
   // A file all cached (or none of it) needs no count per region: a warm load pays one call per file.
   for (ImportRegion& region : plan.regions) {
+    if (!region.imported()) continue;
     const FileResidency& r = plan.residency[region.file];
     const auto& file = manifest.opened[region.file].file;
     if (!r.known || r.cached == r.span) region.cached = region.length;
     else if (r.cached == 0) region.cached = 0;
     else region.cached = io::estimate_cached_bytes(*file, region.offset, region.length);
   }
-}
-
-// O_DIRECT for staged reads, or not: as forced, else by how much of the staged tensors' files is
-// cached. Cold, buffered reads would copy every byte through the cache (and evict what the
-// application has there); warm, O_DIRECT would read from the disk what memory already holds.
-void choose_reads(Plan& plan, const Manifest& manifest, const PlanOptions& options) {
-  std::vector<bool> staged_file(manifest.files.size(), false);
-  bool any_staged = false;
-  for (const TensorPlan& tp : plan.tensors) {
-    if (tp.placement != Placement::staged) continue;
-    any_staged = true;
-    for (const Piece& piece : manifest.tensors[tp.tensor].pieces) staged_file[piece.file] = true;
-  }
-  if (options.direct_io) {
-    plan.direct_io = *options.direct_io && any_staged;
-    plan.direct_io_reason = *options.direct_io ? (any_staged ? "asked for (--direct-io)" : "asked for, but nothing is staged")
-                                               : "buffered, as asked (--direct-io=false)";
-    return;
-  }
-  if (!any_staged) {
-    plan.direct_io_reason = "nothing is staged";
-    return;
-  }
-  std::uint64_t span = 0, cached = 0;
-  for (std::size_t f = 0; f < staged_file.size(); ++f) {
-    if (!staged_file[f] || !plan.residency[f].known) continue;
-    span += plan.residency[f].span;
-    cached += plan.residency[f].cached;
-  }
-  if (span == 0) {
-    plan.direct_io_reason = "buffered: the page cache is unknown for these files";
-    return;
-  }
-  const unsigned percent = static_cast<unsigned>(cached * 100 / span);
-  plan.direct_io = cached * 2 < span;
-  plan.direct_io_reason = plan.direct_io
-                              ? str("O_DIRECT: ", percent, "% of the staged tensors' file bytes are in the page cache (cold)")
-                              : str("buffered: ", percent, "% of the staged tensors' file bytes are in the page cache");
 }
 
 }  // namespace
@@ -350,18 +315,19 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   Plan plan;
   plan.device = device.id();
   plan.memory = device.memory;
-  plan.staging_budget_limit = options.staging_budget;
-  plan.staging_slots_limit = options.staging_slots;
-  plan.direct_io_asked = options.direct_io;
+  plan.options = options;
   const bool prefer_zero_copy = can.zero_copy && (!options.force || options.force == Placement::zero_copy);
 
-  const std::vector<std::size_t> selected = select(manifest, options);
-  plan.tensors.reserve(selected.size());  // no doubling copies: a header may list millions
-  for (std::size_t index : selected) {
+  const std::vector<bool> selected = select(manifest, options);
+  plan.tensors.reserve(manifest.tensors.size());  // no doubling copies: a header may list millions
+  for (std::size_t index = 0; index < manifest.tensors.size(); ++index) {
     const TensorInfo& t = manifest.tensors[index];
     TensorPlan tp;
-    tp.tensor = index;
-    if (t.dtype == DType::STRING) {
+    if (!selected[index]) {
+      tp.selected = false;
+      tp.placement = Placement::skipped;
+      tp.reason = "not selected";  // (--only); inline in std::string, like "mapped in place"
+    } else if (t.dtype == DType::STRING) {
       tp.placement = Placement::skipped;
       tp.reason = "STRING tensors hold variable-length strings, not device data";
     } else if (t.bytes == 0) {
@@ -396,21 +362,19 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   }
 
   group_regions(manifest, caps, plan);
+  decline(plan, device, beyond_mapped_pages(plan), "");
   limit_imports(plan, device);
   compute_totals(manifest, device, plan);
   measure_residency(manifest, plan);
-  choose_reads(plan, manifest, options);
+  planning::schedule(manifest, plan);
   return plan;
 }
 
-std::vector<std::size_t> replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
-                                         const std::vector<DeclinedRegion>& declined) {
-  std::vector<std::size_t> renumber = decline(plan, device, declined, "at load: ");
+void replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,
+                     const std::vector<DeclinedRegion>& declined) {
+  decline(plan, device, declined, "at load: ");
   compute_totals(manifest, device, plan);
-  PlanOptions reads;  // declined tensors may now be staged: choose their reads again
-  reads.direct_io = plan.direct_io_asked;
-  choose_reads(plan, manifest, reads);
-  return renumber;
+  planning::schedule(manifest, plan);  // declined tensors are read now: their reads join the schedule
 }
 
 }  // namespace lwload

@@ -18,11 +18,11 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // Mapped bytes the zero_copy tensors do not account for: whole pages at each region's ends and
-// the padding between its tensors.
+// the padding between its tensors (the plan's page spans).
 std::uint64_t page_rounding(const Plan& plan, const Manifest& manifest) {
-  const std::uint64_t page = page_size();
   std::uint64_t mapped = 0;
-  for (const ImportRegion& r : plan.regions) mapped += align_up(r.offset + r.used, page) - align_down(r.offset, page);
+  for (const ImportRegion& r : plan.regions)
+    if (r.imported()) mapped += r.map_length;
   const std::uint64_t tensors = plan.bytes(Placement::zero_copy, manifest);
   return mapped > tensors ? mapped - tensors : 0;
 }
@@ -102,9 +102,9 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
   report.tensor_count = plan.tensors.size();
   report.model_bytes = plan.model_bytes;
   report.largest_tensor = plan.largest_tensor;
-  for (const auto& t : plan.tensors)
-    if (manifest.tensors[t.tensor].bytes == plan.largest_tensor && report.largest_tensor_name.empty())
-      report.largest_tensor_name = manifest.tensors[t.tensor].name;
+  for (std::size_t i = 0; i < plan.tensors.size() && report.largest_tensor_name.empty(); ++i)
+    if (plan.tensors[i].placement != Placement::skipped && manifest.tensors[i].bytes == plan.largest_tensor)
+      report.largest_tensor_name = manifest.tensors[i].name;
   report.staging_budget = plan.staging_budget;
   report.period_ms = std::chrono::duration<double, std::milli>(options.period).count();
 

@@ -107,10 +107,11 @@ int cmd_load(int argc, char** argv) {
 
   if (verbose) {
     for (const TensorHandle& h : weights.tensors()) {
-      const TensorPlan* tp = plan.find(h.index);
+      const TensorPlan& tp = plan.tensors[h.index];
+      if (!tp.selected) continue;
       std::cout << "  " << printable(h.info->name) << ": " << placement_name(h.placement);
       if (h.buffer) std::cout << " via " << h.mechanism << " (" << native_type_name(h.native.type) << ") at offset " << h.offset;
-      std::cout << ", " << h.bytes << " bytes — " << (tp ? tp->reason : "") << '\n';
+      std::cout << ", " << h.bytes << " bytes — " << tp.reason << '\n';
     }
   }
   std::cout << "loaded " << plan.model_bytes << " bytes (" << format_bytes(plan.model_bytes) << ") in "

@@ -20,21 +20,33 @@ std::string percent(std::uint64_t part, std::uint64_t whole) {
 
 void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& device) {
   std::size_t width = 4;
-  for (const auto& tp : plan.tensors)
-    width = std::max(width, std::min<std::size_t>(manifest.tensors[tp.tensor].name.size(), 40));
+  std::size_t not_selected = 0;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i)
+    if (plan.tensors[i].selected) width = std::max(width, std::min<std::size_t>(manifest.tensors[i].name.size(), 40));
   std::cout << std::left << std::setw(static_cast<int>(width)) << "name" << "  " << std::right << std::setw(12)
             << "bytes" << "  " << std::left << std::setw(10) << "placement" << "reason\n";
-  for (const auto& tp : plan.tensors) {
-    const TensorInfo& t = manifest.tensors[tp.tensor];
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
+    const TensorInfo& t = manifest.tensors[i];
+    if (!tp.selected) {
+      ++not_selected;
+      continue;
+    }
     std::cout << std::left << std::setw(static_cast<int>(width)) << printable(t.name) << "  " << std::right << std::setw(12)
               << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement) << tp.reason;
     if (tp.region != no_region) std::cout << " [region " << tp.region << ", +" << tp.region_offset << "]";
     std::cout << '\n';
   }
+  if (not_selected) std::cout << "(" << not_selected << " more tensors not selected)\n";
   if (!plan.regions.empty()) {
     std::cout << "\nimported regions (zero-copy):\n";
     for (std::size_t r = 0; r < plan.regions.size(); ++r) {
       const auto& region = plan.regions[r];
+      if (!region.imported()) {
+        std::cout << "  [" << r << "] file " << region.file << " offset " << region.offset << ": declined, "
+                  << region.declined << '\n';
+        continue;
+      }
       std::cout << "  [" << r << "] file " << region.file << " offset " << region.offset << " length "
                 << region.length << " (" << format_bytes(region.length) << "), " << region.tensors.size()
                 << " tensor" << (region.tensors.size() == 1 ? "" : "s") << ", " << percent(region.cached, region.length)
@@ -48,8 +60,9 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
             << ", skipped " << plan.count(Placement::skipped) << ")\n";
   std::cout << "model bytes:         " << plan.model_bytes << " (" << format_bytes(plan.model_bytes)
             << "), largest tensor " << format_bytes(plan.largest_tensor) << '\n';
-  std::cout << "mapped (zero-copy):  " << format_bytes(plan.mapped_bytes) << " in " << plan.regions.size()
-            << " region" << (plan.regions.size() == 1 ? "" : "s") << '\n';
+  const std::size_t imported = plan.imported_regions();
+  std::cout << "mapped (zero-copy):  " << format_bytes(plan.mapped_bytes) << " in " << imported << " region"
+            << (imported == 1 ? "" : "s") << '\n';
   std::cout << "device memory:       " << format_bytes(plan.device_bytes) << '\n';
   for (std::size_t f = 0; f < plan.residency.size(); ++f) {
     const FileResidency& r = plan.residency[f];
@@ -58,6 +71,8 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
                 << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span) << ")\n";
   }
   std::cout << "staged reads:        " << plan.direct_io_reason << '\n';
+  std::cout << "read schedule:       " << plan.schedule.reads() << " reads in " << plan.schedule.queues.size()
+            << " queues; " << plan.schedule.engine_reason << '\n';
   if (plan.staging_budget)
     std::cout << "staging:             " << format_bytes(plan.staging_budget) << " = " << plan.staging_slots
               << " slots x " << format_bytes(plan.slot_bytes) << '\n';

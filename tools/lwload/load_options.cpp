@@ -98,10 +98,12 @@ void apply_io_options(const Args& args, LoadOptions& options) {
 
 void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest) {
   if (!asked.force) return;
-  for (const TensorPlan& tp : plan.tensors)
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
     if (tp.placement != *asked.force && tp.placement != Placement::skipped)
       std::cerr << "lwload: warning: --placement " << placement_name(*asked.force) << " not honoured for tensor '"
-                << printable(manifest.tensors[tp.tensor].name) << "': " << tp.reason << '\n';
+                << printable(manifest.tensors[i].name) << "': " << tp.reason << '\n';
+  }
 }
 
 }  // namespace lwload::cli
