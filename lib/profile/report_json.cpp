@@ -12,6 +12,11 @@ boost::json::object figures_json(const MemoryFigures& f) {
   return {{"rss", f.rss}, {"anon", f.anon}, {"file", f.file}, {"shmem", f.shmem}};
 }
 
+// A sample's byte columns, in the order they are written after its "ms" column.
+constexpr std::pair<std::string_view, std::uint64_t MemorySample::*> kSampleColumns[] = {
+    {"rss", &MemorySample::rss}, {"anon", &MemorySample::anon}, {"file", &MemorySample::file},
+    {"shmem", &MemorySample::shmem}};
+
 }  // namespace
 
 std::string report_to_json(const Report& r) {
@@ -59,19 +64,14 @@ std::string report_to_json(const Report& r) {
 
   // Columns rather than objects per sample: a long timeline stays compact.
   boost::json::object samples;
-  boost::json::array ms, rss, anon, file, shmem;
-  for (const auto& s : r.samples) {
-    ms.push_back(s.ms);
-    rss.push_back(s.rss);
-    anon.push_back(s.anon);
-    file.push_back(s.file);
-    shmem.push_back(s.shmem);
-  }
+  boost::json::array ms;
+  for (const auto& s : r.samples) ms.push_back(s.ms);
   samples["ms"] = std::move(ms);
-  samples["rss"] = std::move(rss);
-  samples["anon"] = std::move(anon);
-  samples["file"] = std::move(file);
-  samples["shmem"] = std::move(shmem);
+  for (const auto& [key, member] : kSampleColumns) {
+    boost::json::array column;
+    for (const auto& s : r.samples) column.push_back(s.*member);
+    samples[key] = std::move(column);
+  }
   out["samples"] = std::move(samples);
 
   boost::json::array phases;
@@ -128,6 +128,19 @@ MemoryFigures figures_from(const boost::json::object& o) {
   return {f.bytes("rss"), f.bytes("anon"), f.bytes("file"), f.bytes("shmem")};
 }
 
+// The report's plain fields by type, each with its key, in the order a report is read.
+template <typename T>
+using Fields = std::pair<std::string_view, T Report::*>[];
+constexpr Fields<std::string> kTexts = {{"model", &Report::model},         {"format", &Report::format},
+                                        {"device", &Report::device},       {"memory", &Report::memory},
+                                        {"placement", &Report::placement}, {"io_engine", &Report::io_engine}};
+constexpr Fields<std::uint64_t> kCounts = {{"tensor_count", &Report::tensor_count},
+                                           {"model_bytes", &Report::model_bytes}};
+constexpr Fields<double> kTimes = {{"load_begin_ms", &Report::load_begin_ms}, {"load_ms", &Report::load_ms},
+                                   {"populate_ms", &Report::populate_ms}, {"sample_period_ms", &Report::period_ms}};
+constexpr Fields<MemoryFigures> kFigures = {{"baseline", &Report::baseline}, {"peak", &Report::peak},
+                                            {"growth", &Report::growth}};
+
 }  // namespace
 
 Report report_from_json(std::string_view json) {
@@ -136,25 +149,14 @@ Report report_from_json(std::string_view json) {
   if (ec || !parsed.is_object()) fail(ErrorCode::bad_input, "profile report: not a JSON object (", ec.message(), ")");
   const JsonReader in{parsed.get_object()};
   Report r;
-  r.model = in.text("model");
-  r.format = in.text("format");
-  r.device = in.text("device");
-  r.memory = in.text("memory");
-  r.placement = in.text("placement");
-  r.io_engine = in.text("io_engine");
-  r.tensor_count = in.bytes("tensor_count");
-  r.model_bytes = in.bytes("model_bytes");
+  for (const auto& [key, member] : kTexts) r.*member = in.text(key);
+  for (const auto& [key, member] : kCounts) r.*member = in.bytes(key);
   const JsonReader largest{in.object("largest_tensor")};
   r.largest_tensor = largest.bytes("bytes");
   r.largest_tensor_name = largest.text("name");
   r.staging_budget = in.bytes("staging_budget");
-  r.load_begin_ms = in.number("load_begin_ms");
-  r.load_ms = in.number("load_ms");
-  r.populate_ms = in.number("populate_ms");
-  r.period_ms = in.number("sample_period_ms");
-  r.baseline = figures_from(in.object("baseline"));
-  r.peak = figures_from(in.object("peak"));
-  r.growth = figures_from(in.object("growth"));
+  for (const auto& [key, member] : kTimes) r.*member = in.number(key);
+  for (const auto& [key, member] : kFigures) r.*member = figures_from(in.object(key));
   r.hwm_exact = in.at("peak_is_kernel_hwm").is_bool() && in.at("peak_is_kernel_hwm").get_bool();
   const JsonReader contract{in.object("contract")};
   r.contract.rule = contract.text("rule");
@@ -163,21 +165,17 @@ Report report_from_json(std::string_view json) {
   r.contract.verdict = contract.text("verdict");
   const JsonReader samples{in.object("samples")};
   const auto& ms = samples.array("ms");
-  const auto& rss = samples.array("rss");
-  const auto& anon = samples.array("anon");
-  const auto& file = samples.array("file");
-  const auto& shmem = samples.array("shmem");
-  if (rss.size() != ms.size() || anon.size() != ms.size() || file.size() != ms.size() || shmem.size() != ms.size())
-    fail(ErrorCode::bad_input, "profile report: the sample columns differ in length");
+  std::vector<const boost::json::array*> columns;
+  for (const auto& column : kSampleColumns) columns.push_back(&samples.array(column.first));
+  for (const auto* column : columns)
+    if (column->size() != ms.size()) fail(ErrorCode::bad_input, "profile report: the sample columns differ in length");
   for (std::size_t i = 0; i < ms.size(); ++i) {
-    const boost::json::object row{{"ms", ms[i]}, {"rss", rss[i]}, {"anon", anon[i]}, {"file", file[i]}, {"shmem", shmem[i]}};
+    boost::json::object row{{"ms", ms[i]}};
+    for (std::size_t c = 0; c < columns.size(); ++c) row[kSampleColumns[c].first] = (*columns[c])[i];
     const JsonReader s{row};
     MemorySample sample;
     sample.ms = s.number("ms");
-    sample.rss = s.bytes("rss");
-    sample.anon = s.bytes("anon");
-    sample.file = s.bytes("file");
-    sample.shmem = s.bytes("shmem");
+    for (const auto& [key, member] : kSampleColumns) sample.*member = s.bytes(key);
     r.samples.push_back(sample);
   }
   for (const auto& p : in.array("phases")) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace lwload::profile::svg {
 
@@ -67,15 +68,13 @@ inline std::string tick_label(double value, double step) {
   return text;
 }
 
+// Each load phase's fill; a phase not listed gets grey.
 inline const char* phase_colour(std::string_view name) {
-  if (name == "allocate") return "#f6c28b";
-  if (name == "import") return "#f3e08a";
-  if (name == "read") return "#a8d5f2";
-  if (name == "upload") return "#b8e0a8";
-  if (name == "finish") return "#cfe8c4";
-  if (name == "verify") return "#d4b8ec";
-  if (name == "copy") return "#f4a9a0";
-  if (name == "release") return "#e0e0e0";
+  static constexpr std::pair<std::string_view, const char*> kColours[] = {
+      {"allocate", "#f6c28b"}, {"import", "#f3e08a"}, {"read", "#a8d5f2"},   {"upload", "#b8e0a8"},
+      {"finish", "#cfe8c4"},   {"verify", "#d4b8ec"}, {"copy", "#f4a9a0"},   {"release", "#e0e0e0"}};
+  for (const auto& [phase, colour] : kColours)
+    if (name == phase) return colour;
   return "#dddddd";
 }
 

@@ -70,20 +70,24 @@ void Timeline::in_flight(std::uint64_t bytes, Clock::time_point t) {
   in_flight_.push_back({ms(t), bytes});
 }
 
+namespace {
+// A copy of `spans` with the ones still open closed at `end_ms`.
+template <typename Span>
+std::vector<Span> closed_at(std::vector<Span> spans, double end_ms) {
+  for (auto& span : spans)
+    if (span.end_ms < 0) span.end_ms = end_ms;
+  return spans;
+}
+}  // namespace
+
 std::vector<PhaseSpan> Timeline::phases(Clock::time_point end) const {
   std::lock_guard lock(mutex_);
-  std::vector<PhaseSpan> out = phases_;
-  for (auto& p : out)
-    if (p.end_ms < 0) p.end_ms = ms(end);
-  return out;
+  return closed_at(phases_, ms(end));
 }
 
 std::vector<TensorSpan> Timeline::tensors(Clock::time_point end) const {
   std::lock_guard lock(mutex_);
-  std::vector<TensorSpan> out = tensors_;
-  for (auto& t : out)
-    if (t.end_ms < 0) t.end_ms = ms(end);
-  return out;
+  return closed_at(tensors_, ms(end));
 }
 
 std::vector<InFlightPoint> Timeline::in_flight_points() const {
