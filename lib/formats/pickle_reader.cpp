@@ -76,6 +76,12 @@ class Machine {
     stack_.pop_back();
     return v;
   }
+  // The top `n` values, in stack order.
+  std::vector<Value> pop_n(std::size_t n) {
+    std::vector<Value> items(n);
+    for (std::size_t i = n; i-- > 0;) items[i] = pop();
+    return items;
+  }
   Value& top() {
     if (stack_.size() <= floor()) bad("needs a value on an empty stack");
     return stack_.back();
@@ -303,12 +309,7 @@ Tree Machine::run() {
       case 'h': push(get(arg<std::uint8_t>())); break;   // BINGET
       case 'j': push(get(arg<std::uint32_t>())); break;  // LONG_BINGET
       case 't': push(tuple(pop_mark())); break;          // TUPLE
-      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
-        std::vector<Value> items(op - 0x84);
-        for (std::size_t i = items.size(); i-- > 0;) items[i] = pop();
-        push(tuple(std::move(items)));
-        break;
-      }
+      case 0x85: case 0x86: case 0x87: push(tuple(pop_n(op - 0x84))); break;  // TUPLE1..3
       case 'l': {  // LIST (from mark)
         Value l = make(Node::Kind::list);
         l->items = pop_mark();
@@ -321,25 +322,13 @@ Tree Machine::run() {
         set_items(stack_.back(), items);
         break;
       }
-      case 's': {  // SETITEM
-        std::vector<Value> items(2);
-        items[1] = pop();
-        items[0] = pop();
+      case 's': case 'u': {  // SETITEM: one key and value; SETITEMS: the pairs from the mark
+        std::vector<Value> items = op == 's' ? pop_n(2) : pop_mark();
         set_items(top(), items);
         break;
       }
-      case 'u': {  // SETITEMS
-        std::vector<Value> items = pop_mark();
-        set_items(top(), items);
-        break;
-      }
-      case 'a': {  // APPEND
-        std::vector<Value> items{pop()};
-        append(top(), items);
-        break;
-      }
-      case 'e': {  // APPENDS
-        std::vector<Value> items = pop_mark();
+      case 'a': case 'e': {  // APPEND: one item; APPENDS: the items from the mark
+        std::vector<Value> items = op == 'a' ? pop_n(1) : pop_mark();
         append(top(), items);
         break;
       }

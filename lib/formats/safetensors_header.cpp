@@ -92,25 +92,21 @@ class HeaderParser {
     if (at_entry()) end_value();
     return true;
   }
-  bool on_key_part(std::string_view s) {
-    if (at_entry()) {
-      key_.append(s);
-    } else {
-      stack_.push_chars(s);
-    }
-    return true;
-  }
-  bool on_key(std::string_view s) {
-    if (at_entry()) {
-      key_.append(s);
-    } else {
-      stack_.push_key(s);
-    }
-    return true;
-  }
+  // A tensor name is gathered in key_; a key inside a value goes to the value's stack (in parts,
+  // then whole).
+  bool on_key_part(std::string_view s) { return key(s, &json::value_stack::push_chars); }
+  bool on_key(std::string_view s) { return key(s, &json::value_stack::push_key); }
   bool on_string_part(std::string_view s) {
     begin_scalar_or_container();
     stack_.push_chars(s);
+    return true;
+  }
+  bool key(std::string_view s, void (json::value_stack::*push)(json::string_view)) {
+    if (at_entry()) {
+      key_.append(s);
+    } else {
+      (stack_.*push)(s);
+    }
     return true;
   }
   template <typename Push>

@@ -35,23 +35,21 @@
 namespace lwload::formats {
 namespace {
 
-struct TfliteSchema {
-  using Model = fb::tflite::Model;
-  using Int32Vector = fb::tflite::Int32Vector;
-  using Uint16Vector = fb::tflite::Uint16Vector;
-  using Uint8Vector = fb::tflite::Uint8Vector;
-  static constexpr TfliteFlavor flavor = TfliteFlavor::tflite;
-  static constexpr std::string_view format = "tflite";
+// One schema's generated types: tflite and circle generate the same tables, each in its own
+// namespace.
+template <TfliteFlavor F, typename M, typename Int32V, typename Uint16V, typename Uint8V>
+struct Schema {
+  using Model = M;
+  using Int32Vector = Int32V;
+  using Uint16Vector = Uint16V;
+  using Uint8Vector = Uint8V;
+  static constexpr TfliteFlavor flavor = F;
+  static constexpr std::string_view format = F == TfliteFlavor::circle ? "circle" : "tflite";
 };
-
-struct CircleSchema {
-  using Model = fb::circle::Model;
-  using Int32Vector = fb::circle::Int32Vector;
-  using Uint16Vector = fb::circle::Uint16Vector;
-  using Uint8Vector = fb::circle::Uint8Vector;
-  static constexpr TfliteFlavor flavor = TfliteFlavor::circle;
-  static constexpr std::string_view format = "circle";
-};
+using TfliteSchema = Schema<TfliteFlavor::tflite, fb::tflite::Model, fb::tflite::Int32Vector,
+                            fb::tflite::Uint16Vector, fb::tflite::Uint8Vector>;
+using CircleSchema = Schema<TfliteFlavor::circle, fb::circle::Model, fb::circle::Int32Vector,
+                            fb::circle::Uint16Vector, fb::circle::Uint8Vector>;
 
 // A lower bound of where the flatbuffer ends, grown over every structure the reader walks. The
 // schema does not record the flatbuffer's length, but extended buffer data must come after it, so
@@ -78,6 +76,16 @@ class FlatbufferExtent {
   }
   void string(const flatbuffers::String* s) {
     if (s) cover(s, sizeof(flatbuffers::uoffset_t) + std::uint64_t{s->size()} + 1);
+  }
+  // A vector of tables: the vector, each table, and what `inside` covers of each.
+  template <typename T, typename Inside>
+  void tables(const flatbuffers::Vector<flatbuffers::Offset<T>>* v, Inside inside) {
+    if (!v) return;
+    vector(v);
+    for (const T* t : *v) {
+      table(t);
+      inside(t);
+    }
   }
   std::uint64_t end() const noexcept { return end_; }
 
@@ -490,29 +498,15 @@ class ModelReader {
 
   void measure_extent() {
     extent_.table(model_);
-    if (const auto* buffers = model_->buffers()) {
-      extent_.vector(buffers);
-      for (const auto* buffer : *buffers) {
-        extent_.table(buffer);
-        extent_.vector(buffer->data());
-      }
-    }
-    if (const auto* subgraphs = model_->subgraphs()) {
-      extent_.vector(subgraphs);
-      for (const auto* subgraph : *subgraphs) {
-        extent_.table(subgraph);
-        extent_.string(subgraph->name());
-        const auto* tensors = subgraph->tensors();
-        if (!tensors) continue;
-        extent_.vector(tensors);
-        for (const auto* tensor : *tensors) {
-          extent_.table(tensor);
-          extent_.string(tensor->name());
-          extent_.vector(tensor->shape());
-          measure_sparsity(tensor->sparsity());
-        }
-      }
-    }
+    extent_.tables(model_->buffers(), [&](const auto* buffer) { extent_.vector(buffer->data()); });
+    extent_.tables(model_->subgraphs(), [&](const auto* subgraph) {
+      extent_.string(subgraph->name());
+      extent_.tables(subgraph->tensors(), [&](const auto* tensor) {
+        extent_.string(tensor->name());
+        extent_.vector(tensor->shape());
+        measure_sparsity(tensor->sparsity());
+      });
+    });
     extent_.string(model_->description());
   }
 
@@ -522,18 +516,14 @@ class ModelReader {
     extent_.table(params);
     extent_.vector(params->traversal_order());
     extent_.vector(params->block_map());
-    const auto* dims = params->dim_metadata();
-    if (!dims) return;
-    extent_.vector(dims);
-    for (const auto* dim : *dims) {
-      extent_.table(dim);
+    extent_.tables(params->dim_metadata(), [&](const auto* dim) {
       for (const auto* vector : {dim->array_segments_as_Int32Vector(), dim->array_indices_as_Int32Vector()})
         if (vector) extent_.table(vector), extent_.vector(vector->values());
       for (const auto* vector : {dim->array_segments_as_Uint16Vector(), dim->array_indices_as_Uint16Vector()})
         if (vector) extent_.table(vector), extent_.vector(vector->values());
       for (const auto* vector : {dim->array_segments_as_Uint8Vector(), dim->array_indices_as_Uint8Vector()})
         if (vector) extent_.table(vector), extent_.vector(vector->values());
-    }
+    });
   }
 
   void read_metadata() {
