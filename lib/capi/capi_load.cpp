@@ -45,16 +45,12 @@ lwload::LoadOptions with_callbacks(const lwload_load_options* o) {
 
 extern "C" {
 
-lwload_load_options* lwload_load_options_new(void) {
-  return guarded(nullptr, static_cast<lwload_load_options*>(nullptr), [] { return new lwload_load_options; });
-}
+lwload_load_options* lwload_load_options_new(void) { return lwload::capi::new_handle<lwload_load_options>(); }
 
 void lwload_load_options_free(lwload_load_options* o) { delete o; }
 
 lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value, lwload_error** err) {
-  return lwload::capi::set_option(
-      o, key, value, err, [](auto& options, const char* k, const char* v) { lwload::set_load_option(options, k, v); },
-      "lwload_load_options_set");
+  return lwload::capi::set_option(o, key, value, err, lwload::set_load_option, "lwload_load_options_set");
 }
 
 void lwload_load_options_on_tensor_ready(lwload_load_options* o, int (*fn)(void* user, const lwload_tensor_handle* t),
@@ -72,7 +68,7 @@ void lwload_load_options_on_progress(lwload_load_options* o, void (*fn)(void* us
 }
 
 lwload_cancel* lwload_cancel_new(void) {
-  return guarded(nullptr, static_cast<lwload_cancel*>(nullptr), [] { return new lwload_cancel; });
+  return lwload::capi::new_handle<lwload_cancel>();
 }
 
 void lwload_cancel_request(lwload_cancel* c) {

@@ -15,16 +15,12 @@ lwload_manifest* lwload_manifest_open(const char* path, lwload_error** err) {
   return lwload_manifest_open_with(path, nullptr, err);
 }
 
-lwload_open_options* lwload_open_options_new(void) {
-  return guarded(nullptr, static_cast<lwload_open_options*>(nullptr), [] { return new lwload_open_options; });
-}
+lwload_open_options* lwload_open_options_new(void) { return lwload::capi::new_handle<lwload_open_options>(); }
 
 void lwload_open_options_free(lwload_open_options* o) { delete o; }
 
 lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value, lwload_error** err) {
-  return lwload::capi::set_option(
-      o, key, value, err, [](auto& options, const char* k, const char* v) { lwload::set_open_option(options, k, v); },
-      "lwload_open_options_set");
+  return lwload::capi::set_option(o, key, value, err, lwload::set_open_option, "lwload_open_options_set");
 }
 
 lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o, lwload_error** err) {

@@ -82,6 +82,12 @@ lwload_status status_call(lwload_error** err, Body&& body) noexcept {
   return status;
 }
 
+// lwload_*_new: a handle made with its defaults, or NULL when it cannot be made.
+template <typename Handle>
+Handle* new_handle() noexcept {
+  return guarded(nullptr, static_cast<Handle*>(nullptr), [] { return new Handle; });
+}
+
 // lwload_*_options_set: `set(copy, key, value)` on a copy of `options`, kept only when it succeeds,
 // so a bad value leaves the options as they were.
 template <typename Options, typename Set>
