@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "example_main.hpp"
 #include "lwload/lwload.hpp"
 #include "lwload/opencl.hpp"
 
@@ -187,12 +188,7 @@ std::vector<float> device_matvec(const AppContext& app, const lwload::OpenClTens
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) lwload::fail(lwload::ErrorCode::usage, arg, " needs a value");
-      return argv[++i];
-    };
+  example::for_each_argument(argc, argv, [&](const std::string& arg, const auto& value) {
     if (arg == "--tensor") o.tensor = value();
     else if (arg == "--device") o.device = value();
     else if (arg == "--placement") o.placement = lwload::parse_placement(value());
@@ -207,7 +203,7 @@ Options parse(int argc, char** argv) {
     } else if (!arg.empty() && arg[0] == '-') lwload::fail(lwload::ErrorCode::usage, "unknown option ", arg);
     else if (o.model.empty()) o.model = arg;
     else lwload::fail(lwload::ErrorCode::usage, "more than one MODEL");
-  }
+  });
   return o;
 }
 
@@ -293,13 +289,5 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(parse(argc, argv));
-  } catch (const lwload::Error& error) {
-    std::cerr << "opencl_matvec: " << error.what() << "\n";
-    return error.code() == lwload::ErrorCode::usage ? 2 : 1;
-  } catch (const std::exception& error) {
-    std::cerr << "opencl_matvec: " << error.what() << "\n";
-    return 1;
-  }
+  return example::run_main("opencl_matvec", [&] { return run(parse(argc, argv)); });
 }

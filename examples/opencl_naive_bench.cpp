@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "example_main.hpp"
 #include "lwload/lwload.hpp"
 #include "lwload/profile.hpp"
 
@@ -139,12 +140,7 @@ std::uint64_t parse_bytes(const std::string& text) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) lwload::fail(lwload::ErrorCode::usage, arg, " needs a value");
-      return argv[++i];
-    };
+  example::for_each_argument(argc, argv, [&](const std::string& arg, const auto& value) {
     if (arg == "--runs") o.runs = std::max(1, std::stoi(value()));
     else if (arg == "--device") o.device = value();
     else if (arg == "--placement") o.placement = lwload::parse_placement(value());
@@ -153,7 +149,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--skip-naive") o.skip_naive = true;
     else if (!arg.empty() && arg[0] == '-') lwload::fail(lwload::ErrorCode::usage, "unknown option ", arg);
     else o.model = arg;
-  }
+  });
   if (o.model.empty()) lwload::fail(lwload::ErrorCode::usage, "usage: opencl_naive_bench MODEL [options]");
   return o;
 }
@@ -239,13 +235,5 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(parse(argc, argv));
-  } catch (const lwload::Error& error) {
-    std::cerr << "opencl_naive_bench: " << error.what() << "\n";
-    return error.code() == lwload::ErrorCode::usage ? 2 : 1;
-  } catch (const std::exception& error) {
-    std::cerr << "opencl_naive_bench: " << error.what() << "\n";
-    return 1;
-  }
+  return example::run_main("opencl_naive_bench", [&] { return run(parse(argc, argv)); });
 }

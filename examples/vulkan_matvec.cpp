@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "example_main.hpp"
 #include "lwload/lwload.hpp"
 #include "lwload/vulkan.hpp"
 
@@ -321,13 +322,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const lwload::Error& error) {
-    std::cerr << "vulkan_matvec: " << error.what() << "\n";
-    return error.code() == lwload::ErrorCode::usage ? 2 : 1;
-  } catch (const std::exception& error) {
-    std::cerr << "vulkan_matvec: " << error.what() << "\n";
-    return 1;
-  }
+  return example::run_main("vulkan_matvec", [&] { return run(argc, argv); });
 }
