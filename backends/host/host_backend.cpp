@@ -12,6 +12,8 @@
 #include "core/align.hpp"
 #include "backends/host/host_memory.hpp"
 #include "backends/host/host_capacity.hpp"
+#include "backends/host/synchronous_device.hpp"
+#include "backends/one_device_backend.hpp"
 #include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
@@ -102,15 +104,6 @@ class SlabAllocator {
   std::uint64_t used_ = 0;
 };
 
-class HostStaging final : public StagingBuffer {
- public:
-  explicit HostStaging(std::uint64_t bytes) : memory_(bytes) {}
-  std::span<std::byte> bytes() noexcept override { return memory_.bytes(); }
-
- private:
-  host::AnonymousMemory memory_;
-};
-
 std::string cpu_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -144,10 +137,9 @@ DeviceInfo host_info() {
   return info;
 }
 
-class HostDevice final : public Device {
+class HostDevice final : public host::SynchronousDevice {
  public:
-  explicit HostDevice(DeviceInfo info) : info_(std::move(info)) {}
-  const DeviceInfo& info() const noexcept override { return info_; }
+  using SynchronousDevice::SynchronousDevice;
 
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     const std::string_view mechanism = place == MemoryPlace::host_visible ? "host_visible" : "allocated";
@@ -159,15 +151,9 @@ class HostDevice final : public Device {
   }
 
   ImportResult import_range(std::span<const std::byte> range) override {
-    if (!info_.caps.import_host_ptr) return ImportResult::decline("host import turned off by an override");
+    if (!info().caps.import_host_ptr) return ImportResult::decline("host import turned off by an override");
     return {std::make_unique<HostBuffer>(range), {}};
   }
-
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
-    return std::make_unique<HostStaging>(bytes);
-  }
-
-  void finish() override {}
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
@@ -179,22 +165,15 @@ class HostDevice final : public Device {
   }
 
  private:
-  DeviceInfo info_;
   SlabAllocator slabs_;
-};
-
-class HostBackend final : public Backend {
- public:
-  std::string_view name() const noexcept override { return "host"; }
-  std::vector<DeviceInfo> devices() override { return {host_info()}; }
-  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
-    if (index != 0) fail(ErrorCode::usage, "host has one device (host:0)");
-    return std::make_unique<HostDevice>(apply_overrides(host_info(), overrides));
-  }
 };
 
 }  // namespace
 
-std::shared_ptr<Backend> make_host_backend() { return std::make_shared<HostBackend>(); }
+std::shared_ptr<Backend> make_host_backend() {
+  return std::make_shared<OneDeviceBackend>("host", host_info, [](DeviceInfo info) -> std::unique_ptr<Device> {
+    return std::make_unique<HostDevice>(std::move(info));
+  });
+}
 
 }  // namespace lwload

@@ -2,7 +2,8 @@
 // own no memory at all, so a load onto it measures the loader's own host overhead (staging ring,
 // bookkeeping) and nothing else. It cannot read back, so `--verify` reports "not verifiable".
 #include "backends/builtin.hpp"
-#include "backends/host/host_memory.hpp"
+#include "backends/host/synchronous_device.hpp"
+#include "backends/one_device_backend.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -22,15 +23,6 @@ class NullBuffer final : public DeviceBuffer {
   std::uint64_t size_;
 };
 
-class NullStaging final : public StagingBuffer {
- public:
-  explicit NullStaging(std::uint64_t bytes) : memory_(bytes) {}
-  std::span<std::byte> bytes() noexcept override { return memory_.bytes(); }
-
- private:
-  host::AnonymousMemory memory_;
-};
-
 DeviceInfo null_info() {
   DeviceInfo info;
   info.backend = "null";
@@ -45,43 +37,27 @@ DeviceInfo null_info() {
   return info;
 }
 
-class NullDevice final : public Device {
+class NullDevice final : public host::SynchronousDevice {
  public:
-  explicit NullDevice(DeviceInfo info) : info_(std::move(info)) {}
-  const DeviceInfo& info() const noexcept override { return info_; }
+  using SynchronousDevice::SynchronousDevice;
 
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace) override {
     return std::make_unique<NullBuffer>(bytes);
   }
-
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
-    return std::make_unique<NullStaging>(bytes);
-  }
-
-  void finish() override {}
 
  protected:
   void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
                     TransferDone done) override {
     done(nullptr);
   }
-
- private:
-  DeviceInfo info_;
-};
-
-class NullBackend final : public Backend {
- public:
-  std::string_view name() const noexcept override { return "null"; }
-  std::vector<DeviceInfo> devices() override { return {null_info()}; }
-  std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
-    if (index != 0) fail(ErrorCode::usage, "null has one device (null:0)");
-    return std::make_unique<NullDevice>(apply_overrides(null_info(), overrides));
-  }
 };
 
 }  // namespace
 
-std::shared_ptr<Backend> make_null_backend() { return std::make_shared<NullBackend>(); }
+std::shared_ptr<Backend> make_null_backend() {
+  return std::make_shared<OneDeviceBackend>("null", null_info, [](DeviceInfo info) -> std::unique_ptr<Device> {
+    return std::make_unique<NullDevice>(std::move(info));
+  });
+}
 
 }  // namespace lwload
