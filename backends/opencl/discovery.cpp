@@ -5,7 +5,9 @@
 #include "core/align.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "backends/host/host_capacity.hpp"
 #include "backends/opencl/cl_error.hpp"
@@ -28,22 +30,24 @@ T scalar_info(const cl::Device& device, cl_device_info param, std::string_view w
   return value;
 }
 
-std::string string_info(const cl::Device& device, cl_device_info param, std::string_view what) {
+// A string query (clGetDeviceInfo, clGetPlatformInfo): its size, then its text, without the
+// trailing NULs. `call` opens the bracket that `what` is named in.
+template <typename Query, typename Object, typename Param>
+std::string info_string(Query query, std::string_view call, Object object, Param param, std::string_view what) {
   std::size_t size = 0;
-  check(clGetDeviceInfo(device(), param, 0, nullptr, &size), "clGetDeviceInfo(", what, ")");
+  check(query(object, param, 0, nullptr, &size), call, what, ")");
   std::string text(size, '\0');
-  check(clGetDeviceInfo(device(), param, size, text.data(), nullptr), "clGetDeviceInfo(", what, ")");
+  check(query(object, param, size, text.data(), nullptr), call, what, ")");
   while (!text.empty() && text.back() == '\0') text.pop_back();
   return text;
 }
 
+std::string string_info(const cl::Device& device, cl_device_info param, std::string_view what) {
+  return info_string(clGetDeviceInfo, "clGetDeviceInfo(", device(), param, what);
+}
+
 std::string platform_string(const cl::Platform& platform, cl_platform_info param, std::string_view what) {
-  std::size_t size = 0;
-  check(clGetPlatformInfo(platform(), param, 0, nullptr, &size), "clGetPlatformInfo(", what, ")");
-  std::string text(size, '\0');
-  check(clGetPlatformInfo(platform(), param, size, text.data(), nullptr), "clGetPlatformInfo(", what, ")");
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  return text;
+  return info_string(clGetPlatformInfo, "clGetPlatformInfo(", platform(), param, what);
 }
 
 bool has_word(std::string_view list, std::string_view word) {
@@ -57,15 +61,19 @@ bool has_word(std::string_view list, std::string_view word) {
   return false;
 }
 
+// The names of the bits set in `bits`, joined by `separator`.
+std::string bit_names(cl_bitfield bits, std::initializer_list<std::pair<cl_bitfield, std::string_view>> names,
+                      std::string_view separator) {
+  std::string out;
+  for (const auto& [bit, name] : names)
+    if (bits & bit) out += str(out.empty() ? std::string_view{} : separator, name);
+  return out;
+}
+
 std::string type_name(cl_device_type type) {
-  std::string names;
-  const auto add = [&](cl_device_type bit, std::string_view name) {
-    if (type & bit) names += str(names.empty() ? "" : "|", name);
-  };
-  add(CL_DEVICE_TYPE_CPU, "CPU");
-  add(CL_DEVICE_TYPE_GPU, "GPU");
-  add(CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR");
-  add(CL_DEVICE_TYPE_CUSTOM, "CUSTOM");
+  const std::string names = bit_names(type, {{CL_DEVICE_TYPE_CPU, "CPU"}, {CL_DEVICE_TYPE_GPU, "GPU"},
+                                             {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
+                                             {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"}}, "|");
   return names.empty() ? "unknown" : names;
 }
 
@@ -143,13 +151,9 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   // has left is its figure (PoCL and rusticl report all of RAM as global memory).
   if (type & CL_DEVICE_TYPE_CPU) caps.memory_available = host::host_capacity().bytes;
 
-  std::string svm_names;
-  const auto add_svm = [&](cl_device_svm_capabilities bit, std::string_view name) {
-    if (svm & bit) svm_names += str(svm_names.empty() ? "" : " ", name);
-  };
-  add_svm(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, "coarse_grain_buffer");
-  add_svm(CL_DEVICE_SVM_FINE_GRAIN_BUFFER, "fine_grain_buffer");
-  add_svm(CL_DEVICE_SVM_FINE_GRAIN_SYSTEM, "fine_grain_system");
+  const std::string svm_names = bit_names(svm, {{CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, "coarse_grain_buffer"},
+                                                {CL_DEVICE_SVM_FINE_GRAIN_BUFFER, "fine_grain_buffer"},
+                                                {CL_DEVICE_SVM_FINE_GRAIN_SYSTEM, "fine_grain_system"}}, " ");
 
   std::string import_names;
   if (found.import.arm_import) import_names += "arm_import ";
