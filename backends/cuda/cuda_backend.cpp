@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include "backends/builtin.hpp"
+#include "backends/device_list.hpp"
 #include "core/align.hpp"
 #include "backends/cuda/cuda_buffers.hpp"
 #include "backends/cuda/cuda_transfers.hpp"
+#include "backends/session_device.hpp"
 #include "lwload/cuda.hpp"
 #include "lwload/error.hpp"
 
@@ -76,13 +78,9 @@ DeviceInfo with_free_memory(DeviceInfo info, const Session& session, const Devic
   return apply_overrides(std::move(info), overrides);
 }
 
-class CudaDevice final : public Device {
+class CudaDevice final : public SessionDevice<Session, CudaStaging, Transfers> {
  public:
-  CudaDevice(DeviceInfo info, std::shared_ptr<Session> session)
-      : info_(std::move(info)), session_(session), transfers_(std::move(session)) {}
-  ~CudaDevice() override { transfers_.wait_idle(); }
-
-  const DeviceInfo& info() const noexcept override { return info_; }
+  CudaDevice(DeviceInfo info, std::shared_ptr<Session> session) : SessionDevice(std::move(info), session, session) {}
 
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     if (place == MemoryPlace::host_visible) return CudaBuffer::allocate_pinned(session_, bytes);
@@ -90,29 +88,17 @@ class CudaDevice final : public Device {
   }
 
   ImportResult import_range(std::span<const std::byte> range) override {
-    if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot register file pages"));
-    return CudaBuffer::register_range(session_, range);
+    return import_if(info_.caps.import_host_ptr, "register file pages",
+                     [&] { return CudaBuffer::register_range(session_, range); });
   }
-
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
-    return std::make_unique<CudaStaging>(session_, bytes);
-  }
-
-  void finish() override { transfers_.wait_idle(); }
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
                     std::uint64_t bytes, TransferDone done) override {
-    auto* target = dynamic_cast<CudaBuffer*>(&dst);
-    if (!target) fail(ErrorCode::usage, session_->label(), ": upload into a buffer of another device");
-    transfers_.submit(target->device_pointer() + dst_offset, staging.bytes().data() + src_offset,
+    auto& target = own<CudaBuffer>(dst, "upload into a buffer");
+    in_flight_.submit(target.device_pointer() + dst_offset, staging.bytes().data() + src_offset,
                       static_cast<std::size_t>(bytes), std::move(done));
   }
-
- private:
-  DeviceInfo info_;
-  std::shared_ptr<Session> session_;
-  Transfers transfers_;
 };
 
 class CudaBackend final : public Backend {
@@ -120,10 +106,8 @@ class CudaBackend final : public Backend {
   std::string_view name() const noexcept override { return "cuda"; }
 
   std::vector<DeviceInfo> devices() override {
-    std::vector<DeviceInfo> out;
-    if (const Driver* d = driver(nullptr))
-      for (auto& f : discover(*d)) out.push_back(std::move(f.info));
-    return out;
+    const Driver* d = driver(nullptr);
+    return d ? infos_of(discover(*d)) : std::vector<DeviceInfo>{};
   }
 
   std::string absent_reason() const override {
@@ -137,12 +121,10 @@ class CudaBackend final : public Backend {
     std::string why;
     const Driver* d = driver(&why);
     if (!d) fail(ErrorCode::usage, "cuda:", index, ": ", why);
-    auto found = discover(*d);
-    if (index >= found.size())
-      fail(ErrorCode::usage, "cuda:", index, ": no such device (", found.size(), " CUDA device",
-           found.size() == 1 ? "" : "s", " present)");
-    auto session = Session::open(*d, found[index].device, found[index].info.id());
-    return std::make_unique<CudaDevice>(with_free_memory(found[index].info, *session, overrides), std::move(session));
+    const auto found = discover(*d);
+    const auto& device = device_at(found, index, "cuda", "CUDA");
+    auto session = Session::open(*d, device.device, device.info.id());
+    return std::make_unique<CudaDevice>(with_free_memory(device.info, *session, overrides), std::move(session));
   }
 };
 

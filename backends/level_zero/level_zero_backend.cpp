@@ -2,6 +2,7 @@
 // ze_discovery, placements in ze_device; this file only adapts them to lwload::Backend (and to
 // applications that bring their own context, lwload/level_zero.hpp).
 #include "backends/builtin.hpp"
+#include "backends/device_list.hpp"
 #include "backends/level_zero/ze_device.hpp"
 #include "backends/level_zero/ze_discovery.hpp"
 #include "lwload/error.hpp"
@@ -14,18 +15,10 @@ class LevelZeroBackend final : public Backend {
  public:
   std::string_view name() const noexcept override { return "level_zero"; }
 
-  std::vector<DeviceInfo> devices() override {
-    std::vector<DeviceInfo> out;
-    for (auto& found : ze::discover()) out.push_back(std::move(found.info));
-    return out;
-  }
+  std::vector<DeviceInfo> devices() override { return infos_of(ze::discover()); }
 
   std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
-    const auto found = ze::discover();
-    if (index >= found.size())
-      fail(ErrorCode::usage, "level_zero:", index, ": no such device (", found.size(), " Level Zero device",
-           found.size() == 1 ? "" : "s", " present)");
-    return ze::open_device(found[index], overrides);
+    return ze::open_device(device_at(ze::discover(), index, "level_zero", "Level Zero"), overrides);
   }
 };
 

@@ -5,6 +5,7 @@
 #include "backends/level_zero/ze_buffers.hpp"
 #include "backends/level_zero/ze_session.hpp"
 #include "backends/level_zero/ze_transfer_queue.hpp"
+#include "backends/session_device.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::ze {
@@ -17,12 +18,10 @@ void* offset_ptr(void* base, std::uint64_t offset) {
   return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) + offset);
 }
 
-class ZeDevice final : public Device {
+class ZeDevice final : public SessionDevice<Session, ZeStaging, TransferQueue> {
  public:
   ZeDevice(DeviceInfo info, std::shared_ptr<Session> session)
-      : info_(std::move(info)), session_(session), queue_(std::move(session), kMaxInFlight) {}
-
-  const DeviceInfo& info() const noexcept override { return info_; }
+      : SessionDevice(std::move(info), session, session, kMaxInFlight) {}
 
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     if (place == MemoryPlace::host_visible) return ZeBuffer::allocate_host(session_, bytes);
@@ -30,16 +29,9 @@ class ZeDevice final : public Device {
   }
 
   ImportResult import_range(std::span<const std::byte> range) override {
-    if (!info_.caps.import_host_ptr || info_.memory != MemoryModel::unified)
-      return ImportResult::decline(str(session_->label(), " cannot import host memory"));
-    return ZeBuffer::import(session_, range);
+    return import_if(info_.caps.import_host_ptr && info_.memory == MemoryModel::unified, "import host memory",
+                     [&] { return ZeBuffer::import(session_, range); });
   }
-
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
-    return std::make_unique<ZeStaging>(session_, bytes);
-  }
-
-  void finish() override { queue_.wait_idle(); }
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
@@ -52,14 +44,9 @@ class ZeDevice final : public Device {
       done(nullptr);
       return;
     }
-    queue_.submit(offset_ptr(target.handle, dst_offset), src.data() + src_offset, static_cast<std::size_t>(bytes),
+    in_flight_.submit(offset_ptr(target.handle, dst_offset), src.data() + src_offset, static_cast<std::size_t>(bytes),
                   std::move(done));
   }
-
- private:
-  DeviceInfo info_;
-  std::shared_ptr<Session> session_;
-  TransferQueue queue_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "backends/builtin.hpp"
+#include "backends/device_list.hpp"
 #include "backends/opencl/discovery.hpp"
 #include "backends/opencl/opencl_device.hpp"
 #include "lwload/error.hpp"
@@ -16,11 +17,7 @@ class OpenClBackend final : public Backend {
  public:
   std::string_view name() const noexcept override { return "opencl"; }
 
-  std::vector<DeviceInfo> devices() override {
-    std::vector<DeviceInfo> infos;
-    for (const auto& found : found_devices()) infos.push_back(found.info);
-    return infos;
-  }
+  std::vector<DeviceInfo> devices() override { return infos_of(found_devices()); }
 
   std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
     const auto& found = found_devices();

@@ -10,8 +10,10 @@
 #include <mutex>
 
 #include "backends/builtin.hpp"
+#include "backends/device_list.hpp"
 #include "core/align.hpp"
 #include "backends/completion_queue.hpp"
+#include "backends/session_device.hpp"
 #include "backends/vulkan/vk_buffers.hpp"
 #include "backends/vulkan/vk_instance.hpp"
 #include "lwload/error.hpp"
@@ -101,12 +103,9 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   return info;
 }
 
-class VulkanDevice final : public Device {
+class VulkanDevice final : public SessionDevice<Session, VkStaging, CompletionQueue> {
  public:
-  VulkanDevice(DeviceInfo info, std::shared_ptr<Session> session) : info_(std::move(info)), session_(std::move(session)) {}
-  ~VulkanDevice() override { completions_.wait_idle(); }
-
-  const DeviceInfo& info() const noexcept override { return info_; }
+  using SessionDevice::SessionDevice;
 
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
     return VkBufferMemory::allocate(session_, bytes, place == MemoryPlace::host_visible ? VkBufferMemory::Kind::host_visible
@@ -114,27 +113,20 @@ class VulkanDevice final : public Device {
   }
 
   ImportResult import_range(std::span<const std::byte> range) override {
-    if (!info_.caps.import_host_ptr) return ImportResult::decline(str(session_->label(), " cannot import host memory"));
-    return VkBufferMemory::import(session_, range);
+    return import_if(info_.caps.import_host_ptr, "import host memory",
+                     [&] { return VkBufferMemory::import(session_, range); });
   }
-
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
-    return std::make_unique<VkStaging>(session_, bytes);
-  }
-
-  void finish() override { completions_.wait_idle(); }
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
                     std::uint64_t bytes, TransferDone done) override {
-    auto* source = dynamic_cast<VkStaging*>(&staging);
-    auto* target = dynamic_cast<VkBufferMemory*>(&dst);
-    if (!source || !target) fail(ErrorCode::usage, session_->label(), ": upload between buffers of another device");
+    auto& source = own<VkStaging>(staging, "upload between buffers");
+    auto& target = own<VkBufferMemory>(dst, "upload between buffers");
     const auto submission = session_->submit([&](VkCommandBuffer commands) {
       const VkBufferCopy region{src_offset, dst_offset, bytes};
-      vkCmdCopyBuffer(commands, source->buffer(), target->buffer(), 1, &region);
+      vkCmdCopyBuffer(commands, source.buffer(), target.buffer(), 1, &region);
     });
-    completions_.push(
+    in_flight_.push(
         [session = session_, submission, bytes]() -> std::exception_ptr {
           const VkResult r = session->wait(submission);
           session->free_submission(submission);
@@ -147,11 +139,6 @@ class VulkanDevice final : public Device {
         },
         std::move(done));
   }
-
- private:
-  DeviceInfo info_;
-  std::shared_ptr<Session> session_;
-  CompletionQueue completions_;  // last: drained before the session goes
 };
 
 class VulkanBackend final : public Backend {
@@ -179,11 +166,7 @@ class VulkanBackend final : public Backend {
   }
 
   std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
-    const auto all = devices();
-    if (index >= all.size())
-      fail(ErrorCode::usage, "vulkan:", index, ": no such device (", all.size(), " Vulkan device",
-           all.size() == 1 ? "" : "s", " present)");
-    DeviceInfo info = apply_overrides(all[index], overrides);
+    DeviceInfo info = apply_overrides(device_at(devices(), index, "vulkan", "Vulkan"), overrides);
     auto session = Session::open(instance(), index, info.id());
     return std::make_unique<VulkanDevice>(std::move(info), std::move(session));
   }

@@ -1,0 +1,58 @@
+// What the devices of the GPU backends (CUDA, Level Zero, Vulkan) share: their DeviceInfo, the
+// session (the driver's objects) that every buffer keeps alive too, staging buffers of that
+// backend's kind made in it, and the engine that completes their uploads (InFlight, with
+// wait_idle()). finish() and destruction wait for that engine, and it goes before the session.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "lwload/backend.hpp"
+#include "lwload/error.hpp"
+
+namespace lwload {
+
+template <typename Session, typename Staging, typename InFlight>
+class SessionDevice : public Device {
+ public:
+  // `in_flight_args` make the completion engine.
+  template <typename... InFlightArgs>
+  SessionDevice(DeviceInfo info, std::shared_ptr<Session> session, InFlightArgs&&... in_flight_args)
+      : info_(std::move(info)), session_(std::move(session)),
+        in_flight_(std::forward<InFlightArgs>(in_flight_args)...) {}
+  ~SessionDevice() override { in_flight_.wait_idle(); }
+
+  const DeviceInfo& info() const noexcept final { return info_; }
+
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) final {
+    return std::make_unique<Staging>(session_, bytes);
+  }
+
+  void finish() final { in_flight_.wait_idle(); }
+
+ protected:
+  const DeviceInfo info_;
+  const std::shared_ptr<Session> session_;
+  InFlight in_flight_;  // after the session: drained before the session goes
+
+  // import_range's answer: `import()` where imports are `allowed` (the device can, and no override
+  // turned them off), else a decline naming the device and what it `cannot` do.
+  template <typename Import>
+  ImportResult import_if(bool allowed, std::string_view cannot, Import import) {
+    if (!allowed) return ImportResult::decline(str(session_->label(), " cannot ", cannot));
+    return import();
+  }
+
+  // An upload's buffer as this backend's `Own` kind; one of another device is a usage error that
+  // says which `upload` it was.
+  template <typename Own, typename Buffer>
+  Own& own(Buffer& buffer, std::string_view upload) const {
+    auto* own = dynamic_cast<Own*>(&buffer);
+    if (!own) fail(ErrorCode::usage, session_->label(), ": ", upload, " of another device");
+    return *own;
+  }
+};
+
+}  // namespace lwload
