@@ -1,4 +1,5 @@
 #include "backends/cuda/cuda_buffers.hpp"
+#include "backends/host_write.hpp"
 
 #include <cstring>
 
@@ -62,18 +63,12 @@ NativeHandle CudaBuffer::native() const noexcept {
 }
 
 std::string_view CudaBuffer::mechanism() const noexcept {
-  switch (kind_) {
-    case Kind::device: return "allocated";
-    case Kind::pinned: return "host_visible";
-    case Kind::registered: return "cuda_host_register";
-  }
-  return "?";
+  // Indexed by Kind, in its order.
+  static constexpr std::string_view kByKind[] = {"allocated", "host_visible", "cuda_host_register"};
+  return kByKind[static_cast<std::size_t>(kind_)];
 }
 
-std::span<std::byte> CudaBuffer::begin_host_write() {
-  if (kind_ != Kind::pinned) return {};
-  return {host_, static_cast<std::size_t>(size_)};
-}
+std::span<std::byte> CudaBuffer::begin_host_write() { return host_write_span(kind_ == Kind::pinned, host_, size_); }
 
 void CudaBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   if (kind_ == Kind::device) {

@@ -1,5 +1,6 @@
 // Allocation, import and release of Level Zero memory (see ze_buffers.hpp).
 #include "backends/level_zero/ze_buffers.hpp"
+#include "backends/host_write.hpp"
 #include "core/align.hpp"
 
 #include <unistd.h>
@@ -94,19 +95,12 @@ ZeBuffer::~ZeBuffer() {
 }
 
 std::string_view ZeBuffer::mechanism() const noexcept {
-  switch (kind_) {
-    case Kind::device_local: return "allocated";
-    case Kind::host_visible: return "host_visible";
-    case Kind::zex_import: return "ze_import";
-    case Kind::memmap_import: return "ze_memmap";
-  }
-  return "unknown";
+  // Indexed by Kind, in its order.
+  static constexpr std::string_view kByKind[] = {"allocated", "host_visible", "ze_import", "ze_memmap"};
+  return kByKind[static_cast<std::size_t>(kind_)];
 }
 
-std::span<std::byte> ZeBuffer::begin_host_write() {
-  if (kind_ != Kind::host_visible) return {};
-  return {static_cast<std::byte*>(ptr_), static_cast<std::size_t>(size_)};
-}
+std::span<std::byte> ZeBuffer::begin_host_write() { return host_write_span(kind_ == Kind::host_visible, ptr_, size_); }
 
 void ZeBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   const void* src = offset_ptr(ptr_, offset);

@@ -1,4 +1,5 @@
 #include "backends/vulkan/vk_buffers.hpp"
+#include "backends/host_write.hpp"
 
 #include <cstring>
 
@@ -97,17 +98,13 @@ VkBufferMemory::~VkBufferMemory() {
 }
 
 std::string_view VkBufferMemory::mechanism() const noexcept {
-  switch (kind_) {
-    case Kind::imported: return "vk_host_import";
-    case Kind::host_visible: return "host_visible";
-    case Kind::device_local: return "allocated";
-  }
-  return "?";
+  // Indexed by Kind, in its order.
+  static constexpr std::string_view kByKind[] = {"vk_host_import", "host_visible", "allocated"};
+  return kByKind[static_cast<std::size_t>(kind_)];
 }
 
 std::span<std::byte> VkBufferMemory::begin_host_write() {
-  if (kind_ != Kind::host_visible) return {};
-  return {mapped_, static_cast<std::size_t>(size_)};
+  return host_write_span(kind_ == Kind::host_visible, mapped_, size_);
 }
 
 void VkBufferMemory::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
