@@ -17,7 +17,7 @@
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/cl_headers.hpp"
 #include "backends/opencl/memory_account.hpp"
-#include "io/mapped_region.hpp"
+#include "io/mmap_mapping.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
@@ -116,12 +116,12 @@ struct MappedTestFile {
   test::TempDir dir;
   std::filesystem::path path = dir / "weights.bin";
   std::vector<std::byte> bytes;
-  std::shared_ptr<MappedRegion> region;
+  std::shared_ptr<MmapMapping> region;
 
   explicit MappedTestFile(std::size_t size, std::uint32_t seed = 7) : bytes(pattern_bytes(size, seed)) {
     test::write_file(path, bytes);
     const auto file = posix_file_system()->open(path);
-    region = MappedRegion::map(*file, 0, size);
+    region = MmapMapping::map(*file, 0, size);
   }
 };
 

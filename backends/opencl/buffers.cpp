@@ -13,10 +13,10 @@ void check_range(std::string_view what, std::uint64_t offset, std::uint64_t leng
     fail(ErrorCode::usage, what, ": range [", offset, ", +", length, ") outside a buffer of ", size, " bytes");
 }
 
-ClBuffer::ClBuffer(std::shared_ptr<const Runtime> rt, cl::Buffer mem, std::uint64_t size,
+ClBuffer::ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::uint64_t size,
                    std::string_view mechanism, Reservation reservation, cl::Buffer parent,
                    std::uint64_t origin, const std::byte* host_pages)
-    : rt_(std::move(rt)), mem_(std::move(mem)), size_(size), mechanism_(mechanism), host_pages_(host_pages),
+    : session_(std::move(session)), mem_(std::move(mem)), size_(size), mechanism_(mechanism), host_pages_(host_pages),
       parent_(std::move(parent)), origin_(origin), reservation_(std::move(reservation)) {}
 
 ClBuffer::~ClBuffer() { unmap(); }
@@ -25,26 +25,26 @@ std::span<std::byte> ClBuffer::begin_host_write() {
   if (mapped_) return {static_cast<std::byte*>(mapped_), size_};
   if (size_ == 0) return {};
   cl_int status = CL_SUCCESS;
-  mapped_ = rt_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size_,
+  mapped_ = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size_,
                                         nullptr, nullptr, &status);
-  check(status, "clEnqueueMapBuffer", " (host write of ", size_, " bytes on ", rt_->info.id(), ")");
+  check(status, "clEnqueueMapBuffer", " (host write of ", size_, " bytes on ", session_->info.id(), ")");
   return {static_cast<std::byte*>(mapped_), size_};
 }
 
 void ClBuffer::end_host_write() {
   if (!mapped_) return;
   cl::Event unmapped;
-  const cl_int status = rt_->queue.enqueueUnmapMemObject(mem_, mapped_, nullptr, &unmapped);
+  const cl_int status = session_->queue.enqueueUnmapMemObject(mem_, mapped_, nullptr, &unmapped);
   mapped_ = nullptr;
-  check(status, "clEnqueueUnmapMemObject", " (", size_, " bytes on ", rt_->info.id(), ")");
+  check(status, "clEnqueueUnmapMemObject", " (", size_, " bytes on ", session_->info.id(), ")");
   // The bytes must be the device's before anyone (a kernel on another queue) reads them.
-  check(unmapped.wait(), "clWaitForEvents", " (unmap of ", size_, " bytes on ", rt_->info.id(), ")");
+  check(unmapped.wait(), "clWaitForEvents", " (unmap of ", size_, " bytes on ", session_->info.id(), ")");
 }
 
 void ClBuffer::unmap() noexcept {
   if (!mapped_) return;
   cl::Event unmapped;
-  if (rt_->queue.enqueueUnmapMemObject(mem_, mapped_, nullptr, &unmapped) == CL_SUCCESS) unmapped.wait();
+  if (session_->queue.enqueueUnmapMemObject(mem_, mapped_, nullptr, &unmapped) == CL_SUCCESS) unmapped.wait();
   mapped_ = nullptr;
 }
 
@@ -55,25 +55,25 @@ void ClBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
   if (host_pages_) {
     if (!io::copy_guarded(dst.data(), host_pages_ + offset, dst.size()))
       fail(ErrorCode::io, "opencl: ", dst.size(), " bytes at offset ", offset, " of an imported buffer on ",
-           rt_->info.id(), " could not be read: the file is shorter than when it was mapped");
+           session_->info.id(), " could not be read: the file is shorter than when it was mapped");
     return;
   }
-  check(rt_->queue.enqueueReadBuffer(mem_, CL_TRUE, offset, dst.size(), dst.data()),
-        "clEnqueueReadBuffer", " (", dst.size(), " bytes at offset ", offset, " on ", rt_->info.id(), ")");
+  check(session_->queue.enqueueReadBuffer(mem_, CL_TRUE, offset, dst.size(), dst.data()),
+        "clEnqueueReadBuffer", " (", dst.size(), " bytes at offset ", offset, " on ", session_->info.id(), ")");
 }
 
 std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t size) {
   check_range("view", offset, size, size_);
   const std::uint64_t origin = origin_ + offset;
   // Sub-buffer origins must meet CL_DEVICE_MEM_BASE_ADDR_ALIGN; callers then use (buffer, offset).
-  if (size == 0 || origin % rt_->info.caps.sub_buffer_alignment != 0) return nullptr;
+  if (size == 0 || origin % session_->info.caps.sub_buffer_alignment != 0) return nullptr;
   const cl::Buffer& root = parent_() ? parent_ : mem_;
   cl_buffer_region region{origin, size};
   cl_int status = CL_SUCCESS;
   cl_mem sub = clCreateSubBuffer(root(), 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
   if (status == CL_MISALIGNED_SUB_BUFFER_OFFSET) return nullptr;
-  check(status, "clCreateSubBuffer", " (offset ", origin, ", ", size, " bytes on ", rt_->info.id(), ")");
-  return std::make_unique<ClBuffer>(rt_, cl::Buffer(sub), size, mechanism_, Reservation{}, root, origin,
+  check(status, "clCreateSubBuffer", " (offset ", origin, ", ", size, " bytes on ", session_->info.id(), ")");
+  return std::make_unique<ClBuffer>(session_, cl::Buffer(sub), size, mechanism_, Reservation{}, root, origin,
                                     host_pages_ ? host_pages_ + offset : nullptr);
 }
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "backends/opencl/memory_account.hpp"
-#include "backends/opencl/runtime.hpp"
+#include "backends/opencl/session.hpp"
 #include "lwload/backend.hpp"
 
 namespace lwload::opencl {
@@ -18,7 +18,7 @@ class ClBuffer final : public DeviceBuffer {
   // sub-buffer, so further views are cut from the parent at origin + offset.
   // `host_pages`: an import's own bytes (the mapped file pages the device works on), read back
   // through the guarded copy instead of by the driver.
-  ClBuffer(std::shared_ptr<const Runtime> rt, cl::Buffer mem, std::uint64_t size,
+  ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::uint64_t size,
            std::string_view mechanism, Reservation reservation = {}, cl::Buffer parent = {},
            std::uint64_t origin = 0, const std::byte* host_pages = nullptr);
   ~ClBuffer() override;
@@ -39,7 +39,7 @@ class ClBuffer final : public DeviceBuffer {
  private:
   void unmap() noexcept;
 
-  std::shared_ptr<const Runtime> rt_;
+  std::shared_ptr<const Session> session_;
   cl::Buffer mem_;
   std::uint64_t size_;
   std::string_view mechanism_;

@@ -8,16 +8,16 @@
 
 #include <cstdint>
 
-#include "backends/opencl/runtime.hpp"
+#include "backends/opencl/session.hpp"
 
 namespace lwload::opencl {
 
 // True when the device's memory is this process's memory (CL_DEVICE_TYPE_CPU).
-bool memory_in_process(const Runtime& rt);
+bool memory_in_process(const Session& session);
 
 // madvise(MADV_HUGEPAGE) on the whole 2 MiB pages inside `mem` (found by mapping it without
 // reading: CL_MAP_WRITE_INVALIDATE_REGION). No-op off CPU devices and for buffers under 4 MiB;
 // failures are ignored (it is an optimisation).
-void advise_huge_pages(const Runtime& rt, const cl::Buffer& mem, std::uint64_t bytes) noexcept;
+void advise_huge_pages(const Session& session, const cl::Buffer& mem, std::uint64_t bytes) noexcept;
 
 }  // namespace lwload::opencl

@@ -7,13 +7,13 @@
 #include <span>
 #include <string>
 
-#include "backends/opencl/runtime.hpp"
+#include "backends/opencl/session.hpp"
 #include "lwload/backend.hpp"
 
 namespace lwload::opencl {
 
 // Throws Error(out_of_memory) when the range exceeds the device's max allocation and
 // Error(device) when a call fails for another reason than "this memory cannot be imported".
-ImportResult import_range(const std::shared_ptr<const Runtime>& rt, std::span<const std::byte> range);
+ImportResult import_range(const std::shared_ptr<const Session>& session, std::span<const std::byte> range);
 
 }  // namespace lwload::opencl

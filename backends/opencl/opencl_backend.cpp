@@ -23,7 +23,7 @@ class OpenClBackend final : public Backend {
     const auto& found = found_devices();
     if (index >= found.size())
       fail(ErrorCode::usage, "device 'opencl:", index, "': OpenCL has ", found.size(), " device(s)");
-    return std::make_unique<opencl::OpenClDevice>(opencl::open_runtime(found[index], overrides));
+    return std::make_unique<opencl::OpenClDevice>(opencl::open_session(found[index], overrides));
   }
 
  private:
@@ -49,7 +49,7 @@ std::unique_ptr<Device> open_opencl_device(cl_context context, cl_device_id devi
                                            const DeviceOverrides& overrides) {
   if (device == nullptr) fail(ErrorCode::usage, "opencl: no device given");
   const opencl::FoundDevice found = opencl::describe_device(device);
-  return std::make_unique<opencl::OpenClDevice>(opencl::adopt_runtime(found, context, queue, overrides));
+  return std::make_unique<opencl::OpenClDevice>(opencl::adopt_session(found, context, queue, overrides));
 }
 
 std::optional<OpenClTensor> opencl_tensor(const TensorHandle& tensor) {

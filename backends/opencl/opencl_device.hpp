@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "backends/opencl/runtime.hpp"
+#include "backends/opencl/session.hpp"
 #include "backends/opencl/staging.hpp"
 #include "lwload/backend.hpp"
 
@@ -14,26 +14,26 @@ namespace lwload::opencl {
 
 class OpenClDevice final : public Device {
  public:
-  explicit OpenClDevice(std::shared_ptr<Runtime> rt);
+  explicit OpenClDevice(std::shared_ptr<Session> session);
   ~OpenClDevice() override;
 
-  const DeviceInfo& info() const noexcept override { return rt_->info; }
+  const DeviceInfo& info() const noexcept override { return session_->info; }
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override;
   ImportResult import_range(std::span<const std::byte> range) override;
   std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override;
   void finish() override;
 
   // The context and queue, for applications that run kernels on what lwload loaded.
-  const cl::Context& context() const noexcept { return rt_->context; }
-  const cl::CommandQueue& queue() const noexcept { return rt_->queue; }
-  const cl::Device& cl_device() const noexcept { return rt_->device; }
+  const cl::Context& context() const noexcept { return session_->context; }
+  const cl::CommandQueue& queue() const noexcept { return session_->queue; }
+  const cl::Device& cl_device() const noexcept { return session_->device; }
 
  private:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
                     std::uint64_t bytes, TransferDone done) override;
 
-  std::shared_ptr<const Runtime> rt_;
-  CompletionQueue completions_;  // last: drained before the runtime goes
+  std::shared_ptr<const Session> session_;
+  CompletionQueue completions_;  // last: drained before the session goes
 };
 
 }  // namespace lwload::opencl

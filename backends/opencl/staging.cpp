@@ -6,39 +6,39 @@
 
 namespace lwload::opencl {
 
-ClStaging::ClStaging(std::shared_ptr<const Runtime> rt, std::uint64_t bytes)
-    : rt_(std::move(rt)), size_(bytes) {
+ClStaging::ClStaging(std::shared_ptr<const Session> session, std::uint64_t bytes)
+    : session_(std::move(session)), size_(bytes) {
   if (bytes == 0) return;
-  if (bytes > rt_->info.caps.max_alloc)
-    fail(ErrorCode::out_of_memory, "staging slot of ", bytes, " bytes on ", rt_->info.id(),
-         ": larger than the device's max allocation of ", rt_->info.caps.max_alloc, " bytes");
+  if (bytes > session_->info.caps.max_alloc)
+    fail(ErrorCode::out_of_memory, "staging slot of ", bytes, " bytes on ", session_->info.id(),
+         ": larger than the device's max allocation of ", session_->info.caps.max_alloc, " bytes");
   cl_int status = CL_SUCCESS;
-  mem_ = cl::Buffer(rt_->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, bytes, nullptr, &status);
+  mem_ = cl::Buffer(session_->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, bytes, nullptr, &status);
   if (status == CL_INVALID_BUFFER_SIZE) status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
   check(status, "clCreateBuffer", " (CL_MEM_ALLOC_HOST_PTR staging slot of ", bytes, " bytes on ",
-        rt_->info.id(), ")");
-  advise_huge_pages(*rt_, mem_, bytes);
-  void* mapped = rt_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes,
+        session_->info.id(), ")");
+  advise_huge_pages(*session_, mem_, bytes);
+  void* mapped = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes,
                                              nullptr, nullptr, &status);
-  check(status, "clEnqueueMapBuffer", " (staging slot of ", bytes, " bytes on ", rt_->info.id(), ")");
+  check(status, "clEnqueueMapBuffer", " (staging slot of ", bytes, " bytes on ", session_->info.id(), ")");
   mapped_ = static_cast<std::byte*>(mapped);
 }
 
 ClStaging::~ClStaging() {
   if (!mapped_) return;
   cl::Event unmapped;
-  if (rt_->queue.enqueueUnmapMemObject(mem_, mapped_, nullptr, &unmapped) == CL_SUCCESS) unmapped.wait();
+  if (session_->queue.enqueueUnmapMemObject(mem_, mapped_, nullptr, &unmapped) == CL_SUCCESS) unmapped.wait();
 }
 
-CompletionQueue::Wait enqueue_upload(const std::shared_ptr<const Runtime>& rt, const std::byte* source,
+CompletionQueue::Wait enqueue_upload(const std::shared_ptr<const Session>& session, const std::byte* source,
                                      const cl::Buffer& dst, std::uint64_t dst_offset, std::uint64_t bytes) {
-  const std::string what = str(bytes, " bytes at offset ", dst_offset, " on ", rt->info.id());
+  const std::string what = str(bytes, " bytes at offset ", dst_offset, " on ", session->info.id());
   if (bytes == 0) return [] { return std::exception_ptr(); };
   cl::Event written;
-  check(rt->queue.enqueueWriteBuffer(dst, CL_FALSE, dst_offset, bytes, source, nullptr, &written),
+  check(session->queue.enqueueWriteBuffer(dst, CL_FALSE, dst_offset, bytes, source, nullptr, &written),
         "clEnqueueWriteBuffer", " (", what, ")");
   // Some drivers start nothing until the queue is flushed; the completion thread waits on it.
-  check(rt->queue.flush(), "clFlush", " (", what, ")");
+  check(session->queue.flush(), "clFlush", " (", what, ")");
   return [written, what]() noexcept -> std::exception_ptr {
     cl_int status = written.wait();
     if (status == CL_SUCCESS) {

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "backends/completion_queue.hpp"
-#include "backends/opencl/runtime.hpp"
+#include "backends/opencl/session.hpp"
 #include "lwload/backend.hpp"
 
 namespace lwload::opencl {
@@ -16,14 +16,14 @@ namespace lwload::opencl {
 class ClStaging final : public StagingBuffer {
  public:
   // Throws Error(out_of_memory) when the driver cannot allocate or pin `bytes`.
-  ClStaging(std::shared_ptr<const Runtime> rt, std::uint64_t bytes);
+  ClStaging(std::shared_ptr<const Session> session, std::uint64_t bytes);
   ~ClStaging() override;
   ClStaging(const ClStaging&) = delete;
   ClStaging& operator=(const ClStaging&) = delete;
   std::span<std::byte> bytes() noexcept override { return {mapped_, size_}; }
 
  private:
-  std::shared_ptr<const Runtime> rt_;
+  std::shared_ptr<const Session> session_;
   cl::Buffer mem_;
   std::uint64_t size_;
   std::byte* mapped_ = nullptr;
@@ -32,7 +32,7 @@ class ClStaging final : public StagingBuffer {
 // Enqueues the copy (non-blocking, flushed) and returns what waits for it: the shared
 // CompletionQueue runs that wait and then the upload's done, in submission order — the order an
 // in-order queue completes them. Throws when the copy cannot be enqueued.
-CompletionQueue::Wait enqueue_upload(const std::shared_ptr<const Runtime>& rt, const std::byte* source,
+CompletionQueue::Wait enqueue_upload(const std::shared_ptr<const Session>& session, const std::byte* source,
                                      const cl::Buffer& dst, std::uint64_t dst_offset, std::uint64_t bytes);
 
 }  // namespace lwload::opencl

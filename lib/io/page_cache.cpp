@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/align.hpp"
-#include "io/mapped_region.hpp"
+#include "io/mmap_mapping.hpp"
 #include "lwload/error.hpp"
 
 // cachestat(2) is Linux 6.5; Debian 12's headers predate it. The number is the same on every

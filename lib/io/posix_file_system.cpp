@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "io/mapped_region.hpp"
+#include "io/mmap_mapping.hpp"
 #include "io/sources.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
@@ -57,7 +57,7 @@ class PosixFile final : public RandomAccessFile {
   int native_handle() const noexcept override { return fd_; }
 
   std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
-    return MappedRegion::map(*this, offset, length, access);
+    return MmapMapping::map(*this, offset, length, access);
   }
 
   FileIdentity identity() const override {

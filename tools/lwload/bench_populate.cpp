@@ -19,7 +19,7 @@ std::uint64_t map_and_populate(const Manifest& manifest, FileSystem& fs, const R
     if (size == 0) continue;
     mappings.push_back(file->map(0, size));
     if (!mappings.back()) fail(ErrorCode::unsupported, path.string(), ": this file system cannot map files");
-    mappings.back()->make_resident(0, size);  // MappedRegion: one MADV_POPULATE_READ, EINVAL → touch
+    mappings.back()->make_resident(0, size);  // MmapMapping: one MADV_POPULATE_READ, EINVAL → touch
     total += size;
   }
   if (ready) ready();

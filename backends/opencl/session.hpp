@@ -16,7 +16,7 @@ namespace lwload::opencl {
 using ImportMemoryArmFn = cl_mem(CL_API_CALL*)(cl_context, cl_mem_flags, const cl_import_properties_arm*,
                                                 void*, std::size_t, cl_int*);
 
-struct Runtime {
+struct Session {
   cl::Platform platform;
   cl::Device device;
   cl::Context context;
@@ -31,13 +31,13 @@ struct Runtime {
 };
 
 // Creates the context and queue for `found` and applies `overrides`. Throws Error(device).
-std::shared_ptr<Runtime> open_runtime(const FoundDevice& found, const DeviceOverrides& overrides);
+std::shared_ptr<Session> open_session(const FoundDevice& found, const DeviceOverrides& overrides);
 
 // Works in the application's `context` (which must hold found.device) and on its in-order `queue`
 // when one is given (nullptr, or an out-of-order queue: lwload's own queue in that context). The
-// Runtime holds one reference (clRetain*) to each while its buffers live and drops only that one.
+// Session holds one reference (clRetain*) to each while its buffers live and drops only that one.
 // Throws Error(usage) for a queue of another context or device, or a device not in the context.
-std::shared_ptr<Runtime> adopt_runtime(const FoundDevice& found, cl_context context, cl_command_queue queue,
+std::shared_ptr<Session> adopt_session(const FoundDevice& found, cl_context context, cl_command_queue queue,
                                        const DeviceOverrides& overrides);
 
 }  // namespace lwload::opencl

@@ -16,15 +16,15 @@
 
 namespace lwload {
 
-class MappedRegion final : public FileMapping {
+class MmapMapping final : public FileMapping {
  public:
   // Throws Error(io) when the file has no descriptor or mmap fails, Error(bad_input) when the
   // range lies past the end of the file.
-  static std::shared_ptr<MappedRegion> map(const RandomAccessFile& file, std::uint64_t offset,
+  static std::shared_ptr<MmapMapping> map(const RandomAccessFile& file, std::uint64_t offset,
                                            std::uint64_t length, MapAccess access = MapAccess::normal);
-  ~MappedRegion() override;
-  MappedRegion(const MappedRegion&) = delete;
-  MappedRegion& operator=(const MappedRegion&) = delete;
+  ~MmapMapping() override;
+  MmapMapping(const MmapMapping&) = delete;
+  MmapMapping& operator=(const MmapMapping&) = delete;
 
   std::span<const std::byte> bytes() const noexcept override { return {data_, length_}; }
   void will_need(std::uint64_t offset, std::uint64_t length) const override;
@@ -34,7 +34,7 @@ class MappedRegion final : public FileMapping {
   std::uint64_t resident_bytes() const override;  // mincore
 
  private:
-  MappedRegion(std::filesystem::path path, void* base, std::size_t map_length, const std::byte* data,
+  MmapMapping(std::filesystem::path path, void* base, std::size_t map_length, const std::byte* data,
                std::uint64_t offset, std::uint64_t length)
       : path_(std::move(path)), base_(base), map_length_(map_length), data_(data), offset_(offset), length_(length) {}
   // The whole pages of the mapping that hold bytes()[offset, +length).

@@ -1,4 +1,4 @@
-#include "io/mapped_region.hpp"
+#include "io/mmap_mapping.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 
 namespace lwload {
 
-std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, std::uint64_t offset,
+std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std::uint64_t offset,
                                                 std::uint64_t length, MapAccess access) {
   const int fd = file.native_handle();
   if (fd < 0) fail(ErrorCode::io, file.path().string(), ": cannot be mapped (no file descriptor)");
@@ -29,21 +29,21 @@ std::shared_ptr<MappedRegion> MappedRegion::map(const RandomAccessFile& file, st
   const std::uint64_t start = align_down(offset, page_size());
   const std::size_t map_length = static_cast<std::size_t>(offset - start + length);
   if (map_length == 0)
-    return std::shared_ptr<MappedRegion>(new MappedRegion(file.path(), nullptr, 0, nullptr, offset, 0));
+    return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), nullptr, 0, nullptr, offset, 0));
   void* base = ::mmap(nullptr, map_length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
   if (base == MAP_FAILED)
     fail(ErrorCode::io, file.path().string(), ": mmap of ", map_length, " bytes at ", start, ": ",
          std::strerror(errno));
   if (access == MapAccess::random) ::madvise(base, map_length, MADV_RANDOM);
   const auto* data = static_cast<const std::byte*>(base) + (offset - start);
-  return std::shared_ptr<MappedRegion>(new MappedRegion(file.path(), base, map_length, data, offset, length));
+  return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), base, map_length, data, offset, length));
 }
 
-MappedRegion::~MappedRegion() {
+MmapMapping::~MmapMapping() {
   if (base_) ::munmap(base_, map_length_);
 }
 
-std::span<std::byte> MappedRegion::pages_of(std::uint64_t offset, std::uint64_t length) const noexcept {
+std::span<std::byte> MmapMapping::pages_of(std::uint64_t offset, std::uint64_t length) const noexcept {
   auto* const base = static_cast<std::byte*>(base_);
   const std::uint64_t head = static_cast<std::uint64_t>(data_ - base);
   const std::uint64_t first = align_down(head + offset, page_size());
@@ -51,13 +51,13 @@ std::span<std::byte> MappedRegion::pages_of(std::uint64_t offset, std::uint64_t 
   return {base + first, static_cast<std::size_t>(end - first)};
 }
 
-void MappedRegion::will_need(std::uint64_t offset, std::uint64_t length) const {
+void MmapMapping::will_need(std::uint64_t offset, std::uint64_t length) const {
   if (offset >= length_ || length == 0) return;
   const std::span<std::byte> pages = pages_of(offset, std::min(length, length_ - offset));
   ::madvise(pages.data(), pages.size(), MADV_WILLNEED);
 }
 
-void MappedRegion::make_resident(std::uint64_t offset, std::uint64_t length) const {
+void MmapMapping::make_resident(std::uint64_t offset, std::uint64_t length) const {
   if (offset > length_ || length > length_ - offset)
     fail(ErrorCode::usage, path_.string(), ": make_resident [", offset, ", +", length, ") outside a ", length_,
          "-byte mapping");
@@ -80,7 +80,7 @@ void MappedRegion::make_resident(std::uint64_t offset, std::uint64_t length) con
   if (!io::touch_guarded(pages.data(), pages.size(), page_size())) lost();
 }
 
-std::uint64_t MappedRegion::resident_bytes() const {
+std::uint64_t MmapMapping::resident_bytes() const {
   if (!base_) return 0;
   const std::size_t page = page_size();
   std::vector<unsigned char> in_core((map_length_ + page - 1) / page);
