@@ -1,11 +1,14 @@
 // What the devices of the GPU backends (CUDA, Level Zero, Vulkan) share: their DeviceInfo, the
-// session (the driver's objects) that every buffer keeps alive too, staging buffers of that
-// backend's kind made in it, and the engine that completes their uploads (InFlight, with
+// session (the driver's objects) that every buffer keeps alive too, buffers and staging buffers of
+// that backend's kind made in it (Buffer::allocate(session, bytes, place) and
+// Buffer::import(session, range)), and the engine that completes their uploads (InFlight, with
 // wait_idle()). finish() and destruction wait for that engine, and it goes before the session.
+// A device of such a backend writes only its start_upload().
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -14,7 +17,7 @@
 
 namespace lwload {
 
-template <typename Session, typename Staging, typename InFlight>
+template <typename Session, typename Buffer, typename Staging, typename InFlight>
 class SessionDevice : public Device {
  public:
   // `in_flight_args` make the completion engine.
@@ -33,22 +36,19 @@ class SessionDevice : public Device {
   void finish() final { in_flight_.wait_idle(); }
 
  protected:
+  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) final {
+    return Buffer::allocate(session_, bytes, place);
+  }
+  ImportResult import_range(std::span<const std::byte> range) final { return Buffer::import(session_, range); }
+
   const DeviceInfo info_;
   const std::shared_ptr<Session> session_;
   InFlight in_flight_;  // after the session: drained before the session goes
 
-  // import_range's answer: `import()` where imports are `allowed` (the device can, and no override
-  // turned them off), else a decline naming the device and what it `cannot` do.
-  template <typename Import>
-  ImportResult import_if(bool allowed, std::string_view cannot, Import import) {
-    if (!allowed) return ImportResult::decline(str(session_->label(), " cannot ", cannot));
-    return import();
-  }
-
   // An upload's buffer as this backend's `Own` kind; one of another device is a usage error that
   // says which `upload` it was.
-  template <typename Own, typename Buffer>
-  Own& own(Buffer& buffer, std::string_view upload) const {
+  template <typename Own, typename Any>
+  Own& own(Any& buffer, std::string_view upload) const {
     auto* own = dynamic_cast<Own*>(&buffer);
     if (!own) fail(ErrorCode::usage, session_->label(), ": ", upload, " of another device");
     return *own;

@@ -78,19 +78,9 @@ DeviceInfo with_free_memory(DeviceInfo info, const Session& session, const Devic
   return apply_overrides(std::move(info), overrides);
 }
 
-class CudaDevice final : public SessionDevice<Session, CudaStaging, Transfers> {
+class CudaDevice final : public SessionDevice<Session, CudaBuffer, CudaStaging, Transfers> {
  public:
   CudaDevice(DeviceInfo info, std::shared_ptr<Session> session) : SessionDevice(std::move(info), session, session) {}
-
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
-    if (place == MemoryPlace::host_visible) return CudaBuffer::allocate_pinned(session_, bytes);
-    return CudaBuffer::allocate_device(session_, bytes);
-  }
-
-  ImportResult import_range(std::span<const std::byte> range) override {
-    return import_if(info_.caps.import_host_ptr, "register file pages",
-                     [&] { return CudaBuffer::register_range(session_, range); });
-  }
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,

@@ -8,6 +8,10 @@
 
 namespace lwload::cuda {
 
+std::unique_ptr<CudaBuffer> CudaBuffer::allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place) {
+  return place == MemoryPlace::host_visible ? allocate_pinned(std::move(s), bytes) : allocate_device(std::move(s), bytes);
+}
+
 std::unique_ptr<CudaBuffer> CudaBuffer::allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes) {
   const ContextScope scope(*s);
   CUdeviceptr ptr = 0;
@@ -28,7 +32,7 @@ std::unique_ptr<CudaBuffer> CudaBuffer::allocate_pinned(std::shared_ptr<Session>
   return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::pinned, device, static_cast<std::byte*>(host), bytes));
 }
 
-ImportResult CudaBuffer::register_range(std::shared_ptr<Session> s, std::span<const std::byte> range) {
+ImportResult CudaBuffer::import(std::shared_ptr<Session> s, std::span<const std::byte> range) {
   const ContextScope scope(*s);
   const Driver& d = s->driver();
   void* host = const_cast<std::byte*>(range.data());  // READ_ONLY: the device never writes it

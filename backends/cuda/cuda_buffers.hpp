@@ -7,25 +7,21 @@
 #include <span>
 
 #include "backends/cuda/cuda_session.hpp"
-#include "lwload/backend.hpp"
+#include "backends/session_buffer.hpp"
 
 namespace lwload::cuda {
 
-class CudaBuffer final : public DeviceBuffer {
+class CudaBuffer final : public SessionBuffer<Session> {
  public:
   enum class Kind { device, pinned, registered };
 
-  static std::unique_ptr<CudaBuffer> allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes);
-  static std::unique_ptr<CudaBuffer> allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes);
-  // `range` starts on a page. A refusal (read-only pages the driver cannot pin, ...) declines with
-  // the driver's result; other failures throw.
-  static ImportResult register_range(std::shared_ptr<Session> s, std::span<const std::byte> range);
+  // Device memory (device_local) or pinned mapped host memory (host_visible).
+  static std::unique_ptr<CudaBuffer> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place);
+  // Registers file pages; `range` starts on a page. A refusal (read-only pages the driver cannot
+  // pin, ...) declines with the driver's result; other failures throw.
+  static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range);
 
   ~CudaBuffer() override;
-  CudaBuffer(const CudaBuffer&) = delete;
-  CudaBuffer& operator=(const CudaBuffer&) = delete;
-
-  std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override;
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
@@ -34,14 +30,14 @@ class CudaBuffer final : public DeviceBuffer {
   CUdeviceptr device_pointer() const noexcept { return device_; }
 
  private:
+  static std::unique_ptr<CudaBuffer> allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes);
+  static std::unique_ptr<CudaBuffer> allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes);
   CudaBuffer(std::shared_ptr<Session> s, Kind kind, CUdeviceptr device, std::byte* host, std::uint64_t size)
-      : session_(std::move(s)), kind_(kind), device_(device), host_(host), size_(size) {}
+      : SessionBuffer(std::move(s), size), kind_(kind), device_(device), host_(host) {}
 
-  std::shared_ptr<Session> session_;
   Kind kind_;
   CUdeviceptr device_;
   std::byte* host_;  // pinned / registered: the host address of the same bytes
-  std::uint64_t size_;
 };
 
 // A staging slot: pinned host memory cuMemcpyHtoDAsync reads at full speed.

@@ -36,17 +36,15 @@ void* offset_ptr(void* base, std::uint64_t offset) {
 
 }  // namespace
 
-std::unique_ptr<ZeBuffer> ZeBuffer::allocate_device(std::shared_ptr<Session> session, std::uint64_t bytes) {
-  const ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+std::unique_ptr<ZeBuffer> ZeBuffer::allocate(std::shared_ptr<Session> session, std::uint64_t bytes, MemoryPlace place) {
   void* ptr = nullptr;
-  check(zeMemAllocDevice(session->context(), &desc, alloc_size(bytes), kDeviceAlignment, session->device(), &ptr),
-        session->label(), "zeMemAllocDevice", str(bytes, " bytes"));
-  return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::device_local, ptr, bytes, false));
-}
-
-std::unique_ptr<ZeBuffer> ZeBuffer::allocate_host(std::shared_ptr<Session> session, std::uint64_t bytes) {
+  if (place == MemoryPlace::device_local) {
+    const ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    check(zeMemAllocDevice(session->context(), &desc, alloc_size(bytes), kDeviceAlignment, session->device(), &ptr),
+          session->label(), "zeMemAllocDevice", str(bytes, " bytes"));
+    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::device_local, ptr, bytes, false));
+  }
   const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-  void* ptr = nullptr;
   check(zeMemAllocHost(session->context(), &desc, alloc_size(bytes), page_size(), &ptr), session->label(),
         "zeMemAllocHost", str(bytes, " bytes, host-visible"));
   return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::host_visible, ptr, bytes, true));

@@ -8,11 +8,11 @@
 #include <span>
 
 #include "backends/level_zero/ze_session.hpp"
-#include "lwload/backend.hpp"
+#include "backends/session_buffer.hpp"
 
 namespace lwload::ze {
 
-class ZeBuffer final : public DeviceBuffer {
+class ZeBuffer final : public SessionBuffer<Session> {
  public:
   enum class Kind {
     device_local,   // zeMemAllocDevice; only the driver can read it
@@ -21,16 +21,12 @@ class ZeBuffer final : public DeviceBuffer {
     memmap_import,  // file pages mapped by zeMemAllocHost + ze_external_memmap_sysmem_ext_desc_t
   };
 
-  static std::unique_ptr<ZeBuffer> allocate_device(std::shared_ptr<Session> session, std::uint64_t bytes);
-  static std::unique_ptr<ZeBuffer> allocate_host(std::shared_ptr<Session> session, std::uint64_t bytes);
+  // zeMemAllocDevice (device_local) or zeMemAllocHost (host_visible).
+  static std::unique_ptr<ZeBuffer> allocate(std::shared_ptr<Session> session, std::uint64_t bytes, MemoryPlace place);
   // `range` must start on a page; the import covers it rounded up to whole pages.
   static ImportResult import(std::shared_ptr<Session> session, std::span<const std::byte> range);
 
   ~ZeBuffer() override;
-  ZeBuffer(const ZeBuffer&) = delete;
-  ZeBuffer& operator=(const ZeBuffer&) = delete;
-
-  std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::ze_ptr, ptr_}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
@@ -40,13 +36,11 @@ class ZeBuffer final : public DeviceBuffer {
  private:
   ZeBuffer(std::shared_ptr<Session> session, Kind kind, void* ptr, std::uint64_t size, bool host_accessible,
            bool owner = true)
-      : session_(std::move(session)), kind_(kind), ptr_(ptr), size_(size), host_accessible_(host_accessible),
+      : SessionBuffer(std::move(session), size), kind_(kind), ptr_(ptr), host_accessible_(host_accessible),
         owner_(owner) {}
 
-  std::shared_ptr<Session> session_;
   Kind kind_;
   void* ptr_;
-  std::uint64_t size_;
   bool host_accessible_;  // the CPU may dereference ptr_ (everything but device-local memory)
   bool owner_;            // false for a view: a range of another buffer (pointer + offset), owns nothing
 };

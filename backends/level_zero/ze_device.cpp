@@ -18,20 +18,10 @@ void* offset_ptr(void* base, std::uint64_t offset) {
   return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) + offset);
 }
 
-class ZeDevice final : public SessionDevice<Session, ZeStaging, TransferQueue> {
+class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, TransferQueue> {
  public:
   ZeDevice(DeviceInfo info, std::shared_ptr<Session> session)
       : SessionDevice(std::move(info), session, session, kMaxInFlight) {}
-
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
-    if (place == MemoryPlace::host_visible) return ZeBuffer::allocate_host(session_, bytes);
-    return ZeBuffer::allocate_device(session_, bytes);
-  }
-
-  ImportResult import_range(std::span<const std::byte> range) override {
-    return import_if(info_.caps.import_host_ptr && info_.memory == MemoryModel::unified, "import host memory",
-                     [&] { return ZeBuffer::import(session_, range); });
-  }
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,

@@ -53,9 +53,8 @@ ImportResult try_use_host_ptr(const std::shared_ptr<const Session>& session, std
 }  // namespace
 
 ImportResult import_range(const std::shared_ptr<const Session>& session, std::span<const std::byte> range) {
-  const DeviceCaps& caps = session->info.caps;
-  if (!caps.import_host_ptr) return {nullptr, str(session->info.id(), " cannot import host memory")};
-  // Device::import_host held the range to the alignment and Intel's size multiple of 64.
+  // Device::import_host held the range to the device's import ability, the alignment and Intel's
+  // size multiple of 64.
   const std::uint64_t import_size = range.size();
 
   std::string declined;

@@ -7,24 +7,23 @@
 #include <memory>
 #include <span>
 
+#include "backends/session_buffer.hpp"
 #include "backends/vulkan/vk_session.hpp"
-#include "lwload/backend.hpp"
 
 namespace lwload::vk {
 
-class VkBufferMemory final : public DeviceBuffer {
+class VkBufferMemory final : public SessionBuffer<Session> {
  public:
   enum class Kind { imported, host_visible, device_local };
 
   static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, Kind kind);
+  static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place) {
+    return allocate(std::move(s), bytes, place == MemoryPlace::host_visible ? Kind::host_visible : Kind::device_local);
+  }
   // `range` meets the import alignment and size multiple; a refusal declines with the reason.
   static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range);
 
   ~VkBufferMemory() override;
-  VkBufferMemory(const VkBufferMemory&) = delete;
-  VkBufferMemory& operator=(const VkBufferMemory&) = delete;
-
-  std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::vk_buffer, reinterpret_cast<void*>(buffer_)}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
@@ -36,13 +35,11 @@ class VkBufferMemory final : public DeviceBuffer {
 
  private:
   VkBufferMemory(std::shared_ptr<Session> s, Kind kind, std::uint64_t size)
-      : session_(std::move(s)), kind_(kind), size_(size) {}
+      : SessionBuffer(std::move(s), size), kind_(kind) {}
   void create_buffer(const void* next);
   void bind(VkDeviceMemory memory);
 
-  std::shared_ptr<Session> session_;
   Kind kind_;
-  std::uint64_t size_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   std::byte* mapped_ = nullptr;  // imported and host-visible: mapped for the buffer's life

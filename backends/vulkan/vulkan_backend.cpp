@@ -103,19 +103,9 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   return info;
 }
 
-class VulkanDevice final : public SessionDevice<Session, VkStaging, CompletionQueue> {
+class VulkanDevice final : public SessionDevice<Session, VkBufferMemory, VkStaging, CompletionQueue> {
  public:
   using SessionDevice::SessionDevice;
-
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
-    return VkBufferMemory::allocate(session_, bytes, place == MemoryPlace::host_visible ? VkBufferMemory::Kind::host_visible
-                                                                                        : VkBufferMemory::Kind::device_local);
-  }
-
-  ImportResult import_range(std::span<const std::byte> range) override {
-    return import_if(info_.caps.import_host_ptr, "import host memory",
-                     [&] { return VkBufferMemory::import(session_, range); });
-  }
 
  protected:
   void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,

@@ -130,7 +130,8 @@ class LWLOAD_API Device {
 
  protected:
   // allocate() and import_host() after their checks: at most DeviceCaps::max_alloc bytes; an
-  // import non-empty, aligned to import_alignment and a multiple of size_multiple.
+  // import only on a unified-memory device with import_host_ptr, non-empty, aligned to
+  // import_alignment and a multiple of size_multiple.
   virtual std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) = 0;
   virtual ImportResult import_range(std::span<const std::byte> /*range*/) {
     return ImportResult::decline("the device cannot import host memory");

@@ -113,7 +113,11 @@ ImportResult Device::import_host(std::span<const std::byte> range) {
   check_max_alloc(info(), range.size(), "import");
   // The caps the planner shaped regions by, held here once: drivers do not all check them (lavapipe
   // takes misaligned pointers), and a range that misses them is declined, so the tensors load direct.
+  // Zero-copy is for unified memory only, as the planner has it; backends check nothing of this.
   const DeviceCaps& caps = info().caps;
+  if (!caps.import_host_ptr || info().memory != MemoryModel::unified)
+    return ImportResult::decline(str(info().id(), " cannot import host memory (",
+                                     caps.import_host_ptr ? "discrete memory" : "no host-pointer import", ")"));
   const auto address = reinterpret_cast<std::uintptr_t>(range.data());
   if (caps.import_alignment > 1 && address % caps.import_alignment != 0)
     return ImportResult::decline(str("host range at 0x", std::hex, address, std::dec, " (", range.size(),

@@ -45,4 +45,20 @@ void append_number(std::string& out, Integer value) {
   out.append(digits, end);
 }
 
+// `,"key":value`: a member after an object's first (keys are plain ASCII names, never escaped).
+template <typename Integer>
+void append_member(std::string& out, std::string_view key, Integer value) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  append_number(out, value);
+}
+
+inline void append_member(std::string& out, std::string_view key, std::string_view value) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  append_json_string(out, value);
+}
+
 }  // namespace lwload::json_text

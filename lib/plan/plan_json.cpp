@@ -9,6 +9,7 @@
 namespace lwload {
 
 using json_text::append_json_string;
+using json_text::append_member;
 using json_text::append_number;
 
 std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
@@ -47,22 +48,13 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
     const ImportRegion& region = plan.regions[r];
     out += r ? ",{\"file\":" : "{\"file\":";
     append_number(out, region.file);
-    out += ",\"offset\":";
-    append_number(out, region.offset);
-    out += ",\"length\":";
-    append_number(out, region.length);
-    out += ",\"used\":";
-    append_number(out, region.used);
-    out += ",\"map_offset\":";
-    append_number(out, region.map_offset);
-    out += ",\"map_length\":";
-    append_number(out, region.map_length);
-    out += ",\"cached\":";
-    append_number(out, region.cached);
-    if (!region.imported()) {
-      out += ",\"declined\":";
-      append_json_string(out, region.declined);
-    }
+    append_member(out, "offset", region.offset);
+    append_member(out, "length", region.length);
+    append_member(out, "used", region.used);
+    append_member(out, "map_offset", region.map_offset);
+    append_member(out, "map_length", region.map_length);
+    append_member(out, "cached", region.cached);
+    if (!region.imported()) append_member(out, "declined", std::string_view(region.declined));
     out += ",\"tensors\":[";
     for (std::size_t i = 0; i < region.tensors.size(); ++i) {
       if (i) out += ',';
@@ -76,19 +68,15 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
     const TensorInfo& t = manifest.tensors.at(i);
     out += i ? ",{\"name\":" : "{\"name\":";
     append_json_string(out, t.name);
-    out += ",\"bytes\":";
-    append_number(out, t.bytes);
-    out += ",\"placement\":";
-    append_json_string(out, placement_name(tp.placement));
-    out += ",\"reason\":";
-    append_json_string(out, tp.reason);
+    append_member(out, "bytes", t.bytes);
+    append_member(out, "placement", placement_name(tp.placement));
+    append_member(out, "reason", std::string_view(tp.reason));
     out += ",\"region\":";
     if (tp.region == no_region)
       out += "null";
     else
       append_number(out, tp.region);
-    out += ",\"region_offset\":";
-    append_number(out, tp.region_offset);
+    append_member(out, "region_offset", tp.region_offset);
     out += '}';
   }
   out += "]}";
