@@ -28,14 +28,12 @@ class SessionDevice : public Device {
   ~SessionDevice() override { in_flight_.wait_idle(); }
 
   const DeviceInfo& info() const noexcept final { return info_; }
-
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) final {
-    return std::make_unique<Staging>(session_, bytes);
-  }
-
   void finish() final { in_flight_.wait_idle(); }
 
  protected:
+  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) final {
+    return std::make_unique<Staging>(session_, bytes);
+  }
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) final {
     return Buffer::allocate(session_, bytes, place);
   }

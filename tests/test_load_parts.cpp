@@ -148,7 +148,7 @@ TEST_CASE("staging ring: a device that returns short staging buffers is an error
     std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
       return inner_->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+    std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
       return inner_->allocate_staging(bytes / 2);
     }
     void finish() override {}
@@ -199,7 +199,7 @@ TEST_CASE("Device::upload checks both ranges once, for every backend, and report
     std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
       return inner->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
+    std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
     void finish() override {}
     void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
       if (call_first) done(std::make_exception_ptr(Error(ErrorCode::device, "transfer failed")));
@@ -245,7 +245,7 @@ class AppDevice final : public Device {
     info_.caps.import_host_ptr = false;  // direct: host-visible allocations of its own
   }
   const DeviceInfo& info() const noexcept override { return info_; }
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
+  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
   void finish() override {}
 
  protected:

@@ -26,12 +26,12 @@ class SynchronousDevice : public Device {
  public:
   explicit SynchronousDevice(DeviceInfo info) : info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept final { return info_; }
+  void finish() final {}
 
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) final {
+ protected:
+  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) final {
     return std::make_unique<AnonymousStaging>(bytes);
   }
-
-  void finish() final {}
 
  private:
   DeviceInfo info_;

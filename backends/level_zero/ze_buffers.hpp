@@ -23,7 +23,8 @@ class ZeBuffer final : public SessionBuffer<Session> {
 
   // zeMemAllocDevice (device_local) or zeMemAllocHost (host_visible).
   static std::unique_ptr<ZeBuffer> allocate(std::shared_ptr<Session> session, std::uint64_t bytes, MemoryPlace place);
-  // `range` must start on a page; the import covers it rounded up to whole pages.
+  // `range` is whole pages from a page boundary (import_alignment and size_multiple, which
+  // Device::import_host holds it to).
   static ImportResult import(std::shared_ptr<Session> session, std::span<const std::byte> range);
 
   ~ZeBuffer() override;

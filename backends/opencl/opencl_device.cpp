@@ -49,7 +49,7 @@ std::unique_ptr<DeviceBuffer> OpenClDevice::allocate_memory(std::uint64_t bytes,
 
 ImportResult OpenClDevice::import_range(std::span<const std::byte> range) { return opencl::import_range(session_, range); }
 
-std::unique_ptr<StagingBuffer> OpenClDevice::allocate_staging(std::uint64_t bytes) {
+std::unique_ptr<StagingBuffer> OpenClDevice::allocate_staging_memory(std::uint64_t bytes) {
   return std::make_unique<ClStaging>(session_, bytes);
 }
 

@@ -20,7 +20,7 @@ class OpenClDevice final : public Device {
   const DeviceInfo& info() const noexcept override { return session_->info; }
   std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override;
   ImportResult import_range(std::span<const std::byte> range) override;
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override;
+  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override;
   void finish() override;
 
   // The context and queue, for applications that run kernels on what lwload loaded.

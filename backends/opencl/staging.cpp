@@ -9,9 +9,6 @@ namespace lwload::opencl {
 ClStaging::ClStaging(std::shared_ptr<const Session> session, std::uint64_t bytes)
     : session_(std::move(session)), size_(bytes) {
   if (bytes == 0) return;
-  if (bytes > session_->info.caps.max_alloc)
-    fail(ErrorCode::out_of_memory, "staging slot of ", bytes, " bytes on ", session_->info.id(),
-         ": larger than the device's max allocation of ", session_->info.caps.max_alloc, " bytes");
   cl_int status = CL_SUCCESS;
   mem_ = cl::Buffer(session_->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, bytes, nullptr, &status);
   if (status == CL_INVALID_BUFFER_SIZE) status = CL_MEM_OBJECT_ALLOCATION_FAILURE;

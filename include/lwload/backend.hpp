@@ -115,7 +115,9 @@ class LWLOAD_API Device {
   // size_multiple is declined with the reason.
   ImportResult import_host(std::span<const std::byte> range);
 
-  virtual std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) = 0;
+  // A staging slot (host memory the device copies from at full speed). Throws like allocate(),
+  // max_alloc checked here.
+  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes);
 
   // Starts copying staging.bytes()[src_offset, +bytes) to dst at dst_offset. `done` runs exactly
   // once: when the staging bytes may be reused, or with the error. Every failure goes there — a
@@ -133,6 +135,7 @@ class LWLOAD_API Device {
   // import only on a unified-memory device with import_host_ptr, non-empty, aligned to
   // import_alignment and a multiple of size_multiple.
   virtual std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) = 0;
+  virtual std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) = 0;
   virtual ImportResult import_range(std::span<const std::byte> /*range*/) {
     return ImportResult::decline("the device cannot import host memory");
   }

@@ -108,6 +108,11 @@ std::unique_ptr<DeviceBuffer> Device::allocate(std::uint64_t bytes, MemoryPlace 
   return allocate_memory(bytes, place);
 }
 
+std::unique_ptr<StagingBuffer> Device::allocate_staging(std::uint64_t bytes) {
+  check_max_alloc(info(), bytes, "staging slot");
+  return allocate_staging_memory(bytes);
+}
+
 ImportResult Device::import_host(std::span<const std::byte> range) {
   if (range.empty()) fail(ErrorCode::usage, info().id(), ": cannot import an empty host range");
   check_max_alloc(info(), range.size(), "import");

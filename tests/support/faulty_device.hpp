@@ -71,7 +71,7 @@ class FaultyDevice final : public Device {
     if (result.buffer) result.buffer = std::make_unique<CountedBuffer>(std::move(result.buffer), counters);
     return result;
   }
-  std::unique_ptr<StagingBuffer> allocate_staging(std::uint64_t bytes) override {
+  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
     if (fail_staging) fail(ErrorCode::out_of_memory, "test device: no staging memory");
     return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), counters);
   }
