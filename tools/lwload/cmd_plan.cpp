@@ -57,7 +57,8 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
             << memory_model_name(device.memory) << " memory)\n";
   std::cout << "tensors:             " << plan.tensors.size() << " (zero_copy " << plan.count(Placement::zero_copy)
             << ", direct " << plan.count(Placement::direct) << ", staged " << plan.count(Placement::staged)
-            << ", skipped " << plan.count(Placement::skipped) << ")\n";
+            << ", skipped " << plan.count(Placement::skipped)
+            << (not_selected ? str(", of them ", not_selected, " not selected") : std::string()) << ")\n";
   std::cout << "model bytes:         " << plan.model_bytes << " (" << format_bytes(plan.model_bytes)
             << "), largest tensor " << format_bytes(plan.largest_tensor) << '\n';
   const std::size_t imported = plan.imported_regions();
