@@ -100,7 +100,8 @@ typedef struct lwload_tensor_info {
 typedef struct lwload_tensor_handle {
   size_t struct_size;       /* set by the caller: sizeof(lwload_tensor_handle) (see the top comment) */
   const char* name;
-  const char* placement;    /* "zero_copy", "direct", "staged" ("skipped": not loaded, see only) */
+  const char* placement;    /* "zero_copy", "direct", "staged" ("skipped": not loaded: not selected by
+                               "only", empty, or STRING) */
   const char* native_type;  /* "host_ptr", "cl_mem", "cl_svm_ptr", "ze_ptr", "vk_buffer",
                                "cu_deviceptr", or "none" (null device, skipped tensor) */
   void* native;             /* the handle `native_type` names */
@@ -214,8 +215,10 @@ LWLOAD_API lwload_weights* lwload_load_consume(lwload_manifest* m, lwload_device
 /* The tensor called `name` into *out; LWLOAD_NOT_FOUND when no tensor has that name. */
 LWLOAD_API lwload_status lwload_weights_find(const lwload_weights* w, const char* name, lwload_tensor_handle* out,
                                              lwload_error** err);
+/* One per manifest tensor, at the manifest's index (the load order): tensors "only" left out, like
+ * empty and STRING ones, are there with placement "skipped". */
 LWLOAD_API size_t lwload_weights_tensor_count(const lwload_weights* w);
-/* Tensor `index` in load order into *out; LWLOAD_USAGE when out of range. */
+/* Tensor `index` (its manifest index) into *out; LWLOAD_USAGE when out of range. */
 LWLOAD_API lwload_status lwload_weights_tensor(const lwload_weights* w, size_t index, lwload_tensor_handle* out,
                                                lwload_error** err);
 /* Reads every tensor back from the device and compares it with the file: LWLOAD_OK, or the first

@@ -76,6 +76,7 @@ int cmd_load(int argc, char** argv) {
   if (json) {
     boost::json::object out{{"device", weights.device().id()},
                             {"tensors", weights.tensors().size()},
+                            {"loaded", plan.tensors.size() - plan.count(Placement::skipped)},
                             {"model_bytes", plan.model_bytes},
                             {"seconds", stats.seconds},
                             {"allocate_seconds", stats.allocate_seconds},
@@ -115,7 +116,7 @@ int cmd_load(int argc, char** argv) {
     }
   }
   std::cout << "loaded " << plan.model_bytes << " bytes (" << format_bytes(plan.model_bytes) << ") in "
-            << weights.tensors().size() << " tensors onto " << weights.device().id() << " in " << std::fixed
+            << plan.tensors.size() - plan.count(Placement::skipped) << " tensors onto " << weights.device().id() << " in " << std::fixed
             << std::setprecision(3) << stats.seconds * 1000 << " ms (" << std::setprecision(2)
             << throughput / (1 << 30) << " GiB/s)\n";
   std::cout << "placements: zero_copy " << plan.count(Placement::zero_copy) << ", direct "
