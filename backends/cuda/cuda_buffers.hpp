@@ -13,8 +13,6 @@ namespace lwload::cuda {
 
 class CudaBuffer final : public SessionBuffer<Session> {
  public:
-  enum class Kind { device, pinned, registered };
-
   // Device memory (device_local) or pinned mapped host memory (host_visible).
   static std::unique_ptr<CudaBuffer> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place);
   // Registers file pages; `range` starts on a page. A refusal (read-only pages the driver cannot
@@ -30,6 +28,8 @@ class CudaBuffer final : public SessionBuffer<Session> {
   CUdeviceptr device_pointer() const noexcept { return device_; }
 
  private:
+  enum class Kind { device, pinned, registered };
+
   static std::unique_ptr<CudaBuffer> allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes);
   static std::unique_ptr<CudaBuffer> allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes);
   CudaBuffer(std::shared_ptr<Session> s, Kind kind, CUdeviceptr device, std::byte* host, std::uint64_t size)

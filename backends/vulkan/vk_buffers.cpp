@@ -28,7 +28,9 @@ void VkBufferMemory::bind(VkDeviceMemory memory) {
   session_->check(vkBindBufferMemory(session_->device(), buffer_, memory_, 0), "vkBindBufferMemory");
 }
 
-std::unique_ptr<VkBufferMemory> VkBufferMemory::allocate(std::shared_ptr<Session> s, std::uint64_t bytes, Kind kind) {
+std::unique_ptr<VkBufferMemory> VkBufferMemory::allocate(std::shared_ptr<Session> s, std::uint64_t bytes,
+                                                         MemoryPlace place) {
+  const Kind kind = place == MemoryPlace::host_visible ? Kind::host_visible : Kind::device_local;
   std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), kind, bytes));
   const Session& session = *b->session_;
   b->create_buffer(nullptr);
@@ -115,7 +117,7 @@ void VkBufferMemory::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
     return;
   }
   // Device-local: copy through a temporary host-visible buffer.
-  const auto bounce = allocate(session_, dst.size(), Kind::host_visible);
+  const auto bounce = allocate(session_, dst.size(), MemoryPlace::host_visible);
   const auto submission = session_->submit([&](VkCommandBuffer commands) {
     const VkBufferCopy region{offset, 0, dst.size()};
     vkCmdCopyBuffer(commands, buffer_, bounce->buffer(), 1, &region);

@@ -14,12 +14,8 @@ namespace lwload::vk {
 
 class VkBufferMemory final : public SessionBuffer<Session> {
  public:
-  enum class Kind { imported, host_visible, device_local };
-
-  static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, Kind kind);
-  static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place) {
-    return allocate(std::move(s), bytes, place == MemoryPlace::host_visible ? Kind::host_visible : Kind::device_local);
-  }
+  // Host-visible memory mapped for the host to write, or device-local memory.
+  static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place);
   // `range` meets the import alignment and size multiple; a refusal declines with the reason.
   static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range);
 
@@ -34,6 +30,8 @@ class VkBufferMemory final : public SessionBuffer<Session> {
   std::byte* mapped() const noexcept { return mapped_; }
 
  private:
+  enum class Kind { imported, host_visible, device_local };
+
   VkBufferMemory(std::shared_ptr<Session> s, Kind kind, std::uint64_t size)
       : SessionBuffer(std::move(s), size), kind_(kind) {}
   void create_buffer(const void* next);
@@ -48,7 +46,7 @@ class VkBufferMemory final : public SessionBuffer<Session> {
 class VkStaging final : public StagingBuffer {
  public:
   VkStaging(std::shared_ptr<Session> s, std::uint64_t bytes)
-      : memory_(VkBufferMemory::allocate(std::move(s), bytes, VkBufferMemory::Kind::host_visible)) {}
+      : memory_(VkBufferMemory::allocate(std::move(s), bytes, MemoryPlace::host_visible)) {}
   std::span<std::byte> bytes() noexcept override { return {memory_->mapped(), static_cast<std::size_t>(memory_->size())}; }
   VkBuffer buffer() const noexcept { return memory_->buffer(); }
 
