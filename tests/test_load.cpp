@@ -308,6 +308,7 @@ TEST_CASE("host forced discrete: staged through the ring, small tensors coalesce
   const Weights w = load(m, *device);
   CHECK(w.plan().count(Placement::staged) == 64);
   CHECK(w.stats().reads < 8);      // neighbours share slot-sized reads
+  CHECK(w.stats().reads == w.plan().schedule.reads());  // the plan's reads, no more, no fewer
   CHECK(w.stats().uploads == 64);  // one upload per tensor
   check_host_contents(w);
   CHECK(verify(w).tensors == 64);
@@ -325,6 +326,7 @@ TEST_CASE("direct: small neighbours read in runs (a read per MiB, not per tensor
   CHECK(w.plan().count(Placement::direct) == 20000);
   CHECK(ready == 20000);
   CHECK(w.stats().reads <= 8);  // 4 MiB in runs of at most 1 MiB (was 20,000 reads)
+  CHECK(w.stats().reads == w.plan().schedule.reads());
   check_host_contents(w);
   CHECK(verify(w).tensors == 20000);
   // A file cut short after open_manifest: a clean error naming it, never a short tensor.
@@ -368,6 +370,43 @@ TEST_CASE("the host reports the memory it has; a plan needing more is refused be
 TEST_CASE("budgets on the host and null devices: too little free refused with the numbers; regions past the import limit load direct") {
   test::check_device_budgets("host");
   test::check_device_budgets("null");  // staged only: the memory it is told it has
+}
+
+TEST_CASE("a plan handed to load() is checked against the manifest and the device; its schedule is made again") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 1 << 20, 16, 0));
+  const auto host = open_device("host");
+  const auto null = open_device("null");
+  const auto usage = [&](Device& device, const Plan& plan, std::string_view says) {
+    const Error e = test::error_of([&] { (void)load(m, device, plan); });
+    INFO(e.what());
+    CHECK(e.code() == ErrorCode::usage);
+    CHECK(std::string(e.what()).find(says) != std::string::npos);
+  };
+  const Plan plan = make_plan(m, host->info());
+  REQUIRE(plan.count(Placement::zero_copy) == 16);
+  usage(*null, plan, "made for device host:0");
+  Plan short_plan = plan;
+  short_plan.tensors.pop_back();
+  usage(*host, short_plan, "15 tensors planned, 16 in the manifest");
+  Plan moved = plan;
+  moved.tensors[3].region_offset += 4;
+  usage(*host, moved, "without a region that holds it");
+  Plan twice = plan;
+  twice.regions.push_back(twice.regions.front());
+  usage(*host, twice, "or one another region names");
+
+  // Reads dropped from a staged plan's schedule (or never there): the load reads every tensor anyway.
+  PlanOptions staged;
+  staged.force = Placement::staged;
+  Plan edited = make_plan(m, host->info(), staged);
+  const std::size_t reads = edited.schedule.reads();
+  REQUIRE(reads > 0);
+  edited.schedule.queues.clear();
+  const Weights w = load(m, *host, edited);
+  CHECK(w.stats().reads == reads);
+  check_host_contents(w);
+  CHECK(verify(w).tensors == 16);
 }
 
 TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
