@@ -1,7 +1,9 @@
-// The planner: manifest × device capabilities × options → where each tensor goes and why, and what
-// the load will cost in host and device memory. Pure computation: nothing is opened, mapped or
-// allocated, so a plan that does not fit fails before the first allocation (docs/ARCHITECTURE.md, "Memory
-// contracts"). `lwload plan` prints it; the loader executes it.
+// The planner: manifest × device capabilities × options → where each tensor goes and why, how its
+// bytes move (the schedule), and what the load will cost in host and device memory. Nothing is
+// allocated and no file is opened: the planner only asks the kernel what of the files the manifest
+// keeps open is in the page cache (and, when io_uring is asked for, whether the kernel has it), so a
+// plan that does not fit fails before the first allocation (docs/ARCHITECTURE.md, "Memory
+// contracts"). `lwload plan` prints it; the loader executes it as it stands.
 #pragma once
 
 #include <cstddef>
