@@ -395,6 +395,20 @@ TEST_CASE("a plan handed to load() is checked against the manifest and the devic
   Plan twice = plan;
   twice.regions.push_back(twice.regions.front());
   usage(*host, twice, "or one another region names");
+  Plan declined_with_tensors = plan;
+  declined_with_tensors.regions.front().declined = "edited";
+  usage(*host, declined_with_tensors, "does not match the manifest");
+
+  // Regions declined when planning (here, past the device's import budget) are no obstacle.
+  DeviceOverrides budget;
+  budget.import_limit = 4096;
+  budget.max_alloc = 128 * 1024;  // a region per tensor or two
+  const auto limited = open_device("host", budget);
+  const Plan partly = make_plan(m, limited->info());
+  REQUIRE(partly.imported_regions() < partly.regions.size());
+  const Weights kept = load(m, *limited, partly);
+  CHECK(kept.plan().count(Placement::direct) > 0);
+  check_host_contents(kept);
 
   // Reads dropped from a staged plan's schedule (or never there): the load reads every tensor anyway.
   PlanOptions staged;

@@ -22,9 +22,12 @@ void check_plan(const Manifest& manifest, const Device& device, Plan& plan) {
   std::vector<std::size_t> listed(plan.tensors.size(), no_region);
   for (std::size_t r = 0; r < plan.regions.size(); ++r) {
     const ImportRegion& region = plan.regions[r];
-    if (region.file >= manifest.files.size() || region.length < region.used ||
-        (region.imported() && (region.map_offset > region.offset ||
-                                region.offset + region.length > region.map_offset + region.map_length)))
+    // A declined region holds no tensors (so no zero_copy tensor can name it); an imported one
+    // imports its tensors' bytes and lies within the pages it maps.
+    const bool fits = region.imported() ? region.length >= region.used && region.map_offset <= region.offset &&
+                                              region.offset + region.length <= region.map_offset + region.map_length
+                                        : region.tensors.empty();
+    if (region.file >= manifest.files.size() || !fits)
       fail(ErrorCode::usage, "the plan's import region at offset ", region.offset, " does not match the manifest");
     for (std::size_t index : region.tensors) {
       if (index >= manifest.tensors.size() || listed[index] != no_region)
