@@ -11,6 +11,7 @@
 
 namespace lwload {
 using json_text::append_json_string;
+using json_text::append_member;
 using json_text::append_number;
 namespace {
 
@@ -75,24 +76,21 @@ boost::json::value sparsity_to_json(const Sparsity& sparsity) {
 void append_tensor_json(std::string& out, const TensorInfo& t) {
   out += "{\"name\":";
   append_json_string(out, t.name);
-  out += ",\"dtype\":";
-  append_json_string(out, dtype_name(t.dtype));
+  append_member(out, "dtype", dtype_name(t.dtype));
   out += ",\"shape\":[";
   for (std::size_t i = 0; i < t.shape.size(); ++i) {
     if (i) out += ',';
     append_number(out, t.shape[i]);
   }
-  out += "],\"bytes\":";
-  append_number(out, t.bytes);
+  out += ']';
+  append_member(out, "bytes", t.bytes);
   out += ",\"pieces\":[";
   if (t.encoding == Encoding::raw) {
     for (std::size_t i = 0; i < t.pieces.size(); ++i) {
       out += i ? ",{\"file\":" : "{\"file\":";
       append_number(out, t.pieces[i].file);
-      out += ",\"offset\":";
-      append_number(out, t.pieces[i].offset);
-      out += ",\"length\":";
-      append_number(out, t.pieces[i].length);
+      append_member(out, "offset", t.pieces[i].offset);
+      append_member(out, "length", t.pieces[i].length);
       out += '}';
     }
   }

@@ -53,7 +53,7 @@ Weights LoadSession::run() {
   progress_ = std::make_unique<Progress>(*state_, options_);
   progress_->check_cancel();  // cancelled before it started: open, map and import nothing
   open_files(*state_);
-  check_extents(*state_, state_->files);
+  check_extents(*state_);
   check_unchanged(*state_);
   import_regions();
   progress_->phase("allocate");

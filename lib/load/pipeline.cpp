@@ -3,13 +3,10 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
-#include <algorithm>
 #include <cstring>
 
 #include "core/align.hpp"
 #include "formats/encoded.hpp"
-#include "io/io_engine.hpp"
-#include "load/setup.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::loading {

@@ -27,14 +27,14 @@ void open_files(Weights::State& state) {
   }
 }
 
-void check_extents(const Weights::State& state, const OpenFiles& files) {
+void check_extents(const Weights::State& state) {
   for (std::size_t i = 0; i < state.plan.tensors.size(); ++i) {
     if (state.plan.tensors[i].placement == Placement::skipped) continue;
     const TensorInfo& t = state.manifest.tensors[i];
     for (const Piece& piece : t.pieces) {
       const std::uint64_t size = state.identities[piece.file].size;
       if (piece.offset > size || piece.length > size - piece.offset)
-        fail(ErrorCode::bad_input, files[piece.file]->path().string(), ": tensor '", t.name, "' needs bytes [",
+        fail(ErrorCode::bad_input, state.files[piece.file]->path().string(), ": tensor '", t.name, "' needs bytes [",
              piece.offset, ", ", piece.offset + piece.length, ") but the file now has ", size,
              " bytes (truncated or replaced since its headers were read)");
     }

@@ -19,7 +19,7 @@ void open_files(Weights::State& state);
 
 // The files may have changed since their headers were read: every byte the plan needs must still
 // be there (a later truncation shows up as a short read or a failed population, named the same way).
-void check_extents(const Weights::State& state, const OpenFiles& files);
+void check_extents(const Weights::State& state);
 
 // A file rewritten in place since open_manifest read its headers (another size or modification
 // time) is Error(io): its headers no longer describe its bytes. After check_extents, which names

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 
-#include "core/align.hpp"
 
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
