@@ -78,6 +78,11 @@ class LWLOAD_API DeviceBuffer {
   virtual void copy_out(std::uint64_t offset, std::span<std::byte> dst) = 0;
 };
 
+// memcpy(dst, src, n) for a backend outside lwload whose buffers are imported file pages: the
+// kernel does the reading, so a page lost since the mapping was made (the file was truncated) is
+// `false`, never a SIGBUS (lwload installs no signal handler). copy_out of such buffers uses it.
+LWLOAD_API bool copy_file_pages(void* dst, const void* src, std::size_t n) noexcept;
+
 // Pinned host memory the loader reads file bytes into before upload().
 class LWLOAD_API StagingBuffer {
  public:

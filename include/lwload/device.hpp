@@ -24,6 +24,11 @@ struct DeviceCaps {
   std::uint64_t size_multiple = 1;         // an import's size must be a multiple of this
   std::uint64_t max_alloc = std::numeric_limits<std::uint64_t>::max();  // largest allocation/import
   std::uint64_t sub_buffer_alignment = 1;  // offsets at which a view of a buffer may start
+  // Where a zero_copy tensor may start inside its imported region: a multiple of this (an engine's
+  // own tensor alignment, e.g. a ggml buffer type's). A tensor whose file offset misses it is not
+  // imported in place (direct or staged instead, with the reason). Region starts meet
+  // import_alignment, so this is a constraint on file offsets modulo min(both).
+  std::uint64_t tensor_alignment = 1;
   bool host_visible_alloc = false;         // can allocate memory the host writes directly (direct)
   bool pinned_staging = false;             // staging buffers are pinned / DMA-able
   std::uint64_t device_memory = 0;         // device-local bytes; 0 = unknown (no capacity check)

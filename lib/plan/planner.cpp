@@ -56,6 +56,8 @@ std::string zero_copy_obstacle(const TensorInfo& t, const DeviceCaps& caps) {
   if (t.encoding != Encoding::raw) return str(encoding_name(t.encoding), " encoding is decoded on the host");
   if (t.pieces.size() != 1) return str("split across ", t.pieces.size(), " pieces");
   const Piece& piece = t.pieces.front();
+  if (caps.tensor_alignment > 1 && piece.offset % caps.tensor_alignment != 0)
+    return str("offset ", piece.offset, " is not a multiple of the device's tensor alignment (", caps.tensor_alignment, ")");
   const std::uint64_t head = piece.offset - align_down(piece.offset, caps.import_alignment);
   const std::uint64_t smallest_region = align_up(head + piece.length, caps.size_multiple);
   if (smallest_region > caps.max_alloc)
