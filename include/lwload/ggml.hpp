@@ -1,0 +1,80 @@
+// lwload's ggml adapter (liblwload-ggml, built with -Dggml when ggml is found): an application
+// built on ggml gets a ggml_context whose tensors carry the model's names, ggml types and `ne`, with
+// their data in ggml backend buffers made over the bytes lwload loaded. On a device that imports
+// host memory (ggml's CPU device; a Vulkan device on unified memory) those buffers are the model
+// file's own mapped pages: no copy of the weights exists, and they are resident when load() returns
+// unless LoadOptions::lazy. Elsewhere they are the device's own buffers, filled by lwload's direct
+// or staged path. Which tensor went where, and why, is in weights().plan(), as for every device.
+//
+//   ggml_backend_load_all();
+//   ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU);
+//   lwload::ggml::Model model = lwload::ggml::load(lwload::open_manifest("model.gguf"), dev);
+//   ggml_tensor* w = model.tensor("blk.0.attn_q.weight");   // or ggml_get_tensor(model.context(), ...)
+//   ... build a graph on w, ggml_backend_graph_compute(backend, graph) ...
+//
+// Types: a GGUF tensor keeps its ggml type (every one, quantized included); other formats' F32,
+// F16, BF16, F64, I8, I16, I32 and I64 tensors get the ggml type of the same name. Shapes become
+// ggml's `ne` (GGUF: as stored; row-major formats: reversed, so ne[0] is the innermost dimension),
+// at most 4 of them. Any other tensor is refused before anything is loaded, with Error(unsupported)
+// naming it. Tensors the load skips (LoadOptions::plan.only, empty ones) are not in the context.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+#include "lwload/loader.hpp"
+#include "lwload/manifest.hpp"
+
+namespace lwload::ggml {
+
+// The ggml type for a manifest tensor, checked against the linked ggml's own block size and type
+// size; Error(unsupported) naming the tensor when it has none. `format` is Manifest::format.
+ggml_type type_of(const TensorInfo& tensor, std::string_view format);
+
+// An lwload device over a ggml device ("ggml:NAME"). Imports (zero_copy) go through
+// ggml_backend_dev_buffer_from_host_ptr (ggml_backend_cpu_buffer_from_ptr on the CPU); allocations
+// are buffers of the device's buffer type, written directly when the type is a host one, else
+// filled with ggml_backend_tensor_set from staging slots. It counts as unified memory when ggml
+// calls it a CPU or integrated GPU, or a GPU with no PCI id (a SoC GPU, a software rasteriser);
+// `overrides` change that and the other facts as for any device.
+std::unique_ptr<Device> open_device(ggml_backend_dev_t device, const DeviceOverrides& overrides = {});
+
+// The ggml backend buffer behind a loaded tensor's DeviceBuffer (TensorHandle::buffer), when that
+// buffer was made by a device of open_device; nullptr otherwise.
+ggml_backend_buffer_t buffer_of(const DeviceBuffer* buffer) noexcept;
+
+// The loaded model, as ggml sees it. Move-only. Destruction frees, in this order: the ggml context
+// (tensor records only: their data lives in the buffers), then the Weights — the ggml buffers
+// (imports first let go of the pages) and only then the file mappings under them. Tensors and the
+// context must not be used after that; a graph that uses them must be computed before.
+class Model {
+ public:
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  ggml_context* context() const noexcept;
+  ggml_tensor* tensor(std::string_view name) const noexcept;  // nullptr when absent (or skipped)
+  // Per manifest tensor, at its index: its ggml tensor, nullptr where skipped.
+  std::span<ggml_tensor* const> tensors() const noexcept;
+  const Weights& weights() const noexcept;
+
+  struct State;
+  explicit Model(std::unique_ptr<State> state);
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// Opens a device over `device` (open_device), plans and loads the manifest onto it, and describes
+// every loaded tensor in a new ggml context. Throws lwload::Error as lwload::load does, and
+// Error(unsupported) for a tensor ggml has no type or shape for (checked before anything is read).
+Model load(Manifest manifest, ggml_backend_dev_t device, const LoadOptions& options = {},
+           const DeviceOverrides& overrides = {});
+
+}  // namespace lwload::ggml
