@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh test
+# ggml for the adapter's suites, from npm at pinned versions (77: the registry is unreachable and
+# nothing is cached; the ggml suite then skips).
+./scripts/prepare-ggml.sh || [ $? -eq 77 ]
 build=${BUILD_DIR:-build}
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" --werror

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The ggml adapter against ggml's own loading, through examples/ggml_matvec on a real ggml backend.
 
-  run_ggml_tests.py GGML_MATVEC TESTDATA SCRATCH GGUF_PY BACKEND
+  run_ggml_tests.py GGML_MATVEC TESTDATA SCRATCH GGUF_PY BACKEND LWLOAD
 
 For BACKEND (cpu or vulkan), each case runs ggml_matvec with --loader lwload and --loader ggml (the
 way ggml applications load: gguf_init_from_file + ggml_backend_alloc_ctx_tensors + tensor_set), and
@@ -11,7 +11,8 @@ requires the same SHA-256 of every 2-D weight's ggml_mul_mat output:
     gguf-py, llama.cpp's own GGUF writer;
   - safetensors (F16 and BF16, packed as the reference writer packs them) through the adapter, against
     the same arrays written to GGUF by gguf-py and loaded by ggml;
-and a tensor ggml has no type for (U8 from safetensors) is refused, naming it.
+and a tensor ggml has no type for (U8 from safetensors) is refused, naming it; and
+`lwload profile --compare ggml` draws ggml's own loading beside lwload's.
 Prints 'N passed, N failed'; exit 0 only when every case passed.
 """
 import json
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-exe, testdata, scratch, gguf_py, backend = sys.argv[1:6]
+exe, testdata, scratch, gguf_py, backend, lwload = sys.argv[1:7]
 sys.path.insert(0, gguf_py)
 import gguf  # noqa: E402  (llama.cpp's gguf-py, from the prepared ggml)
 
@@ -177,7 +178,18 @@ run = subprocess.run([exe, str(bad), "--backend", backend], capture_output=True,
 check("a U8 tensor is refused, naming it", run.returncode != 0 and "mask.u8" in run.stderr and "ggml type" in run.stderr,
       f"exit {run.returncode}, stderr: {run.stderr.strip()[-300:]}")
 
-for f in (st, gg, bad):
+# lwload profile --compare ggml: ggml's own loading as a row beside lwload's, in one SVG.
+svg = scratch / "compare.svg"
+device = "vulkan:0" if backend == "vulkan" else "host"
+run = subprocess.run([lwload, "profile", str(gg), "--device", device, "--compare", "naive,ggml", "--svg", str(svg)],
+                     capture_output=True, text=True, env=env, timeout=300)
+rows = [line.split()[0] for line in run.stdout.splitlines() if line.split()[:1] in (["naive"], ["ggml"], ["lwload"])]
+drawn = svg.read_text() if svg.exists() else ""
+check("profile --compare ggml: a ggml row beside naive and lwload, in one SVG",
+      run.returncode == 0 and rows[:3] == ["naive", "ggml", "lwload"] and ">ggml<" in drawn.replace("</tspan>", "<"),
+      f"exit {run.returncode}, rows {rows}, stderr {run.stderr.strip()[-300:]}")
+
+for f in (st, gg, bad, svg):
     f.unlink()
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,6 +1,6 @@
 // lwload profile: loads a model while sampling this process's memory, prints baseline, peak,
 // growth and the memory contract's bound with HELD / VIOLATED (exit 6, exit_contract, when violated), and writes
-// the timeline as JSON, CSV and SVG on request. --loader naive profiles the naive baseline instead;
+// the timeline as JSON, CSV and SVG on request. --loader naive|ggml profiles a baseline instead;
 // --compare runs several loaders, each in its own child process, into one summary and SVG.
 #include <boost/json.hpp>
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
 #include "profile_compare.hpp"
+#include "profile_ggml.hpp"
 #include "profile_naive.hpp"
 
 namespace lwload::cli {
@@ -83,10 +84,13 @@ int cmd_profile(int argc, char** argv) {
              {"--svg", "FILE", "write the timeline as SVG", ""},
              {"--compare", "LOADERS",
               "also profile these loaders, each in its own process, and draw all in one SVG: naive "
-              "(read the file, copy each tensor) and/or placements (zero-copy, direct, staged, auto), "
+              "(read the file, copy each tensor), ggml (ggml's own loading) and/or placements (zero-copy, direct, staged, auto), "
               "comma-separated",
               ""},
-             {"--loader", "L", "lwload, or naive (the baseline --compare runs)", "lwload"}});
+             {"--loader", "L",
+              "lwload, naive or ggml (ggml's own loading of a GGUF, on ggml's Vulkan device for --device "
+              "vulkan[:N], else its CPU; built with ggml): the baselines --compare runs",
+              "lwload"}});
   if (!args.parse(argc, argv)) return exit_ok;
   if (const auto compare = args.get_optional("--compare")) return profile_comparison(args, *compare);
 
@@ -102,10 +106,13 @@ int cmd_profile(int argc, char** argv) {
   // Headers first, then the device: the baseline is the process after device initialisation.
   const Manifest manifest = open_model(args);
   const std::string loader = args.get("--loader");
-  if (loader != "lwload" && loader != "naive") fail(ErrorCode::usage, "--loader: '", loader, "' is not lwload or naive");
+  if (loader != "lwload" && loader != "naive" && loader != "ggml")
+    fail(ErrorCode::usage, "--loader: '", loader, "' is not lwload, naive or ggml");
   profile::Report report;
   if (loader == "naive") {
     report = profile_naive(manifest, options.period);  // host memory: no device to open
+  } else if (loader == "ggml") {
+    report = profile_ggml(args.positional(0), manifest, args.get("--device"), options.period);
   } else {
     const auto device = open_device(args.get("--device"), overrides);
     report = profile::profile_load(manifest, *device, options);

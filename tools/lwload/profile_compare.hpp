@@ -1,5 +1,5 @@
 // `lwload profile --compare`: every loader runs in its own child process (this same binary,
-// `lwload profile MODEL --loader naive|lwload ... --json FILE`), so each starts from a fresh
+// `lwload profile MODEL --loader naive|ggml|lwload ... --json FILE`), so each starts from a fresh
 // process — no loader inherits another's heap, page tables or allocator caches — and all are
 // measured by the same sampler and report code.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace lwload::cli {
 
-// One loader to run: "naive", or an lwload placement ("auto", "zero-copy", "direct", "staged").
+// One loader to run: "naive", "ggml" (ggml's own loading, profile_ggml.hpp), or an lwload placement ("auto", "zero-copy", "direct", "staged").
 // Returns each child's report, labelled, in the order given. `forwarded` are the options every
 // child gets (device, budget, period, ...). Throws Error(usage) for an unknown loader and
 // Error(device) when a child fails to produce a report.
