@@ -2,14 +2,15 @@
 // ggml graph (ggml_mul_mat, computed by the chosen backend), and prints one line per weight,
 // "NAME SHA256-of-the-output-bytes", then one JSON line with the load's memory and time.
 //
-//   ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json]
+//   ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]
 //
 // --loader lwload: lwload::ggml::load — the weights are the file's pages where the device imports
 //   host memory, else the device's own buffers filled by lwload (lwload/ggml.hpp).
 // --loader ggml: what ggml applications do today (GGUF only): gguf_init_from_file(no_alloc),
 //   ggml_backend_alloc_ctx_tensors_from_buft on the device's buffer type, then per tensor a read
 //   of its bytes from the file and ggml_backend_tensor_set.
-// The two must print the same digests. --json prints only the JSON line. The ggml backends are
+// The two must print the same digests. --json prints only the JSON line; --load-only computes
+// nothing (scripts/bench-ggml.sh measures the loads alone). The ggml backends are
 // loaded from $GGML_BACKEND_DIR, else from the folder this build found ggml in.
 #include <fcntl.h>
 #include <unistd.h>
@@ -139,16 +140,17 @@ std::vector<std::byte> matvec(ggml_backend_t backend, ggml_tensor* w) {
 int main(int argc, char** argv) {
   return example::run_main("ggml_matvec", [&] {
     std::string model, backend_name = "cpu", loader = "lwload";
-    bool json_only = false;
+    bool json_only = false, load_only = false;
     example::for_each_argument(argc, argv, [&](const std::string& arg, auto value) {
       if (arg == "--backend") backend_name = value();
       else if (arg == "--loader") loader = value();
       else if (arg == "--json") json_only = true;
+      else if (arg == "--load-only") load_only = true;
       else if (!arg.empty() && arg[0] != '-' && model.empty()) model = arg;
       else lwload::fail(lwload::ErrorCode::usage, "unknown argument ", arg,
-                        "\nusage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json]");
+                        "\nusage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]");
     });
-    if (model.empty()) lwload::fail(lwload::ErrorCode::usage, "usage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json]");
+    if (model.empty()) lwload::fail(lwload::ErrorCode::usage, "usage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]");
     if (backend_name != "cpu" && backend_name != "vulkan") lwload::fail(lwload::ErrorCode::usage, "--backend is cpu or vulkan");
     if (loader != "lwload" && loader != "ggml") lwload::fail(lwload::ErrorCode::usage, "--loader is lwload or ggml");
 
@@ -178,7 +180,7 @@ int main(int argc, char** argv) {
 
     std::size_t computed = 0;
     for (ggml_tensor* w : weights) {
-      if (!multipliable(w)) continue;
+      if (load_only || !multipliable(w)) continue;
       const std::vector<std::byte> y = matvec(backend, w);
       if (!json_only) std::cout << ggml_get_name(w) << ' ' << example::sha256_hex(y) << '\n';
       ++computed;
