@@ -269,6 +269,23 @@ TEST_CASE("import sizes are rounded up to the device's size multiple, within the
   CHECK(plan.mapped_bytes == 16384);
 }
 
+TEST_CASE("a zero_copy tensor starts at a multiple of the device's tensor alignment, else it is read, with the reason") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.bin"};
+  // An engine that needs 32-byte aligned operands (a ggml buffer type): a and c are, b is not.
+  m.tensors = {raw_tensor("a", 4096, 1000), raw_tensor("b", 5098, 1000), raw_tensor("c", 6144, 64)};
+  DeviceInfo info = host_info();
+  info.caps.tensor_alignment = 32;
+  const Plan plan = make_plan(m, info);
+  CHECK(plan.tensors[0].placement == Placement::zero_copy);
+  CHECK(plan.tensors[1].placement == Placement::direct);
+  CHECK(plan.tensors[1].reason.find("offset 5098 is not a multiple of the device's tensor alignment (32)") != std::string::npos);
+  CHECK(plan.tensors[2].placement == Placement::zero_copy);
+  info.caps.tensor_alignment = 1;  // no constraint: every tensor in place
+  CHECK(make_plan(m, info).count(Placement::zero_copy) == 3);
+}
+
 TEST_CASE("discrete devices stage; the ring is the budget, shrunk for small models") {
   TempDir dir;
   const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
