@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include <ggml-alloc.h>
@@ -14,6 +14,7 @@
 #include <gguf.h>
 
 #include "lwload/error.hpp"
+#include "profile_baseline.hpp"
 
 namespace lwload::cli {
 namespace {
@@ -58,37 +59,21 @@ profile::Report profile_ggml(const std::string& path, const Manifest& manifest, 
     fail(ErrorCode::unsupported, "profile --loader ggml: ggml reads GGUF files only; ", path, " is ", manifest.format);
   using profile::Clock;
   ggml_backend_dev_t dev = ggml_device_for(device);
-  ggml_backend_t backend = ggml_backend_dev_init(dev, nullptr);  // as an application starts it, before loading
+  // Started as an application starts it, before loading (the baseline includes it).
+  const std::unique_ptr<ggml_backend, void (*)(ggml_backend_t)> backend(ggml_backend_dev_init(dev, nullptr), ggml_backend_free);
   if (!backend) fail(ErrorCode::device, "profile --loader ggml: ggml could not start ", ggml_backend_dev_name(dev));
 
-  profile::Report report;
-  report.format = manifest.format;
-  report.device = std::string("ggml ") + ggml_backend_dev_name(dev) + " (" + ggml_backend_dev_description(dev) + ")";
-  report.memory = "unified";
-  report.placement = "ggml";
-  report.io_engine = "pread";
-  report.tensor_count = manifest.tensors.size();
-  report.model_bytes = manifest.total_bytes();
-  report.largest_tensor = manifest.largest_tensor_bytes();
-  for (const auto& t : manifest.tensors)
-    if (t.bytes == report.largest_tensor && report.largest_tensor_name.empty()) report.largest_tensor_name = t.name;
-  report.period_ms = std::chrono::duration<double, std::milli>(period).count();
-  profile::ContractInputs& in = report.inputs;
-  in.memory = MemoryModel::unified;
-  in.model_bytes = report.model_bytes;
-  in.largest_tensor = report.largest_tensor;
-  in.direct_bytes = report.model_bytes;  // one copy of the weights, in the device's buffer
-  in.device_buffers_in_process = true;
-
+  profile::Report report = baseline_report(
+      manifest, std::string("ggml ") + ggml_backend_dev_name(dev) + " (" + ggml_backend_dev_description(dev) + ")",
+      "ggml", "pread", period);
   profile::MemorySampler sampler(period);
   profile::Timeline timeline(sampler.origin());
+  BaselineRun run;
   report.pss_baseline = profile::read_pss_now();
-  const bool hwm_exact = profile::reset_peak_rss();
+  run.hwm_exact = profile::reset_peak_rss();
   sampler.start();
-  const profile::MemorySample baseline = profile::read_memory_now();
-  const auto begin = Clock::now();
-  profile::MemorySample at_ready;
-  Clock::time_point ready;
+  run.baseline = profile::read_memory_now();
+  run.begin = Clock::now();
   {
     GgmlWeights w;
     timeline.phase_begin("header", Clock::now());
@@ -115,31 +100,17 @@ profile::Report profile_ggml(const std::string& path, const Manifest& manifest, 
       }
       ggml_backend_tensor_set(t, bytes.data(), 0, bytes.size());
     }
-    ggml_backend_synchronize(backend);
-    ready = Clock::now();
-    timeline.phase_end("upload", ready);
-    at_ready = profile::read_memory_now();
-    at_ready.ms = sampler.ms_since_origin(ready);
+    ggml_backend_synchronize(backend.get());
+    run.ready = Clock::now();
+    timeline.phase_end("upload", run.ready);
+    run.at_ready = profile::read_memory_now();
+    run.at_ready.ms = sampler.ms_since_origin(run.ready);
     timeline.phase_begin("release", Clock::now());
   }
-  ggml_backend_free(backend);
   sampler.stop();
-  const auto end = Clock::now();
-  timeline.phase_end("release", end);
-
-  report.load_begin_ms = sampler.ms_since_origin(begin);
-  report.load_ms = std::chrono::duration<double, std::milli>(ready - begin).count();
-  report.samples = sampler.samples();
-  const auto at = std::lower_bound(report.samples.begin(), report.samples.end(), at_ready.ms,
-                                   [](const profile::MemorySample& s, double ms) { return s.ms < ms; });
-  report.samples.insert(at, at_ready);
-  report.phases = timeline.phases(end);
-  profile::MemorySample peak = sampler.peak();
-  peak.rss = std::max(peak.rss, at_ready.rss);
-  peak.anon = std::max(peak.anon, at_ready.anon);
-  peak.file = std::max(peak.file, at_ready.file);
-  peak.shmem = std::max(peak.shmem, at_ready.shmem);
-  profile::finish_report(report, baseline, peak, hwm_exact);
+  run.end = Clock::now();
+  timeline.phase_end("release", run.end);
+  finish_baseline_report(report, sampler, timeline, run);
   return report;
 }
 

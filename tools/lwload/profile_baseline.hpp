@@ -1,0 +1,30 @@
+// What the baseline loaders' profiles share (profile_naive, profile_ggml): the report's model figures
+// and a one-host-copy contract, and the finish — samples, the sample read synchronously at `ready`
+// (the peak is then in the report whatever the sampling period), phases and figures.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "lwload/manifest.hpp"
+#include "lwload/profile.hpp"
+
+namespace lwload::cli {
+
+// A report on `manifest` for a loader that holds one copy of the weights in host memory.
+profile::Report baseline_report(const Manifest& manifest, std::string device, std::string placement,
+                                std::string io_engine, std::chrono::microseconds period);
+
+// Where a baseline load stood: when it began and became ready, and the memory then.
+struct BaselineRun {
+  profile::MemorySample baseline;  // before the load
+  profile::MemorySample at_ready;  // read synchronously at `ready` (its ms set by the caller)
+  profile::Clock::time_point begin, ready, end;
+  bool hwm_exact = false;
+};
+
+// Fills the report from a stopped sampler, the timeline and `run`.
+void finish_baseline_report(profile::Report& report, const profile::MemorySampler& sampler,
+                            const profile::Timeline& timeline, const BaselineRun& run);
+
+}  // namespace lwload::cli
