@@ -4,9 +4,17 @@
 // docs/BENCHMARKS.md (scripts/bench-ggml.sh). Prints one JSON line:
 //   {"loader": "llama.cpp", "backend": ..., "peak_rss_growth": bytes, "anon_growth": bytes, "load_seconds": s}
 //
-//   llama_load MODEL.gguf [--backend cpu|vulkan] [--load-mode auto|none|mmap]
+//   llama_load MODEL.gguf [--backend cpu|vulkan] [--load-mode auto|none|mmap] [--touch]
 // cpu: no layer offloaded (the weights stay in llama.cpp's mmap, as `use_mmap` loads them);
-// vulkan: every layer offloaded to ggml's first Vulkan device.
+// vulkan: every layer offloaded to ggml's first Vulkan device. --touch: once loaded, reads one byte
+// of every page of the file through a mapping of it and adds "touch_seconds" — llama.cpp keeps its
+// own mapping private, and a second mapping of the same file faults in the same page-cache pages,
+// which is what touching the weights costs on a model larger than memory.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -39,13 +47,15 @@ Memory memory_now() {
 
 int main(int argc, char** argv) {
   std::string model, backend = "cpu", mode = "auto";
+  bool touch = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--backend" && i + 1 < argc) backend = argv[++i];
     else if (arg == "--load-mode" && i + 1 < argc) mode = argv[++i];
+    else if (arg == "--touch") touch = true;
     else if (model.empty() && arg[0] != '-') model = arg;
     else {
-      std::cerr << "usage: llama_load MODEL.gguf [--backend cpu|vulkan] [--load-mode auto|none|mmap]\n";
+      std::cerr << "usage: llama_load MODEL.gguf [--backend cpu|vulkan] [--load-mode auto|none|mmap] [--touch]\n";
       return 2;
     }
   }
@@ -86,9 +96,26 @@ int main(int argc, char** argv) {
     std::cerr << "llama_load: llama_model_load_from_file failed for " << model << "\n";
     return 1;
   }
+  double touch_seconds = 0;
+  if (touch) {
+    const auto touch_start = std::chrono::steady_clock::now();
+    const int fd = ::open(model.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st{};
+    if (fd < 0 || ::fstat(fd, &st) != 0) return 1;
+    const auto size = static_cast<std::size_t>(st.st_size);
+    auto* pages = static_cast<const volatile unsigned char*>(::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0));
+    ::close(fd);
+    if (pages == MAP_FAILED) return 1;
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    for (std::size_t at = 0; at < size; at += page) (void)pages[at];  // a volatile read: one fault per page
+    ::munmap(const_cast<unsigned char*>(pages), size);
+    touch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - touch_start).count();
+  }
   std::cout << "{\"loader\": \"llama.cpp\", \"backend\": \"" << backend << "\", \"load_mode\": \"" << mode
             << "\", \"peak_rss_growth\": " << (after.hwm - before.rss) << ", \"anon_growth\": " << (after.anon - before.anon)
-            << ", \"load_seconds\": " << seconds << "}" << std::endl;
+            << ", \"load_seconds\": " << seconds;
+  if (touch) std::cout << ", \"touch_seconds\": " << touch_seconds;
+  std::cout << "}" << std::endl;
   llama_model_free(loaded);
   llama_backend_free();
   return 0;
