@@ -24,7 +24,8 @@ void LoadSession::import_regions() {
 }
 
 // Zero-copy tensors are on the device once imported; "ready" waits until their pages are
-// resident too, unless the caller asked for lazy.
+// resident too, unless the caller asked for lazy (or the plan was made lazy: then its evictable
+// pages were not required to fit the machine, and populating them would push them out again).
 void LoadSession::populate_zero_copy() {
   const Plan& plan = state_->plan;
   if (plan.count(Placement::zero_copy) == 0) return;
@@ -33,7 +34,7 @@ void LoadSession::populate_zero_copy() {
   const auto done = [this](std::size_t tensor, std::uint64_t bytes) {
     if (progress_->arrived(tensor, bytes)) progress_->ready(tensor);
   };
-  if (options_.lazy) {
+  if (options_.lazy || plan.options.lazy) {
     for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
       if (plan.tensors[i].placement != Placement::zero_copy) continue;
       progress_->check_cancel();  // nothing is read here, but a ready callback may cancel
