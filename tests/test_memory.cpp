@@ -466,3 +466,19 @@ TEST_CASE("profile's contract holds the load to the plan's memory figures and sa
   CHECK_FALSE(over.held);
   CHECK(has(over.verdict, "> 50.0 MiB available"));
 }
+
+TEST_CASE("lwload profile --lazy: the report carries the plan's host memory and the contract checks it") {
+  TempDir dir;
+  (void)synth_manifest(dir, "m.safetensors", 4 * MiB);
+  std::string out;
+  REQUIRE(test::run_lwload("profile " + (dir / "m.safetensors").string() + " --device host --lazy --json -", &out) == 0);
+  const auto report = boost::json::parse(out).as_object();
+  const auto& h = report.at("host_memory").as_object();
+  CHECK(h.at("lazy").as_bool());
+  CHECK(h.at("resident_at_ready").as_bool() == false);
+  CHECK(h.at("evictable").to_number<std::uint64_t>() >= 4 * MiB);
+  CHECK(h.at("available").to_number<std::uint64_t>() > 0);
+  const std::string verdict(report.at("contract").as_object().at("verdict").as_string());
+  CHECK(has(verdict, "machine: planned resident"));
+  CHECK(has(verdict, "lazy: zero_copy pages not required resident"));
+}
