@@ -1,5 +1,7 @@
 #include "load/load_session.hpp"
 
+#include "io/page_cache.hpp"
+
 #include <algorithm>
 
 #include "load/residency.hpp"
@@ -69,8 +71,16 @@ Weights LoadSession::run() {
   pipeline_.reset();
 
   // Regions also map the bytes around their tensors (headers, padding): count at most the tensors'.
-  for (const ImportedRegion& region : regions_)
-    if (region.mapping) state_->stats.resident_bytes += region.mapping->resident_bytes();
+  // A file mapping's page is resident exactly when it is in the page cache, so one cachestat per
+  // region counts it (the kernel skips what is not cached) instead of mincore's byte per page
+  // (370 ms for a 28 GiB lazy load, most of its time to ready); mincore where cachestat cannot.
+  for (std::size_t r = 0; r < regions_.size(); ++r) {
+    if (!regions_[r].mapping) continue;
+    const ImportRegion& planned = state_->plan.regions[r];
+    const auto& file = state_->files.at(planned.file);
+    const io::CachedCount cached = file ? io::count_cached(*file, planned.offset, planned.used) : io::CachedCount{0, false};
+    state_->stats.resident_bytes += cached.exact ? cached.bytes : regions_[r].mapping->resident_bytes();
+  }
   state_->stats.resident_bytes = std::min(state_->stats.resident_bytes, state_->stats.zero_copy_bytes);
   progress_->phase("done");
   state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
