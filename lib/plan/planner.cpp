@@ -388,8 +388,10 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
 }
 
 // What is in the page cache, per file (the span the plan reads) and per region: measured once,
-// through the files the manifest kept open, estimated by sampling for large spans (a constant cost
-// per file, whatever the model's size). A manifest built by hand (no open files) is unknown.
+// through the files the manifest kept open, by one cachestat per range (exact; the kernel skips
+// holes and uncached stretches, so a sparse 4 TiB file costs microseconds), mincore samples only
+// on kernels without it (FileResidency::exact false). A manifest built by hand (no open files) is
+// unknown.
 void measure_residency(const Manifest& manifest, Plan& plan) {
   plan.residency.assign(manifest.files.size(), FileResidency{});
   if (manifest.opened.size() != manifest.files.size()) return;
