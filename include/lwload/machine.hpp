@@ -23,7 +23,7 @@ struct MachineMemory {
   std::uint64_t cgroup_file = 0;    // of the usage, page cache (reclaimable, as in MemAvailable)
   std::string cgroup;               // which: "cgroup v2 /sys/fs/cgroup/a/b memory.max"
 
-  std::uint64_t address_space_limit = 0;  // RLIMIT_AS (soft); 0 = unlimited
+  std::uint64_t address_space_limit = 0;  // RLIMIT_AS (soft), at most 3 GiB in a 32-bit process; 0 = unlimited
   std::uint64_t address_space_used = 0;   // the process's mappings now (VmSize)
 
   // What the cgroup still allows: limit − (usage − page cache), at least 0; UINT64_MAX when no limit.

@@ -163,10 +163,17 @@ void read_cgroups(MachineMemory& m, const std::filesystem::path& root) {
   }
 }
 
+// A 32-bit userland (armeabi-v7a, Raspberry Pi OS 32-bit) maps at most 3 GiB under the usual
+// 3G/1G split, whatever RLIMIT_AS says: that bounds it too.
+constexpr std::uint64_t kPointerSpace = sizeof(void*) < 8 ? 3ull << 30 : 0;
+
 void read_address_space(MachineMemory& m) {
   rlimit limit{};
-  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    m.address_space_limit = limit.rlim_cur;
+  std::uint64_t bound = kPointerSpace;
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    bound = bound == 0 ? static_cast<std::uint64_t>(limit.rlim_cur) : std::min<std::uint64_t>(bound, limit.rlim_cur);
+  if (bound != 0) {
+    m.address_space_limit = bound;
     m.address_space_used = kib_field("/proc/self/status", "VmSize");
   }
 }
