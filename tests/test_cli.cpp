@@ -69,7 +69,7 @@ std::map<std::string, Command> commands(const Fixture& f) {
   return {
       {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links", "--densify"}}},
       {"devices", {"devices", {"--json"}}},
-      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify", "--direct-io"}}},
+      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify", "--direct-io", "--lazy"}}},
       {"load",
        {"load " + m + " --device host",
         {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify", "--verbose", "--json"}}},
@@ -152,6 +152,9 @@ TEST_CASE("inspect, devices, plan, synth: --json, --metadata, --stats switch on 
   });
   check_switch("devices", "--json", [](const std::string& out, const std::string&) { return starts_json(out, '['); });
   check_switch("plan " + f.model + " --device host", "--json", json_object);
+  check_switch("plan " + f.model + " --device host", "--lazy", [](const std::string& out, const std::string&) {
+    return has(out, "memory verdict:      lazy: ");
+  });
   check_switch("synth " + (f.dir / "s.safetensors").string() + " --size 64KiB --tensors 2", "--json", json_object);
 }
 

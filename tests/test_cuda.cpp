@@ -144,6 +144,30 @@ TEST_CASE("cuda child: a refused registration falls back to direct with the driv
   child_ok("cuda child: a refused registration falls back to direct with the driver reason");
 }
 
+TEST_CASE("cuda child: host registration pins; past free memory it falls back to direct" * doctest::skip()) {
+  test::TempDir dir;
+  const Manifest manifest = open_manifest(write_synth(dir, "safetensors", 0));
+  DeviceOverrides small_regions;  // one 2 MiB tensor per region, so some fit and the rest fall back
+  small_regions.max_alloc = (2 << 20) + (64 << 10);
+  {
+    auto device = open_device("cuda:0", small_regions);
+    CHECK(device->info().caps.import_pins == Pinning::yes);
+    LoadOptions options;
+    options.plan.machine = MachineMemory{};
+    options.plan.machine->mem_total = options.plan.machine->mem_available = 5 << 20;
+    const Weights weights = load(manifest, *device, options);
+    const Plan& plan = weights.plan();
+    CHECK(plan.count(Placement::zero_copy) > 0);
+    CHECK(plan.count(Placement::direct) > 0);
+    CHECK(plan.host.pinned_imports <= (5u << 20));
+    for (const TensorPlan& tp : plan.tensors)
+      if (tp.placement == Placement::direct) CHECK(tp.reason.find("imports pin memory") != std::string::npos);
+    CHECK(verify(weights).tensors == manifest.tensors.size());
+  }
+  CHECK(sim_live() == 0);
+  child_ok("cuda child: host registration pins; past free memory it falls back to direct");
+}
+
 TEST_CASE("cuda child: injected faults fail cleanly and leak nothing" * doctest::skip()) {
   test::TempDir dir;
   const Manifest manifest = open_manifest(write_synth(dir, "safetensors", 0));
@@ -211,6 +235,7 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
   expect_child("igpu-ro", "cuda child: every placement loads and verifies", "LWLOAD_CUDA_SIM_REFUSE_REGISTER=1");
   expect_child("igpu-ro", "cuda child: a refused registration falls back to direct with the driver reason",
                "LWLOAD_CUDA_SIM_REFUSE_REGISTER=1");
+  expect_child("igpu-ro", "cuda child: host registration pins; past free memory it falls back to direct");
 }
 
 TEST_CASE("cuda: allocation and copy failures release everything") {

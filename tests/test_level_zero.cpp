@@ -441,6 +441,55 @@ TEST_CASE("ze child: budgets" * doctest::skip()) {
   child_ok("ze child: budgets");
 }
 
+TEST_CASE("ze child: imports that pin" * doctest::skip()) {
+  // Level Zero imports pin (a userptr of the pages): on a machine with less free memory than the
+  // model, the regions past it fall back to direct with the reason, and the load verifies.
+  test::TempDir dir;
+  const fs::path model = write_synth(dir, 8 << 20, 16, 4096);
+  const Manifest manifest = open_manifest(model);
+  DeviceOverrides small_regions;  // 1 MiB regions, so some fit and the rest fall back
+  small_regions.max_alloc = 1 << 20;
+  auto device = open_device("level_zero:0", small_regions);
+  REQUIRE(device->info().caps.import_host_ptr);
+  CHECK(device->info().caps.import_pins == Pinning::yes);
+  MachineMemory machine;
+  machine.mem_total = machine.mem_available = 3 << 20;
+  LoadOptions options;
+  options.plan.machine = machine;
+  options.plan.io = IoEngine::pread;
+  options.plan.staging_budget = 1 << 20;
+  {
+    Weights weights = load(manifest, *device, options);
+    const Plan& plan = weights.plan();
+    CHECK(plan.count(Placement::zero_copy) > 0);
+    CHECK(plan.count(Placement::direct) > 0);
+    CHECK(plan.host.pinned_imports <= machine.mem_available);
+    for (const TensorPlan& tp : plan.tensors)
+      if (tp.placement == Placement::direct) CHECK(tp.reason.find("imports pin memory") != std::string::npos);
+    CHECK(verify(weights).tensors == manifest.tensors.size());
+  }
+  // The same driver modelled with imports that do not pin: evictable pages, refused without --lazy
+  // (with the numbers), mapped with it.
+  device.reset();
+  DeviceOverrides no_pins = small_regions;
+  no_pins.import_pins = Pinning::no;
+  auto evictable = open_device("level_zero:0", no_pins);
+  CHECK(evictable->info().caps.import_pins == Pinning::no);
+  const Error refused = test::error_of([&] { (void)load(manifest, *evictable, options); });
+  CHECK(refused.code() == ErrorCode::does_not_fit);
+  CHECK(std::string(refused.what()).find("--lazy") != std::string::npos);
+  options.lazy = true;
+  {
+    Weights weights = load(manifest, *evictable, options);
+    CHECK(weights.plan().count(Placement::zero_copy) == manifest.tensors.size());
+    CHECK_FALSE(weights.plan().host.resident_at_ready);
+    CHECK(verify(weights).tensors == manifest.tensors.size());
+  }
+  evictable.reset();
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: imports that pin");
+}
+
 // ============================ parent cases ============================
 
 TEST_CASE("level_zero: no driver means no devices, not an error") {
@@ -464,6 +513,11 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: budgets");
     expect_child(mode, "ze child: truncated after load");
   }
+}
+
+TEST_CASE("level_zero: imports pin; past free memory they fall back to direct, or without pinning --lazy maps them") {
+  if (!have_sim()) return;
+  expect_child("igpu-import", "ze child: imports that pin");
 }
 
 TEST_CASE("level_zero: lwload works in the application's own context and never destroys it") {

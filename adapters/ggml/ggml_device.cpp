@@ -151,6 +151,8 @@ DeviceInfo describe(ggml_backend_dev_t device) {
   DeviceCaps& caps = info.caps;
   const bool cpu = props.type == GGML_BACKEND_DEVICE_TYPE_CPU;
   caps.import_host_ptr = imports_host_memory(device, props);
+  // The CPU wraps the pages as they are; a Vulkan host-pointer import pins them on GPU drivers.
+  caps.import_pins = cpu ? Pinning::no : Pinning::yes;
   caps.tensor_alignment = ggml_backend_buft_get_alignment(type);
   // The CPU wraps any pointer aligned for its tensors; ggml-vulkan imports whole pages
   // (minImportedHostPointerAlignment, a page on the drivers seen) in whole pages.

@@ -54,6 +54,8 @@ std::vector<Found> discover(const Driver& d) {
     info.caps.import_alignment = page_size();
     info.caps.host_visible_alloc = can_map;
     info.caps.pinned_staging = true;
+    // cuMemHostRegister page-locks what it registers.
+    info.caps.import_pins = Pinning::yes;
     info.caps.device_memory = memory;
     info.caps.max_alloc = memory;
     info.details.emplace_back("driver_version", std::to_string(version));

@@ -127,6 +127,7 @@ DeviceInfo host_info() {
   info.caps.size_multiple = 1;
   info.caps.host_visible_alloc = true;
   info.caps.pinned_staging = false;
+  info.caps.import_pins = Pinning::no;  // the mapped file itself: the kernel may evict and fault it back
   // The host's "device memory" is the process's: what it can still have now, so a plan of more
   // direct or staged bytes than that is refused before the first allocation.
   const host::HostCapacity capacity = host::host_capacity();

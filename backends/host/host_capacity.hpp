@@ -1,6 +1,6 @@
 // How much memory the host device can still give a load: the least of what the kernel says is
-// available (MemAvailable), what this process's cgroup still allows (memory.max − memory.current,
-// cgroup v2) and what RLIMIT_AS leaves of the address space. The planner refuses a plan that needs
+// available (MemAvailable), what this process's cgroups still allow (v1 and v2, nested:
+// lwload/machine.hpp) and what RLIMIT_AS leaves of the address space. The planner refuses a plan that needs
 // more, before anything is allocated, instead of letting the OOM killer decide mid-load.
 #pragma once
 

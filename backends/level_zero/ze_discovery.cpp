@@ -137,6 +137,9 @@ DiscoveredDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, 
   info.caps.sub_buffer_alignment = 1;  // USM pointers may be offset freely
   info.caps.host_visible_alloc = integrated;
   info.caps.pinned_staging = true;
+  // Level Zero imports (zexDriverImportExternalPointer, or a host USM copy) pin: the driver makes a
+  // userptr of the pages. DeviceOverrides::import_pins says otherwise (tests).
+  info.caps.import_pins = Pinning::yes;
   info.caps.device_memory = memory_size(device);
 
   std::string joined;

@@ -33,6 +33,7 @@ DeviceInfo null_info() {
   info.caps.import_host_ptr = false;
   info.caps.host_visible_alloc = false;
   info.caps.pinned_staging = true;
+  info.caps.import_pins = Pinning::no;  // it imports nothing
   info.details.emplace_back("purpose", "measures the loader's own host memory and throughput");
   return info;
 }

@@ -145,6 +145,12 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   caps.size_multiple = intel_rules ? 64 : 1;
   caps.max_alloc = max_alloc;
   caps.host_visible_alloc = unified.unified;
+  // Whether an import pins, per driver where it is known: a CPU device (PoCL, rusticl's llvmpipe)
+  // uses the pointer as it is; Intel's GPU runtime makes a userptr (i915/xe pin its pages) and Arm's
+  // cl_arm_import_memory pins what it imports. Other drivers do not say: counted as pinning.
+  caps.import_pins = (type & CL_DEVICE_TYPE_CPU) ? Pinning::no
+                     : (intel_rules || found.import.arm_import) ? Pinning::yes
+                                                                : Pinning::unknown;
   caps.pinned_staging = true;  // CL_MEM_ALLOC_HOST_PTR staging is pinned by every driver that pins
   caps.device_memory = global_mem;
   // OpenCL has no query for free memory. A CPU device's memory is the host's, so what the host

@@ -84,6 +84,8 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   info.caps.sub_buffer_alignment = limits.minStorageBufferOffsetAlignment;
   info.caps.host_visible_alloc = unified && host_visible;
   info.caps.pinned_staging = true;
+  // VK_EXT_external_memory_host imports pin the pages they take (the driver holds them for the GPU).
+  info.caps.import_pins = Pinning::yes;
   info.caps.device_memory = device_heap;
   info.caps.memory_available = heap_budget_left(physical);
   // On unified memory host imports count against the same heap's budget.

@@ -18,6 +18,16 @@ enum class MemoryModel { unified, discrete };
 LWLOAD_API std::string_view device_kind_name(DeviceKind kind) noexcept;
 LWLOAD_API std::string_view memory_model_name(MemoryModel memory) noexcept;
 
+// Whether importing host memory pins it: pinned pages cannot be evicted or swapped while the import
+// lives, so an import that pins holds the machine's memory as an allocation does, and the planner
+// counts it against what the machine has (README "Over-memory loads").
+enum class Pinning : std::uint8_t {
+  no,       // the device uses the pages as they are; the kernel may evict and fault them back
+  yes,      // i915/xe userptr, Vulkan host-pointer imports, Level Zero imports, CUDA host registration
+  unknown,  // the driver does not say (an OpenCL driver lwload does not know): counted as pinning
+};
+LWLOAD_API std::string_view pinning_name(Pinning pinning) noexcept;  // "no", "yes", "unknown"
+
 struct DeviceCaps {
   bool import_host_ptr = false;            // can use mapped file pages in place (zero-copy)
   std::uint64_t import_alignment = 4096;   // pointer alignment an import needs
@@ -29,6 +39,8 @@ struct DeviceCaps {
   // imported in place (direct or staged instead, with the reason). Region starts meet
   // import_alignment, so this is a constraint on file offsets modulo min(both).
   std::uint64_t tensor_alignment = 1;
+  // Whether an import pins the pages it uses (Pinning): counted against host memory when it does.
+  Pinning import_pins = Pinning::unknown;
   bool host_visible_alloc = false;         // can allocate memory the host writes directly (direct)
   bool pinned_staging = false;             // staging buffers are pinned / DMA-able
   std::uint64_t device_memory = 0;         // device-local bytes; 0 = unknown (no capacity check)
@@ -63,6 +75,7 @@ struct DeviceOverrides {
   std::optional<std::uint64_t> device_memory = {};     // lowers what the device reports having
   std::optional<std::uint64_t> memory_available = {};  // lowers what it reports free now
   std::optional<std::uint64_t> import_limit = {};      // lowers how much host memory it may import
+  std::optional<Pinning> import_pins = {};             // says whether its imports pin (tests, simulated drivers)
 };
 
 }  // namespace lwload

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lwload/device.hpp"
+#include "lwload/machine.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/export.h"
 
@@ -56,13 +57,41 @@ struct PlanOptions {
   std::optional<bool> direct_io;
   IoEngine io = IoEngine::auto_;  // the read engine (`--io`)
   std::uint32_t io_threads = 0;   // pread engine threads; 0 = slots clamped to 2..4
+  // zero_copy tensors are ready once imported; their pages fault in on first use (`--lazy`,
+  // LoadOptions::lazy). Mapped pages that stay evictable then need not fit the machine's memory.
+  bool lazy = false;
+  // The machine the plan is checked against; nullopt: read it now (machine_memory()).
+  std::optional<MachineMemory> machine;
 };
 
 // How much of one file the plan reads is in the page cache, measured when the plan was made.
 struct FileResidency {
   bool known = false;         // false: the file has no descriptor (memory) or was not opened
   std::uint64_t span = 0;     // bytes from the first to the last byte the plan reads from it
-  std::uint64_t cached = 0;   // of `span`, in the page cache (sampled beyond 64 MiB)
+  std::uint64_t cached = 0;   // of `span`, in the page cache
+  bool exact = true;          // counted by cachestat(2); false: estimated from mincore samples (kernels before 6.5)
+};
+
+// What a load will hold of the host's memory, by kind, and what the machine has: the plan's side
+// of README "Over-memory loads". Every figure is decided before anything is read.
+struct HostMemory {
+  // Cannot be evicted while the load lives: imports on a device whose imports pin, a unified GPU's
+  // allocations, pinned staging slots.
+  std::uint64_t pinned = 0;
+  std::uint64_t pinned_imports = 0;      // of `pinned`, imported regions
+  // Of `pinned`, a unified GPU's own allocations (direct, staged). Held to the budget its driver
+  // reports (DeviceCaps::memory_available, checked with the device), else to host memory.
+  std::uint64_t device_allocations = 0;
+  std::uint64_t evictable = 0;   // mapped file pages that stay evictable (imports that do not pin)
+  std::uint64_t anonymous = 0;   // the process's own memory: a CPU device's allocations, unpinned staging, decode scratch
+  // Host memory that must be resident at once when the load is ready: what is compared with
+  // MachineMemory::host_available(). Evictable pages count unless lazy.
+  std::uint64_t resident = 0;
+  std::uint64_t address_space = 0;  // bytes the load maps into the process (compared with RLIMIT_AS)
+  bool lazy = false;                // PlanOptions::lazy
+  bool resident_at_ready = true;    // false: lazy with evictable pages, which fault in on first use
+  MachineMemory machine;            // what the plan was checked against
+  std::string verdict;              // the rule applied, with the numbers
 };
 
 // A range of one file imported into the device as one buffer. It *covers* its tensors: it starts
@@ -173,6 +202,7 @@ struct LWLOAD_API Plan {
   // Predicted growth of the process's memory over its baseline during the load (docs/ARCHITECTURE.md,
   // "Memory contracts"): mapped + in-process allocations (unified) + staging + decode scratch.
   std::uint64_t predicted_host_peak = 0;
+  HostMemory host;                     // pinned / evictable / anonymous bytes against the machine
 
   std::size_t count(Placement placement) const noexcept;
   std::size_t imported_regions() const noexcept;  // regions not declined
@@ -180,8 +210,11 @@ struct LWLOAD_API Plan {
 };
 
 // Throws Error(does_not_fit) with the numbers when the selected tensors cannot fit the device
-// (caps.device_memory, caps.max_alloc) or the staging budget is too small for its slots, and
-// Error(usage) for an unknown `only` name or a placement the device cannot do at all.
+// (caps.device_memory, caps.max_alloc), the staging budget is too small for its slots, or the load
+// does not fit the machine (README "Over-memory loads": host memory, cgroup limits, RLIMIT_AS), and
+// Error(usage) for an unknown `only` name or a placement the device cannot do at all. Imports
+// that pin and would not fit host memory, or mappings past RLIMIT_AS, fall back to direct or
+// staged first, with the reason. A refusal comes before any file byte is read.
 LWLOAD_API Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options = {});
 
 // A region the device declined at load time, and the device's reason.
@@ -201,7 +234,10 @@ LWLOAD_API void replan_declined(Plan& plan, const Manifest& manifest, const Devi
 
 // {"device", "memory", "model_bytes", "largest_tensor", "mapped_bytes", "device_bytes",
 //  "staging": {"budget", "slots", "slot_bytes"}, "decode_bytes", "predicted_host_peak",
-//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached"} or null],
+//  "host_memory": {"pinned", "pinned_imports", "device_allocations", "evictable", "anonymous", "resident",
+//                  "address_space", "lazy", "resident_at_ready", "available", "bound_by", "mem_available",
+//                  "cgroup_limit", "cgroup", "address_space_left" (null: unlimited), "verdict"},
+//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached", "exact"} or null],
 //  "direct_io": {"used", "reason"}, "schedule": {"engine", "engine_reason", "reads", "queues": [reads]},
 //  "regions": [{"file", "offset", "length", "used", "map_offset", "map_length", "cached", "tensors": [names],
 //               "declined" (only when declined)}],

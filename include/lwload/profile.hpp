@@ -183,6 +183,10 @@ struct ContractInputs {
   std::uint64_t resident_bytes = 0;  // of the zero_copy regions when load() returned
   bool lazy = false;                 // zero_copy pages were not populated (LoadOptions::lazy)
   std::uint64_t tensor_count = 0;    // tensors loaded: kBookkeepingPerTensor each on top of 16 MiB
+  // The plan's host-memory figures and the machine it was checked against (README "Over-memory
+  // loads"): the contract also holds the load to them — what the plan said must be resident fits
+  // what the machine had, and the measured growth stays within it.
+  HostMemory host = {};
 };
 
 struct Contract {
@@ -199,7 +203,10 @@ struct Contract {
 //    ≤ 16 MiB (the growth must be file-backed pages) and, unless lazy, ≥ 90 % of the zero_copy
 //    bytes resident when load() returns ("ready means resident");
 //  - discrete (or any staged tensor): baseline + staging budget + 16 MiB, plus the bytes of
-//    buffers that live in this process (unified placements, or in-process device memory).
+//    buffers that live in this process (unified placements, or in-process device memory);
+//  - either way, when the machine's available memory was known at plan time: the plan's resident
+//    bytes (pinned + anonymous, + evictable unless lazy) ≤ it, and the measured RSS growth ≤ it.
+//    A lazy load with evictable pages is reported as not resident at ready.
 LWLOAD_API Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
                            const MemoryFigures& peak);
 

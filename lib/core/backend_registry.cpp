@@ -28,6 +28,15 @@ std::string_view memory_model_name(MemoryModel memory) noexcept {
   return memory == MemoryModel::unified ? "unified" : "discrete";
 }
 
+std::string_view pinning_name(Pinning pinning) noexcept {
+  switch (pinning) {
+    case Pinning::no: return "no";
+    case Pinning::yes: return "yes";
+    case Pinning::unknown: return "unknown";
+  }
+  return "?";
+}
+
 namespace {
 
 // Every handle type's name, by its value: the built-in ones first, then those registered by
@@ -176,6 +185,7 @@ DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {
   lower(info.caps.device_memory, overrides.device_memory);
   lower(info.caps.memory_available, overrides.memory_available);
   lower(info.caps.import_limit, overrides.import_limit);
+  if (overrides.import_pins) info.caps.import_pins = *overrides.import_pins;
   return info;
 }
 

@@ -72,14 +72,29 @@ std::uint64_t cached_bytes(const RandomAccessFile& file, std::uint64_t offset, s
   return std::min(length, pages * page);
 }
 
-std::uint64_t estimate_cached_bytes(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
-  constexpr std::uint64_t kExact = 64 << 20, kSample = 1 << 20, kSamples = 32;
-  if (length <= kExact || file.native_handle() < 0) return cached_bytes(file, offset, length);
+CachedCount count_cached(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
+  constexpr std::uint64_t kExact = 256 << 20, kWindow = 4 << 20, kWindows = 64;
+  const int fd = file.native_handle();
+  if (fd < 0 || length == 0) return {length, true};
+  const std::uint64_t page = page_size();
+  const std::uint64_t start = align_down(offset, page);
+  const std::uint64_t span = align_up(offset + length, page) - start;
+  std::uint64_t pages = 0;
+  if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * page), true};
+  if (length <= kExact) return {cached_bytes(file, offset, length), true};
+  // Windows spread over the range, each counted exactly, scaled by the share of the range they
+  // cover (in two steps, so the product stays in 64 bits).
   std::uint64_t cached = 0;
-  const std::uint64_t stride = (length - kSample) / (kSamples - 1);
-  for (std::uint64_t i = 0; i < kSamples; ++i) cached += cached_bytes(file, offset + i * stride, kSample);
-  // Scaled in two steps (bytes per sample, then samples) so the product stays in 64 bits.
-  return std::min(length, cached / kSamples * (length / kSample) + cached % kSamples * (length / kSample) / kSamples);
+  const std::uint64_t stride = (length - kWindow) / (kWindows - 1);
+  for (std::uint64_t i = 0; i < kWindows; ++i) cached += cached_bytes(file, offset + i * stride, kWindow);
+  const std::uint64_t sampled = kWindow * kWindows;
+  const std::uint64_t scaled = cached / sampled * length + cached % sampled * (length / sampled) +
+                               cached % sampled * (length % sampled) / sampled;
+  return {std::min(length, scaled), false};
+}
+
+std::uint64_t estimate_cached_bytes(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
+  return count_cached(file, offset, length).bytes;
 }
 
 }  // namespace lwload::io

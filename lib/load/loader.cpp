@@ -66,7 +66,10 @@ Weights load(const Manifest& manifest, Device& device, const LoadOptions& option
 }
 
 Weights load(Manifest&& manifest, Device& device, const LoadOptions& options) {
-  Plan plan = make_plan(manifest, device.info(), options.plan);
+  // A lazy load is planned as one: its evictable pages need not fit the machine's memory.
+  PlanOptions plan_options = options.plan;
+  plan_options.lazy = plan_options.lazy || options.lazy;
+  Plan plan = make_plan(manifest, device.info(), plan_options);
   return run(std::move(manifest), device, std::move(plan), options);
 }
 

@@ -24,13 +24,35 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
       {"budget", plan.staging_budget}, {"slots", plan.staging_slots}, {"slot_bytes", plan.slot_bytes}};
   root["decode_bytes"] = plan.decode_bytes;
   root["predicted_host_peak"] = plan.predicted_host_peak;
+  {
+    const HostMemory& h = plan.host;
+    const MachineMemory& m = h.machine;
+    boost::json::object host{{"pinned", h.pinned},
+                             {"pinned_imports", h.pinned_imports},
+                             {"device_allocations", h.device_allocations},
+                             {"evictable", h.evictable},
+                             {"anonymous", h.anonymous},
+                             {"resident", h.resident},
+                             {"address_space", h.address_space},
+                             {"lazy", h.lazy},
+                             {"resident_at_ready", h.resident_at_ready},
+                             {"available", m.host_available()},
+                             {"bound_by", m.host_bound_by()},
+                             {"mem_available", m.mem_available},
+                             {"cgroup_limit", m.cgroup_limit},
+                             {"cgroup", m.cgroup},
+                             {"verdict", h.verdict}};
+    if (m.address_space_limit != 0) host["address_space_left"] = m.address_space_left();
+    else host["address_space_left"] = nullptr;
+    root["host_memory"] = std::move(host);
+  }
   boost::json::object counts;
   for (Placement p : {Placement::zero_copy, Placement::direct, Placement::staged, Placement::skipped})
     counts[placement_name(p)] = plan.count(p);
   root["counts"] = std::move(counts);
   boost::json::array residency;
   for (const FileResidency& r : plan.residency)
-    residency.push_back(r.known ? boost::json::value(boost::json::object{{"span", r.span}, {"cached", r.cached}})
+    residency.push_back(r.known ? boost::json::value(boost::json::object{{"span", r.span}, {"cached", r.cached}, {"exact", r.exact}})
                                 : boost::json::value(nullptr));
   root["page_cache"] = std::move(residency);
   root["direct_io"] = boost::json::object{{"used", plan.direct_io}, {"reason", plan.direct_io_reason}};

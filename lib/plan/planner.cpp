@@ -2,8 +2,10 @@
 // with a reason a person can act on, groups page-aligned neighbours into imported regions, and
 // checks that the whole plan fits the device and the staging budget before anything is allocated.
 #include <algorithm>
+#include <cstdio>
 
 #include "core/align.hpp"
+#include "core/checked.hpp"
 #include "io/page_cache.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
@@ -20,7 +22,7 @@ constexpr std::uint64_t kMaxRegionGap = kBridgedGap;
 
 std::uint64_t encoded_length(const TensorInfo& t) {
   std::uint64_t total = 0;
-  for (const auto& p : t.pieces) total += p.length;
+  for (const auto& p : t.pieces) total = checked_add(total, p.length, str("tensor '", t.name, "' encoded bytes"));
   return total;
 }
 
@@ -158,7 +160,8 @@ void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& 
   // On unified memory (the host, iGPUs) the staging ring and decode scratch come out of the same
   // memory as the device's allocations.
   const bool unified = device.memory == MemoryModel::unified;
-  const std::uint64_t needed = plan.device_bytes + (unified ? plan.staging_budget + plan.decode_bytes : 0);
+  const std::uint64_t needed = checked_add(
+      plan.device_bytes, unified ? checked_add(plan.staging_budget, plan.decode_bytes, "device memory") : 0, "device memory");
   // What is free now when the driver says, else what the device has.
   const bool free_known = caps.memory_available != 0 && (caps.device_memory == 0 || caps.memory_available < caps.device_memory);
   const std::uint64_t has = free_known ? caps.memory_available : caps.device_memory;
@@ -180,17 +183,19 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
     const TensorPlan& tp = plan.tensors[i];
     const TensorInfo& t = manifest.tensors[i];
     if (tp.placement == Placement::skipped) continue;
-    plan.model_bytes += t.bytes;
+    plan.model_bytes = checked_add(plan.model_bytes, t.bytes, "model bytes");
     plan.largest_tensor = std::max(plan.largest_tensor, t.bytes);
-    if (tp.placement == Placement::direct || tp.placement == Placement::staged) plan.device_bytes += t.bytes;
-    if (tp.placement == Placement::staged) staged_bytes += t.bytes;
+    if (tp.placement == Placement::direct || tp.placement == Placement::staged)
+      plan.device_bytes = checked_add(plan.device_bytes, t.bytes, "device memory");
+    if (tp.placement == Placement::staged) staged_bytes = checked_add(staged_bytes, t.bytes, "staged bytes");
     if (t.encoding != Encoding::raw) {
       // Encoded bytes are read into host scratch; staged ones are also decoded there first.
-      const std::uint64_t scratch = encoded_length(t) + (tp.placement == Placement::staged ? t.bytes : 0);
+      const std::uint64_t scratch = checked_add(encoded_length(t), tp.placement == Placement::staged ? t.bytes : 0,
+                                                str("tensor '", t.name, "' decode scratch"));
       plan.decode_bytes = std::max(plan.decode_bytes, scratch);
     }
   }
-  for (const ImportRegion& region : plan.regions) plan.mapped_bytes += region.length;
+  for (const ImportRegion& region : plan.regions) plan.mapped_bytes = checked_add(plan.mapped_bytes, region.length, "mapped bytes");
   const StagingShape ring = staging_shape(staged_bytes, plan.options.staging_budget, plan.options.staging_slots);
   plan.staging_budget = ring.budget;
   plan.staging_slots = ring.slots;
@@ -200,7 +205,9 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
 
   // Unified memory: the device's allocations are the process's memory too.
   const std::uint64_t in_process = device.memory == MemoryModel::unified ? plan.device_bytes : 0;
-  plan.predicted_host_peak = plan.mapped_bytes + in_process + plan.staging_budget + plan.decode_bytes;
+  plan.predicted_host_peak = checked_add(
+      checked_add(plan.mapped_bytes, in_process, "predicted host peak"),
+      checked_add(plan.staging_budget, plan.decode_bytes, "predicted host peak"), "predicted host peak");
 }
 
 // Where a tensor goes when its region is declined.
@@ -252,9 +259,141 @@ void limit_imports(Plan& plan, const DeviceInfo& device) {
   if (!over.empty()) decline(plan, device, over, "");
 }
 
+// Byte counts in verdicts and refusals: exact, with a readable size beside them.
+std::string size_text(std::uint64_t bytes) {
+  const double gib = static_cast<double>(bytes) / (1ull << 30);
+  char text[48];
+  if (gib >= 1024) std::snprintf(text, sizeof text, "%.2f TiB", gib / 1024);
+  else if (gib >= 1) std::snprintf(text, sizeof text, "%.2f GiB", gib);
+  else std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return str(bytes, " bytes (", text, ")");
+}
+
+// Plan::host's figures from the placements (README "Over-memory loads"): what the load will hold
+// of the host's memory, by kind. The mapped bytes are whole pages (map_length).
+void host_figures(const DeviceInfo& device, Plan& plan, const Manifest& manifest) {
+  HostMemory& h = plan.host;
+  const DeviceCaps& caps = device.caps;
+  const bool unified = device.memory == MemoryModel::unified;
+  const bool cpu = device.kind == DeviceKind::cpu;  // its allocations are this process's anonymous memory
+  const bool pins = caps.import_pins != Pinning::no;
+  std::uint64_t mapped = 0, direct = 0, staged = 0;
+  for (const ImportRegion& region : plan.regions)
+    if (region.imported()) mapped = checked_add(mapped, region.map_length, "mapped pages");
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    if (plan.tensors[i].placement == Placement::direct) direct = checked_add(direct, manifest.tensors[i].bytes, "direct bytes");
+    if (plan.tensors[i].placement == Placement::staged) staged = checked_add(staged, manifest.tensors[i].bytes, "staged bytes");
+  }
+  const std::uint64_t staging = plan.staging_budget;
+  h.pinned_imports = pins ? mapped : 0;
+  h.evictable = pins ? 0 : mapped;
+  h.device_allocations = unified && !cpu ? plan.device_bytes : 0;
+  h.anonymous = checked_add(plan.decode_bytes, checked_add(cpu ? plan.device_bytes : 0, caps.pinned_staging ? 0 : staging, "anonymous bytes"),
+                            "anonymous bytes");
+  h.pinned = checked_add(checked_add(h.pinned_imports, h.device_allocations, "pinned bytes"), caps.pinned_staging ? staging : 0,
+                         "pinned bytes");
+  // A unified GPU's allocations are held to the budget its driver reports (checked with the
+  // device); only a device that reports none has them held to host memory here.
+  const bool own_budget = caps.memory_available != 0 || caps.device_memory != 0;
+  std::uint64_t resident = checked_add(h.pinned - (own_budget ? h.device_allocations : 0), h.anonymous, "resident bytes");
+  if (!h.lazy) resident = checked_add(resident, h.evictable, "resident bytes");
+  h.resident = resident;
+  h.resident_at_ready = !(h.lazy && h.evictable > 0);
+  // Mapped into this process: the file pages, host-visible allocations (direct on unified memory),
+  // a CPU device's allocations, staging and scratch.
+  std::uint64_t address = checked_add(mapped, unified || cpu ? direct : 0, "address space");
+  address = checked_add(address, cpu ? staged : 0, "address space");
+  h.address_space = checked_add(address, checked_add(staging, plan.decode_bytes, "address space"), "address space");
+}
+
+// Declines imported regions, in file order, from the first one whose map_length would take the
+// running total past `budget`; `why(taken, length)` says why for each.
+template <typename Why>
+bool decline_past(Plan& plan, const DeviceInfo& device, std::uint64_t budget, const Why& why) {
+  std::vector<DeclinedRegion> over;
+  std::uint64_t taken = 0;
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    const ImportRegion& region = plan.regions[r];
+    if (!region.imported()) continue;
+    if (over.empty() && region.map_length <= budget - taken) {
+      taken += region.map_length;
+      continue;
+    }
+    over.push_back({r, why(taken, region.map_length)});
+  }
+  if (!over.empty()) decline(plan, device, over, "");
+  return !over.empty();
+}
+
+// README "Over-memory loads", before anything is read: the address space RLIMIT_AS leaves, then
+// imports that pin (they fall back to direct or staged past what host memory holds), then what
+// must be resident at once against what the machine has. `may_decline`: false on a re-plan at
+// load time (imports already made stay; the figures are checked as they are).
+void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan, bool may_decline) {
+  HostMemory& h = plan.host;
+  const MachineMemory& m = h.machine;
+  host_figures(device, plan, manifest);
+
+  const std::uint64_t address_left = m.address_space_left();
+  if (m.address_space_limit != 0 && h.address_space > address_left) {
+    const std::uint64_t others = h.address_space - (h.pinned_imports + h.evictable);
+    const std::uint64_t budget = others < address_left ? address_left - others : 0;
+    // Only staging into a device's own memory moves bytes out of the address space: direct buffers
+    // on unified memory and a CPU device's allocations are mapped here too.
+    const bool fallback_helps = declined_fallback(device) == Placement::staged && device.kind != DeviceKind::cpu;
+    if (may_decline && fallback_helps && decline_past(plan, device, budget, [&](std::uint64_t taken, std::uint64_t length) {
+          return str("mapping ", length, " more bytes (", taken, " mapped before it) would pass the address space RLIMIT_AS leaves (",
+                     address_left, " of ", m.address_space_limit, " bytes)");
+        })) {
+      compute_totals(manifest, device, plan);
+      host_figures(device, plan, manifest);
+    }
+    if (h.address_space > address_left)
+      fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.address_space),
+           " of address space (mapped file pages, host-visible allocations, staging, scratch) but RLIMIT_AS (",
+           m.address_space_limit, " bytes) leaves ", size_text(address_left), " to this process; nothing was read");
+  }
+
+  const std::uint64_t available = m.host_available();
+  const std::string bound_by = m.host_bound_by();
+  if (available != 0 && may_decline && h.pinned_imports > 0 && h.resident > available) {
+    const std::uint64_t others = h.resident - h.pinned_imports;
+    const std::uint64_t budget = others < available ? available - others : 0;
+    const bool known = device.caps.import_pins == Pinning::yes;
+    if (decline_past(plan, device, budget, [&](std::uint64_t taken, std::uint64_t length) {
+          return str(known ? "imports pin memory" : "imports may pin memory (the driver does not say)", ": ", length,
+                     " more bytes pinned (", taken, " before it, ", others, " held otherwise) would pass the ", available,
+                     " bytes of host memory available (", bound_by, ")");
+        })) {
+      compute_totals(manifest, device, plan);
+      host_figures(device, plan, manifest);
+    }
+  }
+  if (available != 0 && h.resident > available) {
+    const bool lazy_helps = !h.lazy && h.evictable > 0 && h.resident - h.evictable <= available;
+    fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.resident), " of host memory resident at once (",
+         h.lazy ? "" : str("file pages ", h.evictable, " + "), "pinned ", h.resident - h.anonymous - (h.lazy ? 0 : h.evictable),
+         " + anonymous ", h.anonymous, ") but the machine has ", size_text(available), " available (", bound_by, ")",
+         lazy_helps ? "; --lazy maps the file without making it resident and lets the kernel page it in on use" : "",
+         "; nothing was read");
+  }
+
+  if (available == 0)
+    h.verdict = "unknown: the machine's available memory could not be read; nothing checked against it";
+  else if (!h.resident_at_ready)
+    h.verdict = str("lazy: ", size_text(h.evictable), " of mapped file pages are not made resident (the kernel pages them in on use and may evict them); ",
+                    size_text(h.resident), " resident at once of ", size_text(available), " available (", bound_by, ")");
+  else
+    h.verdict = str("fits: ", size_text(h.resident), " resident at once of ", size_text(available), " available (", bound_by, ")");
+  if (m.address_space_limit != 0)
+    h.verdict += str("; address space ", h.address_space, " of ", address_left, " bytes RLIMIT_AS leaves");
+}
+
 // What is in the page cache, per file (the span the plan reads) and per region: measured once,
-// through the files the manifest kept open, estimated by sampling for large spans (a constant cost
-// per file, whatever the model's size). A manifest built by hand (no open files) is unknown.
+// through the files the manifest kept open, by one cachestat per range (exact; the kernel skips
+// holes and uncached stretches, so a sparse 4 TiB file costs microseconds), mincore samples only
+// on kernels without it (FileResidency::exact false). A manifest built by hand (no open files) is
+// unknown.
 void measure_residency(const Manifest& manifest, Plan& plan) {
   plan.residency.assign(manifest.files.size(), FileResidency{});
   if (manifest.opened.size() != manifest.files.size()) return;
@@ -264,14 +403,15 @@ void measure_residency(const Manifest& manifest, Plan& plan) {
     for (const Piece& piece : manifest.tensors[i].pieces) {
       auto& [first, end] = spans.at(piece.file);
       first = std::min(first, piece.offset);
-      end = std::max(end, piece.offset + piece.length);
+      end = std::max(end, saturating_add(piece.offset, piece.length));
     }
   }
   for (std::size_t f = 0; f < spans.size(); ++f) {
     const auto& file = manifest.opened[f].file;
     const auto [first, end] = spans[f];
     if (!file || first >= end || file->native_handle() < 0) continue;
-    plan.residency[f] = {true, end - first, io::estimate_cached_bytes(*file, first, end - first)};
+    const io::CachedCount count = io::count_cached(*file, first, end - first);
+    plan.residency[f] = {true, end - first, count.bytes, count.exact};
   }
   // A file all cached (or none of it) needs no count per region: a warm load pays one call per file.
   for (ImportRegion& region : plan.regions) {
@@ -367,6 +507,9 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   decline(plan, device, beyond_mapped_pages(plan), "");
   limit_imports(plan, device);
   compute_totals(manifest, device, plan);
+  plan.host.machine = options.machine ? *options.machine : machine_memory();
+  plan.host.lazy = options.lazy;
+  fit_machine(manifest, device, plan, true);
   measure_residency(manifest, plan);
   planning::schedule(manifest, plan);
   return plan;
@@ -376,6 +519,7 @@ void replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& dev
                      const std::vector<DeclinedRegion>& declined) {
   decline(plan, device, declined, "at load: ");
   compute_totals(manifest, device, plan);
+  fit_machine(manifest, device, plan, false);
   planning::schedule(manifest, plan);  // declined tensors are read now: their reads join the schedule
 }
 

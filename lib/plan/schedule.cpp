@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/align.hpp"
+#include "core/checked.hpp"
 #include "io/io_engine.hpp"
 #include "lwload/error.hpp"
 
@@ -53,15 +54,16 @@ void choose_direct_io(const Manifest& manifest, Plan& plan) {
   std::uint64_t span = 0, cached = 0;
   for (std::size_t f = 0; f < staged_file.size(); ++f) {
     if (!staged_file[f] || f >= plan.residency.size() || !plan.residency[f].known) continue;
-    span += plan.residency[f].span;
-    cached += plan.residency[f].cached;
+    span = checked_add(span, plan.residency[f].span, "staged file span");
+    cached = checked_add(cached, plan.residency[f].cached, "staged file span");
   }
   if (span == 0) {
     plan.direct_io_reason = "buffered: the page cache is unknown for these files";
     return;
   }
-  const unsigned percent = static_cast<unsigned>(cached * 100 / span);
-  plan.direct_io = cached * 2 < span;
+  // cached ≤ span; divided first, so a span of many TiB does not wrap the product.
+  const unsigned percent = static_cast<unsigned>(std::min<std::uint64_t>(100, span >= 100 ? cached / (span / 100) : cached * 100 / span));
+  plan.direct_io = cached < span - cached;
   plan.direct_io_reason = plan.direct_io
                               ? str("O_DIRECT: ", percent, "% of the staged tensors' file bytes are in the page cache (cold)")
                               : str("buffered: ", percent, "% of the staged tensors' file bytes are in the page cache");
@@ -130,7 +132,7 @@ class ReadQueues {
   void decoded(std::size_t tensor, Placement p) {
     const std::uint64_t bytes = manifest_.tensors[tensor].bytes;
     const std::uint64_t chunk = p == Placement::staged ? staged_chunk_ : bytes;
-    for (std::uint64_t at = 0; at < bytes; at += chunk) {
+    for (std::uint64_t at = 0; at < bytes; at += std::min(chunk, bytes - at)) {  // never wraps
       Read read{p == Placement::staged ? Read::Kind::staged : Read::Kind::direct, true, 0, at,
                 std::min(chunk, bytes - at), {}};
       read.segments.push_back({tensor, 0, at, read.length});
@@ -139,7 +141,7 @@ class ReadQueues {
   }
 
   void direct(std::size_t tensor, const Piece& piece, std::uint64_t dst) {
-    for (std::uint64_t at = 0; at < piece.length; at += kDirectChunk) {
+    for (std::uint64_t at = 0; at < piece.length; at += std::min(kDirectChunk, piece.length - at)) {
       Read read{Read::Kind::direct, false, piece.file, piece.offset + at, std::min(kDirectChunk, piece.length - at), {}};
       read.segments.push_back({tensor, 0, dst + at, read.length});
       queues_[piece.file].push_back(std::move(read));

@@ -49,18 +49,32 @@ Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseli
     c.bound = baseline.rss + in.staging_budget + kFixedOverhead + bookkeeping + in_process;
   }
 
+  // The plan's side (README "Over-memory loads"): what it said must be resident against what the
+  // machine had, and what the load actually grew by against the same.
+  const std::uint64_t available = in.host.machine.host_available();
   const MemoryFigures grown = growth(peak, baseline);
+  bool machine_ok = true;
+  if (available != 0) {
+    machine_ok = in.host.resident <= available && grown.rss <= available;
+    c.rule += "; machine: planned resident bytes and RSS growth <= available host memory";
+  }
   const bool rss_ok = peak.rss <= c.bound;
   const bool anon_ok = !c.anon_growth_limit || grown.anon <= *c.anon_growth_limit;
-  c.held = rss_ok && anon_ok && resident_ok;
+  c.held = rss_ok && anon_ok && resident_ok && machine_ok;
   c.verdict = str("peak ", mib(peak.rss), rss_ok ? " <= " : " > ", "bound ", mib(c.bound),
                   " (growth ", mib(grown.rss), " of ", mib(c.bound - baseline.rss), " allowed)");
   if (c.anon_growth_limit)
     c.verdict += str("; anonymous growth ", mib(grown.anon), anon_ok ? " <= " : " > ",
                      mib(*c.anon_growth_limit));
+  if (available != 0)
+    c.verdict += str("; machine: planned resident ", mib(in.host.resident), " (pinned ", mib(in.host.pinned), ", anonymous ",
+                     mib(in.host.anonymous), ", evictable ", mib(in.host.evictable), in.host.lazy ? " not counted: lazy" : "",
+                     "), growth ", mib(grown.rss), machine_ok ? " <= " : " > ", mib(available), " available (",
+                     in.host.machine.host_bound_by(), ")");
   if (in.zero_copy_bytes > 0 && !discrete_rule) {
     if (in.lazy)
-      c.verdict += "; lazy: zero_copy pages not required resident";
+      c.verdict += str("; lazy: zero_copy pages not required resident (", mib(in.resident_bytes), " of ",
+                       mib(in.zero_copy_bytes), " resident at ready)");
     else
       c.verdict += str("; resident ", mib(in.resident_bytes), resident_ok ? " >= " : " < ", "90% of ",
                        mib(in.zero_copy_bytes), " zero_copy");

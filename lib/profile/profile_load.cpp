@@ -90,7 +90,9 @@ Measurement measure(const std::function<void()>& body, std::chrono::microseconds
 Report profile_load(const Manifest& manifest, Device& device, const ProfileOptions& options) {
   const DeviceInfo& info = device.info();
   // Planning is pure computation; doing it before the baseline keeps the numbers about the load.
-  Plan plan = make_plan(manifest, info, options.load.plan);
+  PlanOptions plan_options = options.load.plan;
+  plan_options.lazy = plan_options.lazy || options.load.lazy;
+  Plan plan = make_plan(manifest, info, plan_options);
 
   Report report;
   report.model = manifest.files.empty() ? std::string("?") : manifest.files.front().filename().string();
@@ -146,7 +148,8 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     report.placement = placement_label(done);
     in.page_rounding = page_rounding(done, manifest);
     in.resident_bytes = weights.stats().resident_bytes;
-    in.lazy = load_options.lazy;
+    in.lazy = load_options.lazy || done.options.lazy;
+    in.host = done.host;
     in.tensor_count = done.tensors.size() - done.count(Placement::skipped);
     report.populate_ms = weights.stats().populate_seconds * 1000;
     report.io_engine = std::string(io_engine_name(weights.io().engine));

@@ -45,6 +45,19 @@ std::string report_to_json(const Report& r) {
   out["populate_ms"] = r.populate_ms;
   out["resident_bytes"] = r.inputs.resident_bytes;
   out["lazy"] = r.inputs.lazy;
+  {
+    // The plan's host-memory figures against the machine (README "Over-memory loads").
+    const HostMemory& h = r.inputs.host;
+    out["host_memory"] = {{"pinned", h.pinned},
+                          {"evictable", h.evictable},
+                          {"anonymous", h.anonymous},
+                          {"resident", h.resident},
+                          {"lazy", h.lazy},
+                          {"resident_at_ready", h.resident_at_ready},
+                          {"available", h.machine.host_available()},
+                          {"bound_by", h.machine.host_bound_by()},
+                          {"verdict", h.verdict}};
+  }
   const auto pss_json = [](const std::optional<Proportional>& p) -> boost::json::value {
     if (!p) return nullptr;
     return boost::json::object{{"pss", p->pss}, {"pss_anon", p->pss_anon}, {"pss_file", p->pss_file}};

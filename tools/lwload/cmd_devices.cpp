@@ -21,6 +21,7 @@ int cmd_devices(int argc, char** argv) {
       out.push_back(boost::json::object{
           {"id", d.id()}, {"name", d.name}, {"kind", device_kind_name(d.kind)},
           {"memory", memory_model_name(d.memory)}, {"import_host_ptr", d.caps.import_host_ptr},
+          {"import_pins", pinning_name(d.caps.import_pins)},
           {"import_alignment", d.caps.import_alignment}, {"size_multiple", d.caps.size_multiple},
           {"max_alloc", d.caps.max_alloc}, {"sub_buffer_alignment", d.caps.sub_buffer_alignment},
           {"host_visible_alloc", d.caps.host_visible_alloc}, {"pinned_staging", d.caps.pinned_staging},
@@ -33,7 +34,9 @@ int cmd_devices(int argc, char** argv) {
   for (const auto& d : devices) {
     std::cout << d.id() << "  " << d.name << "\n    kind " << device_kind_name(d.kind) << ", memory "
               << memory_model_name(d.memory) << ", zero-copy import " << (d.caps.import_host_ptr ? "yes" : "no");
-    if (d.caps.import_host_ptr) std::cout << " (align " << d.caps.import_alignment << ", size multiple " << d.caps.size_multiple << ")";
+    if (d.caps.import_host_ptr)
+      std::cout << " (align " << d.caps.import_alignment << ", size multiple " << d.caps.size_multiple << ", pins "
+                << pinning_name(d.caps.import_pins) << ")";
     std::cout << "\n    max allocation " << format_bytes(d.caps.max_alloc) << ", device memory "
               << (d.caps.device_memory ? format_bytes(d.caps.device_memory) : "unknown") << ", free "
               << (d.caps.memory_available ? format_bytes(d.caps.memory_available) : "unknown");

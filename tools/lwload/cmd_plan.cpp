@@ -15,7 +15,9 @@ namespace lwload::cli {
 namespace {
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
-  return str(whole ? part * 100 / whole : 100, "%");
+  // Divided first: a multi-TiB span would wrap part * 100.
+  if (whole == 0) return "100%";
+  return str(std::min<std::uint64_t>(100, whole >= 100 ? part / (whole / 100) : part * 100 / whole), "%");
 }
 
 void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& device) {
@@ -68,7 +70,7 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
   for (std::size_t f = 0; f < plan.residency.size(); ++f) {
     const FileResidency& r = plan.residency[f];
     if (r.known)
-      std::cout << "page cache:          " << printable(manifest.files[f].string()) << ": " << format_bytes(r.cached)
+      std::cout << "page cache:          " << printable(manifest.files[f].string()) << ": " << (r.exact ? "" : "~") << format_bytes(r.cached)
                 << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span) << ")\n";
   }
   std::cout << "staged reads:        " << plan.direct_io_reason << '\n';
@@ -79,6 +81,17 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
               << " slots x " << format_bytes(plan.slot_bytes) << '\n';
   if (plan.decode_bytes) std::cout << "decode scratch:      " << format_bytes(plan.decode_bytes) << '\n';
   std::cout << "predicted host peak: " << format_bytes(plan.predicted_host_peak) << " over the baseline\n";
+  const HostMemory& h = plan.host;
+  std::cout << "host memory:         pinned " << format_bytes(h.pinned) << " (imports " << format_bytes(h.pinned_imports)
+            << ", device allocations " << format_bytes(h.device_allocations) << "), evictable file pages "
+            << format_bytes(h.evictable) << ", anonymous " << format_bytes(h.anonymous) << '\n';
+  const MachineMemory& m = h.machine;
+  std::cout << "machine:             " << (m.mem_available ? format_bytes(m.mem_available) : std::string("unknown"))
+            << " MemAvailable";
+  if (m.cgroup_limit) std::cout << "; " << printable(m.cgroup) << " " << format_bytes(m.cgroup_limit) << " (headroom "
+                                << format_bytes(m.cgroup_headroom()) << ")";
+  if (m.address_space_limit) std::cout << "; RLIMIT_AS leaves " << format_bytes(m.address_space_left());
+  std::cout << "\nmemory verdict:      " << h.verdict << '\n';
 }
 
 }  // namespace
@@ -86,11 +99,12 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
 int cmd_plan(int argc, char** argv) {
   Args args("plan", "Shows where each tensor would go on a device and why, without loading anything.", {"MODEL"},
             {device_option(), links_option(), densify_option(), range_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), direct_io_option(), only_option("plan"),
+             max_alloc_option(), direct_io_option(), lazy_option(), only_option("plan"),
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   const DeviceOverrides overrides = device_overrides(args);
-  const PlanOptions options = plan_options(args);
+  PlanOptions options = plan_options(args);
+  options.lazy = args.flag("--lazy");
 
   const Manifest manifest = open_model(args);
   const auto device = open_device(args.get("--device"), overrides);
