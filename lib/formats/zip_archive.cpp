@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
@@ -34,7 +35,11 @@ struct Directory {
   std::uint64_t size = 0;
 };
 
-// The end record is the last 22 bytes unless a comment follows it: scan back for its signature.
+// The end record, found as PyTorchStreamReader's miniz (mz_zip_reader_locate_header_sig) and
+// Python's zipfile find it: the last end signature in the final 64 KiB + 22 bytes with a whole
+// record after it. A second signature earlier whose comment length reaches exactly the file's
+// end is what a reader trusting comment lengths would take: two readers, two central
+// directories, so that is refused as ambiguous, naming both offsets.
 std::uint64_t find_end_record(const RandomAccessFile& file) {
   const std::uint64_t size = file.size();
   if (size < kEndBytes)
@@ -43,13 +48,21 @@ std::uint64_t find_end_record(const RandomAccessFile& file) {
   const std::uint64_t window = std::min(size, kEndBytes + kMaxComment);
   std::vector<std::byte> tail(static_cast<std::size_t>(window));
   file.read_exact(size - window, tail, "zip end of central directory");
+  std::optional<std::uint64_t> last, exact;
   for (std::uint64_t i = window - kEndBytes + 1; i-- > 0;) {
     if (load_le<std::uint32_t>(tail.data() + i) != kEndSignature) continue;
     const std::uint16_t comment = load_le<std::uint16_t>(tail.data() + i + 20);
-    if (i + kEndBytes + comment == window) return size - window + i;
+    if (!last) last = i;
+    else if (!exact && i + kEndBytes + comment == window) exact = i;
   }
-  fail(ErrorCode::bad_input, file.path().string(),
-       ": no zip end of central directory record in the last ", window, " bytes (truncated archive?)");
+  if (!last)
+    fail(ErrorCode::bad_input, file.path().string(),
+         ": no zip end of central directory record in the last ", window, " bytes (truncated archive?)");
+  if (exact)
+    fail(ErrorCode::bad_input, file.path().string(), ": two zip end of central directory records, at offsets ",
+         size - window + *exact, " (its comment reaches the end of the file) and ", size - window + *last,
+         " (the last, which torch's reader takes): readers disagree on the central directory");
+  return size - window + *last;
 }
 
 Directory read_directory(HeaderReader& in, std::uint64_t end_offset) {
@@ -64,16 +77,24 @@ Directory read_directory(HeaderReader& in, std::uint64_t end_offset) {
   if (disk != 0 || cd_disk != 0)
     fail(ErrorCode::unsupported, in.file().path().string(), ": multi-disk zip archives are not supported");
   const bool zip64 = dir.entries == 0xFFFF || dir.size == 0xFFFFFFFF || dir.offset == 0xFFFFFFFF;
-  if (!zip64 || end_offset < kLocatorBytes) return dir;
-
-  in.seek(end_offset - kLocatorBytes, "ZIP64 end locator");
-  if (in.u32("ZIP64 end locator signature") != kZip64LocatorSignature)
-    in.fail_at(end_offset - kLocatorBytes, "ZIP64 end locator", "missing although the end record needs it");
-  in.skip(4, "ZIP64 end locator");
+  // miniz takes the ZIP64 record whenever its locator precedes the end record, saturated fields
+  // or not; so does lwload, or the two would read different directories.
+  bool has_locator = false;
+  if (end_offset >= kLocatorBytes) {
+    in.seek(end_offset - kLocatorBytes, "ZIP64 end locator");
+    has_locator = in.u32("ZIP64 end locator signature") == kZip64LocatorSignature;
+  }
+  if (!has_locator) {
+    if (zip64) in.fail_at(end_offset, "ZIP64 end locator", "missing although the end record needs it");
+    return dir;
+  }
+  in.seek(end_offset - kLocatorBytes + 8, "ZIP64 end locator");
   const std::uint64_t record = in.u64("ZIP64 end record offset");
   in.seek(record, "ZIP64 end record");
-  if (in.u32("ZIP64 end record signature") != kZip64EndSignature)
+  if (in.u32("ZIP64 end record signature") != kZip64EndSignature) {
+    if (!zip64) return dir;  // miniz ignores a locator without its record
     in.fail_at(record, "ZIP64 end record", "signature not found at the offset its locator names");
+  }
   in.skip(8 + 2 + 2 + 4 + 4 + 8, "ZIP64 end record");  // size, versions, disks, entries on this disk
   dir.entries = in.u64("ZIP64 end record entry count");
   dir.size = in.u64("ZIP64 end record directory size");
