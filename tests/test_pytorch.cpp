@@ -657,3 +657,49 @@ for name, m in models.items():
     return e.key == "torchscript.list_attribute_not_loaded._flat_weights";
   }));
 }
+
+TEST_CASE("pytorch: TorchScript tensor attributes that state_dict() leaves out are metadata, not tensors") {
+  // As silero VAD keeps its recurrent state: plain tensor attributes beside parameters and buffers,
+  // at the top and in a submodule, and a Linear without bias (a mangled class of its own).
+  TempDir dir;
+  const std::string script = R"PY(
+import sys, torch
+class Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 3)
+        self.nobias = torch.nn.Linear(3, 3, bias=False)
+        self._context = torch.zeros(1, 5)
+    def forward(self, x):
+        return self.nobias(self.lin(x)) + self._context.sum()
+class Vad(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.register_buffer('buf', torch.ones(2))
+        self._state = torch.zeros(2, 1, 64)
+    def forward(self, x):
+        return self.inner(x) + self._state.sum() + self.buf.sum()
+m = torch.jit.script(Vad())
+torch.jit.save(m, sys.argv[1])
+print(' '.join(sorted(m.state_dict().keys())))
+)PY";
+  test::write_file(dir / "write.py", std::string_view(script));
+  std::string keys;
+  REQUIRE(test::run_command(str(test::kPython, " ", (dir / "write.py").string(), " ", (dir / "vad.pt").string()), &keys) == 0);
+  CHECK(keys.find("_state") == std::string::npos);  // torch's own word
+  const Manifest m = open_manifest(dir / "vad.pt");
+  std::string names;
+  std::vector<std::string> sorted;
+  for (const TensorInfo& t : m.tensors) sorted.push_back(t.name);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& n : sorted) names += (names.empty() ? "" : " ") + n;
+  CHECK(names + "\n" == keys);
+  const auto said = [&](std::string_view key) {
+    return std::any_of(m.metadata.begin(), m.metadata.end(), [&](const MetaEntry& e) { return e.key == key; });
+  };
+  CHECK(said("torchscript.attribute_not_in_state_dict._state"));
+  CHECK(said("torchscript.attribute_not_in_state_dict.inner._context"));
+  const Weights w = load(m, *open_device("host"));
+  CHECK(test::check_against_reference(dir / "vad.pt", "pytorch", m, w) == m.tensors.size());
+}

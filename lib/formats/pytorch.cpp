@@ -112,6 +112,48 @@ std::optional<std::size_t> legacy_magic_end(std::span<const std::byte> data) {
   return pos + 13;
 }
 
+// What a TorchScript class's source (code/__torch__/...py) says of its attributes: a Module lists
+// its parameters and buffers (`__parameters__ = ["weight", ]`, `__buffers__ = [...]`), and only those,
+// and its submodules, are in state_dict().
+struct ScriptClass {
+  bool known = false;   // its source was found and names the class
+  bool module = false;  // `class X(Module):`
+  std::unordered_set<std::string> state;  // parameters and buffers
+};
+
+// The names in a line `  __parameters__ = ["a", "b", ]`.
+void add_listed_names(std::string_view line, std::unordered_set<std::string>& out) {
+  for (std::size_t at = line.find('"'); at != std::string_view::npos;) {
+    const std::size_t end = line.find('"', at + 1);
+    if (end == std::string_view::npos) break;
+    out.emplace(line.substr(at + 1, end - at - 1));
+    at = line.find('"', end + 1);
+  }
+}
+
+// The classes defined in one code/ file, by name.
+std::unordered_map<std::string, ScriptClass> parse_script_classes(std::string_view source) {
+  std::unordered_map<std::string, ScriptClass> out;
+  ScriptClass* current = nullptr;
+  while (!source.empty()) {
+    const std::size_t newline = source.find('\n');
+    const std::string_view line = source.substr(0, newline);
+    source = newline == std::string_view::npos ? std::string_view() : source.substr(newline + 1);
+    if (line.starts_with("class ")) {
+      const std::size_t paren = line.find('(');
+      const std::string_view name = line.substr(6, paren == std::string_view::npos ? std::string_view::npos : paren - 6);
+      current = &out[std::string(name.substr(0, name.find(':')))];
+      current->known = true;
+      current->module = line.find("(Module)") != std::string_view::npos;
+    } else if (current && (line.starts_with("  __parameters__ = [") || line.starts_with("  __buffers__ = ["))) {
+      add_listed_names(line, current->state);
+    } else if (!line.empty() && line.front() != ' ') {
+      current = nullptr;
+    }
+  }
+  return out;
+}
+
 class CheckpointReader {
  public:
   CheckpointReader(const RandomAccessFile& file, const std::filesystem::path& path, const HeaderLimits& limits)
@@ -143,6 +185,8 @@ class CheckpointReader {
   // its storage.
   void resolve_storages(const pickle::Tree& tree);
   const Storage& storage_of(Value pid, const std::string& tensor) const;
+  const ScriptClass& script_class(const std::string& qualified);
+  void walk_script_object(Value object, const std::string& name, int depth);
   void locate_legacy_storages(Value keys, std::uint64_t offset);
 
   const RandomAccessFile& file_;
@@ -152,6 +196,9 @@ class CheckpointReader {
   std::string pickle_name_ = "data.pkl";  // for messages
   std::string prefix_;  // "<archive>/"
   std::unordered_map<std::string, Storage> storages_;
+  std::unordered_map<std::string, std::unordered_map<std::string, ScriptClass>> code_files_;  // by record name
+  std::unordered_map<std::string, ScriptClass> classes_;  // by qualified name
+  std::uint64_t code_bytes_ = 0;
   std::uint64_t visits_ = 0;
   std::uint64_t max_visits_ = 0;
   std::uint64_t nodes_ = 0;
@@ -382,10 +429,83 @@ void CheckpointReader::walk(Value value, const std::string& name, int depth, boo
       break;
     }
     case Kind::object:  // a TorchScript module: its attributes, named as state_dict() names them
-      if (!value->items.empty()) walk(value->items[0], name, depth + 1, true);
+      walk_script_object(value, name, depth);
       break;
     default:
       break;  // numbers, strings, None: metadata beside the tensors (epoch, config), not weights
+  }
+}
+
+// The class's source is code/<qualifier as a path>.py of the archive (`__torch__.a.b.C`: class C
+// of code/__torch__/a/b.py), read once per file; a class whose source is not there is unknown.
+const ScriptClass& CheckpointReader::script_class(const std::string& qualified) {
+  const auto found = classes_.find(qualified);
+  if (found != classes_.end()) return found->second;
+  ScriptClass& cls = classes_[qualified];
+  const std::size_t dot = qualified.rfind('.');
+  if (dot == std::string::npos || !zip_) return cls;
+  std::string file = qualified.substr(0, dot);
+  std::replace(file.begin(), file.end(), '.', '/');
+  file = prefix_ + "code/" + file + ".py";
+  auto parsed = code_files_.find(file);
+  if (parsed == code_files_.end()) {
+    std::unordered_map<std::string, ScriptClass> classes;
+    if (const ZipRecord* record = zip_->find(file)) {
+      // Sources are a few kilobytes; all of them together are held to the archive's size + 64 MiB.
+      const std::uint64_t budget = file_.size() + (std::uint64_t{64} << 20);
+      if (record->uncompressed > budget - std::min(budget, code_bytes_))
+        fail(ErrorCode::unsupported, path_.string(), ": TorchScript sources inflate to more than ", budget, " bytes");
+      const auto bytes = read_record(file_, *record, budget - code_bytes_);
+      code_bytes_ += bytes.size();
+      classes = parse_script_classes(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    }
+    parsed = code_files_.emplace(file, std::move(classes)).first;
+  }
+  const auto it = parsed->second.find(qualified.substr(dot + 1));
+  if (it != parsed->second.end()) cls = it->second;
+  return cls;
+}
+
+// A TorchScript object's attributes as state_dict() sees them: a Module's parameters and buffers
+// are tensors, its other tensor attributes (silero VAD's `_state`, `_context`) are metadata, and
+// objects below it are walked by their own class. An object whose class source is missing keeps
+// every tensor attribute (nothing tells them apart).
+void CheckpointReader::walk_script_object(Value object, const std::string& name, int depth) {
+  if (object->items.empty()) return;
+  const Value state = object->items[0];
+  const ScriptClass& cls = script_class(object->text);
+  if (!cls.known || state->kind != Kind::dict) {
+    walk(state, name, depth + 1, true);
+    return;
+  }
+  if (!cls.module) {  // a TorchScript class, not a Module: state_dict() does not look inside
+    manifest_.metadata.push_back(MetaEntry{"torchscript.object_not_in_state_dict." + name, MetaValue{object->text}});
+    return;
+  }
+  for (const auto& [key, item] : state->entries) {
+    if (key->kind != Kind::string) continue;
+    const std::string path = name.empty() ? key->text : name + "." + key->text;
+    if (item->kind == Kind::object || cls.state.contains(key->text)) {
+      walk(item, path, depth + 1, true);
+    } else if (item->kind == Kind::call &&
+               (item->items[0]->text == kRebuildTensor || item->items[0]->text == kRebuildParameter)) {
+      std::string shape;
+      const Value args = item->items[1];
+      const Value tensor_args = item->items[0]->text == kRebuildParameter && !args->items.empty() &&
+                                        args->items[0]->kind == Kind::call
+                                    ? args->items[0]->items[1]
+                                    : args;
+      if (tensor_args->items.size() > 2 && tensor_args->items[2]->kind == Kind::tuple)
+        for (const Value d : tensor_args->items[2]->items)
+          shape += (shape.empty() ? "" : ",") + std::to_string(d->integer);
+      manifest_.metadata.push_back(MetaEntry{"torchscript.attribute_not_in_state_dict." + path,
+                                             MetaValue{"tensor [" + shape + "]"}});
+    } else if (item->kind == Kind::dict) {
+      manifest_.metadata.push_back(MetaEntry{"torchscript.attribute_not_in_state_dict." + path,
+                                             MetaValue{"dict of " + std::to_string(item->entries.size())}});
+    } else {
+      walk(item, path, depth + 1, true);  // a list (said in the metadata), or a number or string (skipped)
+    }
   }
 }
 
