@@ -609,7 +609,7 @@ bool detect(const ModelSource& source) {
   if (source.is_directory) return false;
   if (starts_with(source.head, std::string_view("PK\x03\x04", 4))) return true;
   if (legacy_magic_end(source.head)) return true;
-  return starts_with(source.head, std::string_view("\x80", 1)) && has_torch_extension(source.path);
+  return starts_with(source.head, std::string_view("\x80\x02", 2)) && has_torch_extension(source.path);
 }
 
 Manifest read(const ModelSource& source) {
