@@ -78,6 +78,7 @@ tied = torch.randn(4, 3)
 torch.save({'head': base[:10], 'grid': base[40:60].view(4, 5), 'a': tied, 'b': tied, 'n': 7},
            os.path.join(out, 'legacy_views.bin'), **legacy)
 torch.save({'w': torch.ones(2), 'x': System()}, os.path.join(out, 'legacy_system.pt'), **legacy)
+torch.save({'head': base[:10], 'a': tied}, os.path.join(out, 'legacy_protocol4.pt'), pickle_protocol=4, **legacy)
 
 # Not row-major: a transpose, Fortran order, a step slice, a permutation, a column slice; and a broadcast.
 import numpy as np
@@ -420,7 +421,7 @@ TEST_CASE("pytorch: strides that repeat elements (a broadcast) are a clear unsup
 }
 
 TEST_CASE("pytorch: legacy torch.save files (before 1.6) read as torch.load reads them, without running code") {
-  for (const char* name : {"legacy_dtypes.pt", "legacy_views.bin", "legacy_strided.pt"}) {
+  for (const char* name : {"legacy_dtypes.pt", "legacy_views.bin", "legacy_strided.pt", "legacy_protocol4.pt"}) {
     CAPTURE(name);
     check_against_torch(checkpoints() / name);
     const Manifest m = open_manifest(checkpoints() / name);
@@ -577,6 +578,16 @@ TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad reco
     test::write_file(dir / "missing.pt", build_zip(bad, false));
     CHECK(error_of(dir / "missing.pt", &message) == ErrorCode::bad_input);
     CHECK(message.find("is missing from the archive") != std::string::npos);
+  }
+  SUBCASE("a TorchScript class source whose deflate stream is corrupt") {
+    // An archive whose root object is `__torch__.M`: its source must be read to know its state_dict().
+    const std::string pickle("\x80\x02" "c__torch__\nM\n" ")\x81" "}b.", 20);
+    Record code{"m/code/__torch__.py", "\xff\xfe\x01garbage"};
+    code.method = 8;
+    test::write_file(dir / "m.pt", build_zip({Record{"m/data.pkl", pickle}, code}, false));
+    CHECK(error_of(dir / "m.pt", &message) == ErrorCode::bad_input);
+    CHECK(message.find("m/code/__torch__.py") != std::string::npos);
+    CHECK(message.find("corrupt deflate stream") != std::string::npos);
   }
   SUBCASE("a zip that is not a checkpoint") {
     test::write_file(dir / "other.zip", build_zip({Record{"readme.txt", "hello"}}, false));
