@@ -589,6 +589,13 @@ TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad reco
     CHECK(message.find("m/code/__torch__.py") != std::string::npos);
     CHECK(message.find("corrupt deflate stream") != std::string::npos);
   }
+  SUBCASE("BUILD on a plain dict or a list (Python's unpickler refuses both) is refused") {
+    for (const std::string& pickle : {std::string("\x80\x02}}b.", 6), std::string("\x80\x02]}b.", 6)}) {
+      test::write_file(dir / "b.pt", build_zip({Record{"b/data.pkl", pickle}}, false));
+      CHECK(error_of(dir / "b.pt", &message) == ErrorCode::bad_input);
+      CHECK(message.find("which has no attributes to set") != std::string::npos);
+    }
+  }
   SUBCASE("a zip that is not a checkpoint") {
     test::write_file(dir / "other.zip", build_zip({Record{"readme.txt", "hello"}}, false));
     CHECK(error_of(dir / "other.zip", &message) == ErrorCode::bad_input);
