@@ -803,3 +803,89 @@ TEST_CASE("onnx: lwload inspect --json reports pieces and encodings; exit 3 on b
   test::write_file(dir / "model.onnx", std::as_bytes(std::span(bad.bytes)));
   CHECK(test::run_command(std::string(exe) + " inspect " + (dir / "model.onnx").string() + " 2>/dev/null") == 3);
 }
+
+TEST_CASE("onnx: BOOL values above 1 in int32_data are True, as numpy_helper reads them") {
+  TempDir dir;
+  run_python(dir.path(), R"PY(
+import sys, onnx
+from onnx import helper, TensorProto as TP
+t = TP()
+t.name, t.data_type = 'b', TP.BOOL
+t.dims.extend([6])
+t.int32_data.extend([0, 1, 2, 256, -1, -2147483648])
+g = helper.make_graph([helper.make_node('Identity', ['b'], ['y'])], 'g', [], [helper.make_tensor_value_info('y', TP.BOOL, [6])], [t])
+onnx.save(helper.make_model(g), sys.argv[1])
+)PY", (dir / "bool.onnx").string());
+  const Manifest m = check_against_onnx(dir / "bool.onnx");
+  const auto bytes = tensor_bytes_of(m, *m.find("b"));
+  CHECK(hex(bytes) == "000101010101");
+}
+
+TEST_CASE("onnx: a repeated initializer name in one graph is refused, as the onnx checker refuses it") {
+  TempDir dir;
+  const Proto w = tensor_w(raw8());
+  const Proto model = Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, w).len(5, w));
+  expect_error(dir.path(), model, ErrorCode::bad_input, {"initializer name 'w' is not unique in its graph", "initializer #1"});
+  // onnx's own writer and checker: the checker refuses such a model, and so does lwload.
+  run_python(dir.path(), R"PY(
+import sys, onnx, numpy as np
+from onnx import helper, numpy_helper
+w = numpy_helper.from_array(np.ones(2, dtype=np.float32), 'w')
+m = helper.make_model(helper.make_graph([], 'g', [], [], [w, w]))
+try:
+    onnx.checker.check_model(m)
+    sys.exit('the checker accepted it')
+except onnx.checker.ValidationError as e:
+    assert 'w initializer name is not unique' in str(e), str(e)
+onnx.save(m, sys.argv[1])
+)PY", (dir / "dup.onnx").string());
+  const Error e = test::error_of([&] { open_manifest(dir / "dup.onnx"); });
+  CHECK(e.code() == ErrorCode::bad_input);
+  CHECK(std::string(e.what()).find("initializer name 'w' is not unique") != std::string::npos);
+  // A sparse initializer whose values share an initializer's name likewise.
+  const Proto sparse = Proto().len(1, tensor_w(raw8())).len(2, Proto().varint(1, 2).varint(2, 7).len(8, "i").len(9, std::string(16, '\0'))).varint(3, 4);
+  expect_error(dir.path(), Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, w).len(15, sparse)), ErrorCode::bad_input,
+               {"initializer name 'w' is not unique"});
+}
+
+TEST_CASE("onnx: an attribute whose type names another field than its value is refused") {
+  TempDir dir;
+  // Constant node 'c' whose `value` attribute holds a tensor (field t) but says type INT (2).
+  const Proto attribute = Proto().len(1, "value").len(5, tensor_w(raw8())).varint(20, 2);
+  const Proto node = Proto().len(2, "c").len(4, "Constant").len(5, attribute);
+  expect_error(dir.path(), Proto().varint(1, 8).len(7, Proto().len(1, node).len(2, "g")), ErrorCode::bad_input,
+               {"attribute 'value': field type is 2 but its value is in field t"});
+  // Two value fields in one attribute.
+  const Proto both = Proto().len(1, "value").len(5, tensor_w(raw8())).varint(3, 7).varint(20, 4);
+  expect_error(dir.path(), Proto().varint(1, 8).len(7, Proto().len(1, Proto().len(2, "c").len(4, "Constant").len(5, both)).len(2, "g")),
+               ErrorCode::bad_input, {"holds values in both t and i"});
+  // The agreeing attribute loads.
+  const Proto good = Proto().len(1, "value").len(5, tensor_w(raw8())).varint(20, 4);
+  const fs::path file = dir / "good.onnx";
+  const Proto model = Proto().varint(1, 8).len(7, Proto().len(1, Proto().len(2, "c").len(4, "Constant").len(5, good)).len(2, "g"));
+  test::write_file(file, std::as_bytes(std::span(model.bytes)));
+  CHECK(open_manifest(file).find("c") != nullptr);
+}
+
+TEST_CASE("onnx: a folder holding one model of any name with its external data opens; two models are named") {
+  TempDir dir;
+  fs::create_directories(dir / "net");
+  run_python(dir.path(), R"PY(
+import sys, onnx, numpy as np
+from onnx import helper, numpy_helper
+w = numpy_helper.from_array(np.arange(4096, dtype=np.float32), 'w')
+g = helper.make_graph([helper.make_node('Identity', ['w'], ['y'])], 'g', [], [helper.make_tensor_value_info('y', 1, [4096])], [w])
+onnx.save(helper.make_model(g), sys.argv[1] + '/silero.onnx', save_as_external_data=True, location='silero.onnx.data', size_threshold=0)
+)PY", (dir / "net").string());
+  const Manifest m = open_manifest(dir / "net");
+  CHECK(m.format == "onnx");
+  CHECK(m.files.size() == 2);
+  CHECK(m.find("w")->bytes == 4096 * 4);
+  std::string out;
+  CHECK(test::run_lwload("inspect " + (dir / "net").string(), &out) == 0);
+  CHECK(out.find("w ") != std::string::npos);
+  fs::copy_file(dir / "net" / "silero.onnx", dir / "net" / "other.onnx");
+  const Error e = test::error_of([&] { open_manifest(dir / "net"); });
+  CHECK(e.code() == ErrorCode::bad_input);
+  CHECK(std::string(e.what()).find("2 ONNX models (other.onnx, silero.onnx)") != std::string::npos);
+}

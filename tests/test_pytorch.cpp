@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "formats/encoded.hpp"
 #include "lwload/error.hpp"
+#include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"
 #include "support/test_support.hpp"
 
@@ -68,6 +70,48 @@ class Eval:
     def __reduce__(self): return (builtins.eval, ("open(%r, 'w')" % os.path.join(out, 'ran-eval'),))
 torch.save({'w': torch.ones(2), 'x': System()}, os.path.join(out, 'system.pt'))
 torch.save({'w': torch.ones(2), 'x': Eval()}, os.path.join(out, 'eval.pt'))
+
+# Legacy (before 1.6) files: every dtype, views and tied storages, and one that asks to run code.
+legacy = dict(_use_new_zipfile_serialization=False)
+torch.save(sd, os.path.join(out, 'legacy_dtypes.pt'), **legacy)
+tied = torch.randn(4, 3)
+torch.save({'head': base[:10], 'grid': base[40:60].view(4, 5), 'a': tied, 'b': tied, 'n': 7},
+           os.path.join(out, 'legacy_views.bin'), **legacy)
+torch.save({'w': torch.ones(2), 'x': System()}, os.path.join(out, 'legacy_system.pt'), **legacy)
+torch.save({'head': base[:10], 'a': tied}, os.path.join(out, 'legacy_protocol4.pt'), pickle_protocol=4, **legacy)
+
+# Not row-major: a transpose, Fortran order, a step slice, a permutation, a column slice; and a broadcast.
+import numpy as np
+strided = {'t': torch.randn(3, 4).t(), 'fortran': torch.from_numpy(np.asfortranarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4))),
+           'step': torch.arange(20, dtype=torch.int16)[::3], 'perm': torch.randn(2, 3, 4, 5).permute(2, 0, 3, 1),
+           'col': torch.randn(5, 6, dtype=torch.float64)[:, 2:4], 'plain': torch.arange(6)}
+torch.save(strided, os.path.join(out, 'strided.pt'))
+torch.save(strided, os.path.join(out, 'legacy_strided.pt'), **legacy)
+torch.save({'e': torch.ones(1).expand(4)}, os.path.join(out, 'broadcast.pt'))
+
+# One storage key under two storage types: torch.load keeps the first.
+import zipfile
+def patch_pickle(src, dst, old, new):
+    zin, zout = zipfile.ZipFile(src), zipfile.ZipFile(dst, 'w')
+    for info in zin.infolist():
+        data = zin.read(info.filename)
+        if info.filename.endswith('/data.pkl'):
+            assert data.count(old) == 1
+            data = data.replace(old, new)
+        zout.writestr(info, data)
+    zout.close()
+torch.save({'a': torch.arange(3, dtype=torch.float32), 'b': torch.arange(3, dtype=torch.int32) + 7},
+           os.path.join(out, 'twotypes_src.pt'))
+patch_pickle(os.path.join(out, 'twotypes_src.pt'), os.path.join(out, 'twotypes.pt'), b'X\x01\x00\x00\x001', b'X\x01\x00\x00\x000')
+
+# BUILD onto a rebuilt tensor: torch.load hands the state to Tensor.__setstate__ (set_: another storage).
+import collections
+class Rebuilt:
+    def __reduce_ex__(self, proto):
+        first, second = torch.zeros(3), torch.ones(3)
+        return (torch._utils._rebuild_tensor_v2, (first.storage(), 0, (3,), (1,), False, collections.OrderedDict()),
+                (second.storage(), 0, (3,), (1,)))
+torch.save({'w': Rebuilt()}, os.path.join(out, 'build.pt'))
 )PY";
 
 // One line per tensor of torch.load(argv[1]): name dtype dims(comma) hex-bytes. Nested names join
@@ -131,13 +175,17 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return out.empty() ? "-" : out;
 }
 
+// The tensor's bytes as a device gets them (an encoded tensor decoded, as the loader does).
 std::vector<std::byte> tensor_data(const Manifest& m, const TensorInfo& t) {
   std::vector<std::byte> bytes;
   for (const Piece& p : t.pieces) {
     const auto part = test::read_range(m.files[p.file], p.offset, p.length);
     bytes.insert(bytes.end(), part.begin(), part.end());
   }
-  return bytes;
+  if (t.encoding == Encoding::raw) return bytes;
+  std::vector<std::byte> decoded(t.bytes);
+  formats::decode_tensor(t, bytes, decoded, m.files[0]);
+  return decoded;
 }
 
 // The manifest matches torch.load tensor for tensor: names, dtypes, shapes and bytes.
@@ -337,11 +385,106 @@ TEST_CASE("pytorch: nested containers name tensors by their path; other values a
   CHECK(m.tensors.size() == 6);
 }
 
-TEST_CASE("pytorch: a non-contiguous tensor is a clear unsupported error naming it") {
+TEST_CASE("pytorch: non-contiguous tensors load row-major, as torch.load(...).contiguous() gives them") {
+  check_against_torch(checkpoints() / "transpose.pt");
+  check_against_torch(checkpoints() / "strided.pt");
+  const Manifest m = open_manifest(checkpoints() / "strided.pt");
+  CHECK(m.find("t")->encoding == Encoding::strided);
+  CHECK(m.find("fortran")->encoding == Encoding::strided);
+  CHECK(m.find("plain")->encoding == Encoding::raw);
+  CHECK(*m.find("perm")->strides == std::vector<std::int64_t>{5, 60, 1, 20});
+  // Loaded through the real loader, on each path that copies: never zero_copy, and the device holds
+  // what torch gives; verify agrees.
+  const auto device = open_device("host");
+  for (const Placement force : {Placement::direct, Placement::staged}) {
+    LoadOptions options;
+    options.plan.force = force;
+    const Weights w = load(m, *device, options);
+    CHECK(test::check_against_reference(checkpoints() / "strided.pt", "pytorch", m, w) == m.tensors.size());
+    CHECK(verify(w).tensors == m.tensors.size());
+  }
+  const Weights w = load(m, *device);
+  for (std::size_t i = 0; i < m.tensors.size(); ++i) {
+    CAPTURE(m.tensors[i].name);
+    if (m.tensors[i].encoding == Encoding::strided) {
+      CHECK(w.plan().tensors[i].placement != Placement::zero_copy);
+      CHECK(w.plan().tensors[i].reason.find("strided") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("pytorch: strides that repeat elements (a broadcast) are a clear unsupported error naming the tensor") {
   std::string message;
-  CHECK(error_of(checkpoints() / "transpose.pt", &message) == ErrorCode::unsupported);
-  CHECK(message.find("tensor 't'") != std::string::npos);
-  CHECK(message.find("not contiguous") != std::string::npos);
+  CHECK(error_of(checkpoints() / "broadcast.pt", &message) == ErrorCode::unsupported);
+  CHECK(message.find("tensor 'e'") != std::string::npos);
+  CHECK(message.find("overlap or repeat") != std::string::npos);
+}
+
+TEST_CASE("pytorch: legacy torch.save files (before 1.6) read as torch.load reads them, without running code") {
+  for (const char* name : {"legacy_dtypes.pt", "legacy_views.bin", "legacy_strided.pt", "legacy_protocol4.pt"}) {
+    CAPTURE(name);
+    check_against_torch(checkpoints() / name);
+    const Manifest m = open_manifest(checkpoints() / name);
+    CHECK(std::any_of(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "pytorch.serialization"; }));
+    if (m.find("empty")) continue;  // the reference check wants every tensor loaded (an empty one is skipped)
+    const Weights w = load(m, *open_device("host"));
+    CHECK(test::check_against_reference(checkpoints() / name, "pytorch", m, w) == m.tensors.size());
+  }
+  const Manifest views = open_manifest(checkpoints() / "legacy_views.bin");
+  CHECK(views.find("a")->pieces[0].offset == views.find("b")->pieces[0].offset);  // one storage, two tensors
+  std::string message;
+  CHECK(error_of(checkpoints() / "legacy_system.pt", &message) == ErrorCode::bad_input);
+  CHECK(message.find("refuses global 'posix.system'") != std::string::npos);
+  CHECK_FALSE(fs::exists(checkpoints() / "ran-system"));
+
+  // Cut anywhere — in the pickles, in the key list, in a storage's count or bytes — it is bad input.
+  TempDir dir;
+  const auto bytes = test::read_file(checkpoints() / "legacy_views.bin");
+  for (std::size_t cut : {std::size_t{20}, std::size_t{300}, bytes.size() / 2, bytes.size() - 90, bytes.size() - 1}) {
+    CAPTURE(cut);
+    test::write_file(dir / "cut.pt", std::span(bytes).first(cut));
+    CHECK(error_of(dir / "cut.pt", &message) == ErrorCode::bad_input);
+    CHECK(message.find("cut.pt") != std::string::npos);
+  }
+}
+
+TEST_CASE("pytorch: one storage key under two storage types takes the first, as torch.load does") {
+  check_against_torch(checkpoints() / "twotypes.pt");
+  const Manifest m = open_manifest(checkpoints() / "twotypes.pt");
+  CHECK(m.find("b")->dtype == DType::F32);  // written as an IntStorage, read as the FloatStorage named first
+  CHECK(m.find("b")->pieces[0].offset == m.find("a")->pieces[0].offset);
+}
+
+TEST_CASE("pytorch: BUILD state on a rebuilt tensor (torch.load would swap its storage) is refused, naming it") {
+  // torch.load gives the second storage's ones, not the rebuilt zeros: the file says two things.
+  std::string out;
+  REQUIRE(test::run_command(str(test::kPython, " -c \"import torch,sys; print(torch.load(sys.argv[1])['w'].tolist())\" ",
+                                (checkpoints() / "build.pt").string()), &out) == 0);
+  CHECK(out.find("[1.0, 1.0, 1.0]") != std::string::npos);
+  std::string message;
+  CHECK(error_of(checkpoints() / "build.pt", &message) == ErrorCode::bad_input);
+  CHECK(message.find("BUILD sets state on the result of torch._utils._rebuild_tensor_v2") != std::string::npos);
+}
+
+TEST_CASE("pytorch: two zip end records are refused as ambiguous; bytes after the end record are not") {
+  TempDir dir;
+  const auto bytes = test::read_file(checkpoints() / "views.pt");
+  REQUIRE(bytes.size() > 22);
+  const std::vector<std::byte> end(bytes.end() - 22, bytes.end());
+  REQUIRE(std::to_integer<int>(end[0]) == 0x50);
+  // The original end record's comment now covers a second end record appended after it.
+  auto two = bytes;
+  two[two.size() - 2] = std::byte{22};
+  two.insert(two.end(), end.begin(), end.end());
+  test::write_file(dir / "two.pt", two);
+  std::string message;
+  CHECK(error_of(dir / "two.pt", &message) == ErrorCode::bad_input);
+  CHECK(message.find("two zip end of central directory records") != std::string::npos);
+  // Junk after the end record: torch's reader (miniz) finds the last end record all the same.
+  auto junk = bytes;
+  test::put_bytes(junk, "trailing bytes");
+  test::write_file(dir / "junk.pt", junk);
+  check_against_torch(dir / "junk.pt");
 }
 
 TEST_CASE("pytorch: a checkpoint that names os.system or builtins.eval is refused and nothing runs") {
@@ -391,6 +534,14 @@ TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad reco
     for (std::size_t i = 0; i < m.tensors.size(); ++i)
       CHECK(tensor_data(m, m.tensors[i]) == tensor_data(original, original.tensors[i]));
   }
+  SUBCASE("a ZIP64 locator is followed whatever the end record's own fields say, as miniz does") {
+    auto bytes = build_zip(records, true);
+    // The 32-bit end record now names an empty directory at offset 0; torch's reader (miniz) and
+    // Python's zipfile take the ZIP64 record the locator names instead.
+    for (std::size_t at = bytes.size() - 22 + 8; at < bytes.size() - 2; ++at) bytes[at] = std::byte{0};
+    test::write_file(dir / "locator.pt", bytes);
+    check_against_torch(dir / "locator.pt");
+  }
   SUBCASE("a record past the end of the file") {
     auto bad = records;
     bad.back().claimed_size = 1 << 20;
@@ -427,6 +578,23 @@ TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad reco
     test::write_file(dir / "missing.pt", build_zip(bad, false));
     CHECK(error_of(dir / "missing.pt", &message) == ErrorCode::bad_input);
     CHECK(message.find("is missing from the archive") != std::string::npos);
+  }
+  SUBCASE("a TorchScript class source whose deflate stream is corrupt") {
+    // An archive whose root object is `__torch__.M`: its source must be read to know its state_dict().
+    const std::string pickle("\x80\x02" "c__torch__\nM\n" ")\x81" "}b.", 20);
+    Record code{"m/code/__torch__.py", "\xff\xfe\x01garbage"};
+    code.method = 8;
+    test::write_file(dir / "m.pt", build_zip({Record{"m/data.pkl", pickle}, code}, false));
+    CHECK(error_of(dir / "m.pt", &message) == ErrorCode::bad_input);
+    CHECK(message.find("m/code/__torch__.py") != std::string::npos);
+    CHECK(message.find("corrupt deflate stream") != std::string::npos);
+  }
+  SUBCASE("BUILD on a plain dict or a list (Python's unpickler refuses both) is refused") {
+    for (const std::string& pickle : {std::string("\x80\x02}}b.", 6), std::string("\x80\x02]}b.", 6)}) {
+      test::write_file(dir / "b.pt", build_zip({Record{"b/data.pkl", pickle}}, false));
+      CHECK(error_of(dir / "b.pt", &message) == ErrorCode::bad_input);
+      CHECK(message.find("which has no attributes to set") != std::string::npos);
+    }
   }
   SUBCASE("a zip that is not a checkpoint") {
     test::write_file(dir / "other.zip", build_zip({Record{"readme.txt", "hello"}}, false));
@@ -514,4 +682,50 @@ for name, m in models.items():
   CHECK(std::any_of(lstm.metadata.begin(), lstm.metadata.end(), [](const MetaEntry& e) {
     return e.key == "torchscript.list_attribute_not_loaded._flat_weights";
   }));
+}
+
+TEST_CASE("pytorch: TorchScript tensor attributes that state_dict() leaves out are metadata, not tensors") {
+  // As silero VAD keeps its recurrent state: plain tensor attributes beside parameters and buffers,
+  // at the top and in a submodule, and a Linear without bias (a mangled class of its own).
+  TempDir dir;
+  const std::string script = R"PY(
+import sys, torch
+class Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 3)
+        self.nobias = torch.nn.Linear(3, 3, bias=False)
+        self._context = torch.zeros(1, 5)
+    def forward(self, x):
+        return self.nobias(self.lin(x)) + self._context.sum()
+class Vad(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.register_buffer('buf', torch.ones(2))
+        self._state = torch.zeros(2, 1, 64)
+    def forward(self, x):
+        return self.inner(x) + self._state.sum() + self.buf.sum()
+m = torch.jit.script(Vad())
+torch.jit.save(m, sys.argv[1])
+print(' '.join(sorted(m.state_dict().keys())))
+)PY";
+  test::write_file(dir / "write.py", std::string_view(script));
+  std::string keys;
+  REQUIRE(test::run_command(str(test::kPython, " ", (dir / "write.py").string(), " ", (dir / "vad.pt").string()), &keys) == 0);
+  CHECK(keys.find("_state") == std::string::npos);  // torch's own word
+  const Manifest m = open_manifest(dir / "vad.pt");
+  std::string names;
+  std::vector<std::string> sorted;
+  for (const TensorInfo& t : m.tensors) sorted.push_back(t.name);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& n : sorted) names += (names.empty() ? "" : " ") + n;
+  CHECK(names + "\n" == keys);
+  const auto said = [&](std::string_view key) {
+    return std::any_of(m.metadata.begin(), m.metadata.end(), [&](const MetaEntry& e) { return e.key == key; });
+  };
+  CHECK(said("torchscript.attribute_not_in_state_dict._state"));
+  CHECK(said("torchscript.attribute_not_in_state_dict.inner._context"));
+  const Weights w = load(m, *open_device("host"));
+  CHECK(test::check_against_reference(dir / "vad.pt", "pytorch", m, w) == m.tensors.size());
 }

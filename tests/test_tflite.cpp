@@ -919,3 +919,106 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     CHECK(test::run_command(std::string(exe) + " inspect '" + path.string() + "' 2>/dev/null") == 3);
   }
 }
+
+TEST_CASE("a tensor table stored inside a large buffer's data is refused, never read as zeros") {
+  // flatc reads the table's real bytes (INT32, buffer 2); a snapshot without the buffer's data would
+  // read zeros (FLOAT32, no buffer: no tensor at all). lwload refuses the two readings.
+  TempDir dir;
+  ModelSpec spec;
+  spec.buffers.push_back(BufferSpec{std::vector<std::uint8_t>(8192, 0x11)});
+  spec.buffers.push_back(BufferSpec{{1, 0, 0, 0}});
+  spec.subgraphs.push_back({"main", {{"w", 2, {}, 2}}});
+  auto bytes = build_tflite(spec);
+  auto* base = reinterpret_cast<std::uint8_t*>(bytes.data());
+  const auto* model = tfl::GetModel(base);
+  auto* payload = const_cast<std::uint8_t*>(model->buffers()->Get(1)->data()->Data());
+  auto* slot = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(model->subgraphs()->Get(0)->tensors()->Data()));
+  // A Tensor of scalar fields only (type INT32, buffer 2): its vtable, then the table, 64 bytes in.
+  std::uint8_t* vtable = payload + 64;
+  const std::uint16_t vt[5] = {10, 12, 0, 8, 4};  // vtable size, table size, shape (absent), type, buffer
+  std::memcpy(vtable, vt, sizeof vt);
+  std::uint8_t* table = vtable + 12;
+  const std::int32_t soffset = 12;
+  const std::uint32_t buffer = 2;
+  std::memcpy(table, &soffset, 4);
+  std::memcpy(table + 4, &buffer, 4);
+  table[8] = 2;  // INT32
+  const auto relative = static_cast<std::uint32_t>(table - slot);
+  std::memcpy(slot, &relative, 4);
+  // The real reading, through the generated code over the whole file.
+  flatbuffers::Verifier verifier(base, bytes.size());
+  REQUIRE(tfl::VerifyModelBuffer(verifier));
+  const auto* tensor = tfl::GetModel(base)->subgraphs()->Get(0)->tensors()->Get(0);
+  REQUIRE(tensor->type() == tfl::TensorType_INT32);
+  REQUIRE(tensor->buffer() == 2);
+  const fs::path path = dir / "inside.tflite";
+  test::write_file(path, bytes);
+  const Error e = error_of([&] { open_manifest(path); });
+  CHECK(e.code() == ErrorCode::bad_input);
+  INFO(std::string(e.what()));
+  CHECK(contains(e.what(), "the flatbuffer's Tensor at offset"));
+  CHECK(contains(e.what(), "lies inside the data of a buffer"));
+}
+
+TEST_CASE("a quantization table stored inside a large buffer's data is refused") {
+  TempDir dir;
+  ModelSpec spec;
+  spec.buffers.push_back(BufferSpec{std::vector<std::uint8_t>(8192, 0)});
+  spec.buffers.push_back(BufferSpec{{1, 2, 3, 4}});
+  spec.subgraphs.push_back({"main", {{"q", 9, {4}, 2, 0, {0.5f}, {0}}}});
+  auto bytes = build_tflite(spec);
+  auto* base = reinterpret_cast<std::uint8_t*>(bytes.data());
+  const auto* model = tfl::GetModel(base);
+  auto* payload = const_cast<std::uint8_t*>(model->buffers()->Get(1)->data()->Data());
+  const auto* tensor = model->subgraphs()->Get(0)->tensors()->Get(0);
+  // Move the scale vector (one float, 0.5) into the payload and point the table at it.
+  const auto* q = tensor->quantization();
+  auto* field = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(q) +
+                                          static_cast<const flatbuffers::Table*>(static_cast<const void*>(q))->GetOptionalFieldOffset(tfl::QuantizationParameters::VT_SCALE));
+  std::uint8_t* vector = payload + 128;
+  const std::uint32_t count = 1;
+  const float half = 0.5f;
+  std::memcpy(vector, &count, 4);
+  std::memcpy(vector + 4, &half, 4);
+  const auto relative = static_cast<std::uint32_t>(vector - field);
+  std::memcpy(field, &relative, 4);
+  flatbuffers::Verifier verifier(base, bytes.size());
+  REQUIRE(tfl::VerifyModelBuffer(verifier));
+  REQUIRE(tfl::GetModel(base)->subgraphs()->Get(0)->tensors()->Get(0)->quantization()->scale()->Get(0) == 0.5f);
+  const fs::path path = dir / "scale_inside.tflite";
+  test::write_file(path, bytes);
+  const Error e = error_of([&] { open_manifest(path); });
+  CHECK(e.code() == ErrorCode::bad_input);
+  INFO(std::string(e.what()));
+  CHECK(contains(e.what(), "QuantizationParameters.scale"));
+}
+
+TEST_CASE("TFLite Micro's rank-1 per-channel bias (quantized_dimension 3) loads with axis 0, said in the metadata") {
+  // As TOCO wrote person_detect.tflite: a bias of 3 channels, 3 scales, quantized_dimension 3.
+  TempDir dir;
+  ModelSpec spec;
+  spec.buffers.push_back(BufferSpec{pattern(12, 1)});
+  spec.buffers.push_back(BufferSpec{pattern(4 * 3 * 3 * 2, 2)});
+  spec.subgraphs.push_back({"main", {{"bias", 2, {3}, 1, 0, {0.5f, 0.25f, 0.125f}, {0, 0, 0}, 3},
+                                     {"filter", 9, {4, 3, 3, 2}, 2, 0, {0.5f, 0.25f}, {0, 0}, 3}}});
+  const fs::path path = dir / "micro.tflite";
+  test::write_file(path, build_tflite(spec));
+  const Manifest m = open_manifest(path);
+  const TensorInfo* bias = m.find("bias");
+  REQUIRE(bias);
+  REQUIRE(bias->quantization);
+  CHECK(bias->quantization->axis == 0);
+  CHECK(bias->quantization->scale == std::vector<double>{0.5, 0.25, 0.125});
+  const MetaValue* said = metadata(m, "tflite.quantized_dimension_taken_as_0.bias");
+  REQUIRE(said);
+  CHECK(std::get<std::int64_t>(said->value) == 3);
+  CHECK(m.find("filter")->quantization->axis == 3);  // in range: as written
+  CHECK_FALSE(metadata(m, "tflite.quantized_dimension_taken_as_0.filter"));
+  // A rank-1 tensor whose scale count is not its length is still refused.
+  ModelSpec wrong;
+  wrong.buffers.push_back(BufferSpec{pattern(16, 1)});
+  wrong.subgraphs.push_back({"main", {{"bias", 2, {4}, 1, 0, {0.5f, 0.25f, 0.125f}, {}, 3}}});
+  const Error e = error_of_model(dir, wrong);
+  CHECK(e.code() == ErrorCode::bad_input);
+  CHECK(contains(e.what(), "quantized_dimension"));
+}

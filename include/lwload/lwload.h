@@ -87,7 +87,8 @@ typedef struct lwload_tensor_info {
                             is in): the model file, a shard or an external data file; NULL for a
                             tensor without bytes */
   const char* encoding;  /* how the file stores it: "raw" (the bytes themselves), "onnx_varint" or
-                            "onnx_fixed" (typed fields, converted at load), "sparse" (densified at load) */
+                            "onnx_fixed" (typed fields, converted at load), "sparse" (densified at load),
+                            "strided" (not row-major in the file: copied row-major at load) */
   uint64_t flags;        /* LWLOAD_TENSOR_* bits */
 } lwload_tensor_info;
 /* lwload_tensor_info::flags: stored sparse (TFLite/Circle). Unless the manifest was opened with

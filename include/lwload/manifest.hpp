@@ -34,6 +34,9 @@ enum class Encoding : std::uint8_t {
                 // fixed32/fixed64 element each
   sparse,       // a sparse tensor densified (OpenOptions::densify): `pieces` are its stored values,
                 // `sparsity` says where each goes in the dense `shape`; elements not stored are 0
+  strided,      // elements not in row-major order in the file (a saved transpose, a Fortran-ordered
+                // array): `pieces` span them, `strides` says where each is (element (i0, i1, ...)
+                // at element sum(ik × strides[k]) of the span); loaded row-major, copied on the host
 };
 LWLOAD_API std::string_view encoding_name(Encoding encoding) noexcept;
 
@@ -96,6 +99,9 @@ struct TensorInfo {
   // Set when the format stores the tensor sparse: without OpenOptions::densify, `bytes` and
   // `pieces` are the stored values only (not dtype x shape) and the device gets those.
   std::shared_ptr<const Sparsity> sparsity = {};
+  // Encoding::strided: one stride per dimension, in elements, none negative, no two elements at
+  // one place.
+  std::shared_ptr<const std::vector<std::int64_t>> strides = {};
 };
 
 // A file open_manifest read, kept open with what it was then.

@@ -6,8 +6,45 @@
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
 
+#include <string>
+#include <utility>
+
 using lwload::capi::guarded;
 using lwload::capi::require;
+
+namespace {
+
+// The C API hands names out as C strings, which end at the first NUL: "a\0b" would read as "a" —
+// another tensor's name, or one lwload_weights_find and "only" reach in place of the real one.
+// Such a model is refused when opened through the C API, naming the tensor (the C++ API, whose
+// names are std::string, reads it as it is).
+lwload_manifest* c_manifest(lwload::Manifest manifest) {
+  for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
+    const std::string& name = manifest.tensors[i].name;
+    const auto nul = name.find('\0');
+    if (nul == std::string::npos) continue;
+    std::string shown;
+    for (const char c : name) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u >= 0x20 && u < 0x7f) {
+        shown += c;
+      } else {
+        static constexpr char kHex[] = "0123456789abcdef";
+        shown += "\\x";
+        shown += kHex[u >> 4];
+        shown += kHex[u & 15];
+      }
+    }
+    const auto& file = manifest.tensors[i].pieces.empty() ? manifest.files.front()
+                                                         : manifest.files.at(manifest.tensors[i].pieces[0].file);
+    lwload::fail(lwload::ErrorCode::bad_input, file.string(), ": tensor #", i, " '", shown,
+                 "': its name holds a NUL byte (at ", nul, "); as a C string it would read as '",
+                 shown.substr(0, nul), "', so the C API refuses the model");
+  }
+  return new lwload_manifest{std::move(manifest)};
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -26,7 +63,7 @@ lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, c
 lwload_manifest* lwload_manifest_open_with(const char* path, const lwload_open_options* o, lwload_error** err) {
   return guarded(err, static_cast<lwload_manifest*>(nullptr), [&] {
     require(path, "lwload_manifest_open", "path");
-    return new lwload_manifest{lwload::open_manifest(path, o ? o->options : lwload::OpenOptions{})};
+    return c_manifest(lwload::open_manifest(path, o ? o->options : lwload::OpenOptions{}));
   });
 }
 
@@ -35,7 +72,7 @@ lwload_manifest* lwload_manifest_open_fd(int fd, uint64_t offset, uint64_t lengt
   return guarded(err, static_cast<lwload_manifest*>(nullptr), [&] {
     lwload::OpenOptions options = o ? o->options : lwload::OpenOptions{};
     if (format) options.format = format;
-    return new lwload_manifest{lwload::open_manifest_fd(fd, offset, length, options)};
+    return c_manifest(lwload::open_manifest_fd(fd, offset, length, options));
   });
 }
 
@@ -45,7 +82,7 @@ lwload_manifest* lwload_manifest_open_memory(const void* data, size_t size, cons
     if (size != 0) require(data, "lwload_manifest_open_memory", "data");
     lwload::OpenOptions options = o ? o->options : lwload::OpenOptions{};
     if (format) options.format = format;
-    return new lwload_manifest{lwload::open_manifest_memory({static_cast<const std::byte*>(data), size}, options)};
+    return c_manifest(lwload::open_manifest_memory({static_cast<const std::byte*>(data), size}, options));
   });
 }
 

@@ -11,6 +11,7 @@ std::string_view encoding_name(Encoding encoding) noexcept {
     case Encoding::onnx_varint: return "onnx_varint";
     case Encoding::onnx_fixed: return "onnx_fixed";
     case Encoding::sparse: return "sparse";
+    case Encoding::strided: return "strided";
   }
   return "?";
 }

@@ -22,5 +22,7 @@ void decode_onnx_fields(const TensorInfo& tensor, std::span<const std::byte> enc
                         const std::filesystem::path& file);  // onnx_decode.cpp
 void densify(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
              const std::filesystem::path& file);  // sparse_decode.cpp
+void restride(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
+              const std::filesystem::path& file);  // decode.cpp: Encoding::strided, row-major
 
 }  // namespace lwload::formats

@@ -20,6 +20,7 @@
 //   - STRING tensors → dtype STRING, no pieces (not device-loadable).
 // An initializer without any data is an error unless its shape has zero elements (then it is an
 // empty tensor with no pieces): ONNX has no "uninitialised" initializer.
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <memory>
@@ -228,6 +229,13 @@ class OnnxScan {
       source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
                        kMaxGraphDepth, " deep");
     std::uint64_t nodes = 0, initializers = 0, sparse = 0;
+    // The onnx checker refuses a graph whose initializers and sparse_initializers repeat a name.
+    std::unordered_set<std::string> initializer_names;
+    const auto unique_initializer = [&](const std::string& name, const std::string& context) {
+      if (!initializer_names.insert(name).second)
+        fail(ErrorCode::bad_input, file_.string(), ": ", context, ": initializer name '", name,
+             "' is not unique in its graph (the onnx checker refuses it; which one a runtime uses is undefined)");
+    };
     while (graph.next()) {
       const std::uint32_t number = graph.field().number;
       if (number == onnx::graph_field::node) {
@@ -236,14 +244,15 @@ class OnnxScan {
                   depth, where);
       } else if (number == onnx::graph_field::initializer) {
         graph.expect(WireType::length_delimited, "initializer");
-        scan_initializer(graph.nested(graph.context() + " initializer #" + std::to_string(initializers++),
-                                      onnx::tensor_field_name),
-                         {}, depth == 1 ? std::string() : "initializer of " + where);
+        const std::string context = graph.context() + " initializer #" + std::to_string(initializers++);
+        unique_initializer(scan_initializer(graph.nested(context, onnx::tensor_field_name), {},
+                                            depth == 1 ? std::string() : "initializer of " + where),
+                           context);
       } else if (number == onnx::graph_field::sparse_initializer) {
         graph.expect(WireType::length_delimited, "sparse_initializer");
-        scan_sparse(graph.nested(graph.context() + " sparse_initializer #" + std::to_string(sparse++),
-                                 onnx::sparse_field_name),
-                    {}, "sparse_initializer of " + where);
+        const std::string context = graph.context() + " sparse_initializer #" + std::to_string(sparse++);
+        unique_initializer(scan_sparse(graph.nested(context, onnx::sparse_field_name), {}, "sparse_initializer of " + where),
+                           context);
       }
     }
   }
@@ -332,10 +341,25 @@ class OnnxScan {
     namespace af = onnx::attribute_field;
     std::string name;
     std::vector<DataAttribute> found;
+    std::optional<std::uint64_t> type;
+    std::uint64_t type_offset = 0;
+    std::vector<std::uint32_t> value_fields;  // the value fields present (the checker's "used fields")
+    const auto used = [&](std::uint32_t number) {
+      if (std::find(value_fields.begin(), value_fields.end(), number) == value_fields.end()) value_fields.push_back(number);
+    };
     while (attribute.next()) {
       const Field& f = attribute.field();
+      // Repeated scalars written packed count when they hold an element (an empty run is no value).
+      const bool has_value = !((f.number == af::floats || f.number == af::ints) &&
+                               f.wire == WireType::length_delimited && f.length == 0);
+      if (af::attribute_type_for(f.number) != 0 && has_value) used(f.number);
       switch (f.number) {
         case af::name: name = attribute.read_string("name", kMaxName); break;
+        case af::type:
+          attribute.expect(WireType::varint, "type");
+          type = f.value;
+          type_offset = f.tag_offset;
+          break;
         case af::g:
         case af::graphs:
           attribute.expect(WireType::length_delimited, f.number == af::g ? "g" : "graphs");
@@ -356,9 +380,20 @@ class OnnxScan {
         case af::i:
         case af::floats:
         case af::ints: found.push_back({{}, f.number, f.wire, f.value_offset, f.end, f.tag_offset, f.end}); break;
-        default: break;  // type, doc_string, ref_attr_name, type_protos: no data
+        default: break;  // doc_string, ref_attr_name, tp, type_protos: no data
       }
     }
+    // The onnx checker: at most one value field, and `type` (when present) names it. Readers
+    // (onnx.helper.get_attribute_value, the runtimes) choose the field by `type`, so a mismatch
+    // would have lwload load a value the model does not use.
+    if (value_fields.size() > 1)
+      source_->fail_at(attribute.begin(), label, ": attribute '", name, "' holds values in both ",
+                       onnx::attribute_field_name(value_fields[0]), " and ", onnx::attribute_field_name(value_fields[1]),
+                       " (the onnx checker allows one)");
+    if (type && !value_fields.empty() && *type != af::attribute_type_for(value_fields[0]))
+      source_->fail_at(type_offset, label, ": attribute '", name, "': field type is ", *type, " but its value is in field ",
+                       onnx::attribute_field_name(value_fields[0]), " (type ", af::attribute_type_for(value_fields[0]),
+                       "); ONNX reads the field its type names, the onnx checker refuses the mismatch");
     // Only a Constant's scalars and lists are weights; a Conv's `pads` are not. scan_node decides,
     // so keep them all here, merged per attribute (repeated unpacked elements come one field each).
     for (DataAttribute& a : found) {
@@ -455,7 +490,8 @@ class OnnxScan {
   }
 
   // SparseTensorProto: values and indices are ordinary TensorProtos; the dense shape is metadata.
-  void scan_sparse(MessageScanner sparse, std::optional<std::string> name, const std::string& origin) {
+  // Returns the sparse tensor's name (its values' name, before renaming).
+  std::string scan_sparse(MessageScanner sparse, std::optional<std::string> name, const std::string& origin) {
     std::optional<std::pair<std::uint64_t, std::uint64_t>> values, indices;
     std::vector<std::int64_t> dims;
     while (sparse.next()) {
@@ -474,7 +510,7 @@ class OnnxScan {
       source_->fail_at(sparse.begin(), sparse.context(), ": a sparse tensor without ", values ? "indices" : "values");
     // The sparse tensor's name is its values' name (onnx.proto), unless a Constant names it.
     const std::size_t first = manifest_.tensors.size();
-    scan_initializer(MessageScanner(*source_, values->first, values->second, sparse.context() + " values",
+    const std::string values_name = scan_initializer(MessageScanner(*source_, values->first, values->second, sparse.context() + " values",
                                     onnx::tensor_field_name),
                      name ? std::optional<std::string>(*name + ".values") : std::nullopt, origin + " (values)");
     TensorInfo& v = manifest_.tensors[first];
@@ -486,6 +522,7 @@ class OnnxScan {
     std::string shape;
     for (std::int64_t d : dims) shape += (shape.empty() ? "" : ",") + std::to_string(d);
     meta("sparse." + base + ".dims", "[" + shape + "]");
+    return name ? *name : values_name;
   }
 
   // A name not used before in this model: repeats (two If branches both naming a Constant "c")
@@ -506,7 +543,8 @@ class OnnxScan {
 
   // A TensorProto: an initializer, or a constant attribute's value (`name` then overrides the
   // TensorProto's own name, which such values often lack).
-  void scan_initializer(MessageScanner tensor, std::optional<std::string> name = {}, std::string origin = {}) {
+  // Returns the tensor's own name (before renaming).
+  std::string scan_initializer(MessageScanner tensor, std::optional<std::string> name = {}, std::string origin = {}) {
     TensorFields t;
     t.where = tensor.context();
     while (tensor.next()) {
@@ -562,6 +600,7 @@ class OnnxScan {
     TensorInfo info = make_tensor(t);
     info.origin = std::move(origin);
     admit(std::move(info), t.name, t.where);
+    return t.name;
   }
 
   void add_typed(MessageScanner& tensor, TensorFields& t) {
@@ -797,16 +836,32 @@ bool looks_like_model_proto(std::span<const std::byte> head, bool onnx_extension
   return onnx_extension || (ir_version_first && fields >= 2);
 }
 
+// A folder's model: model.onnx, or else its one *.onnx file (external data beside it).
+std::vector<std::filesystem::path> folder_models(FileSystem& fs, const std::filesystem::path& dir) {
+  const auto standard = dir / kFolderModel;
+  if (fs.exists(standard) && !fs.is_directory(standard)) return {standard};
+  std::vector<std::filesystem::path> out;
+  for (const std::filesystem::path& entry : fs.list(dir))
+    if (entry.extension() == ".onnx" && !fs.is_directory(entry)) out.push_back(entry);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool detect(const ModelSource& source) {
-  if (source.is_directory) {
-    const auto file = source.path / kFolderModel;
-    return source.fs.exists(file) && !source.fs.is_directory(file);
-  }
+  if (source.is_directory) return !folder_models(source.fs, source.path).empty();
   return looks_like_model_proto(source.head, source.path.extension() == ".onnx");
 }
 
 Manifest read(const ModelSource& source) {
-  return OnnxScan(source.fs, source.is_directory ? source.path / kFolderModel : source.path, source.limits).run();
+  if (!source.is_directory) return OnnxScan(source.fs, source.path, source.limits).run();
+  const auto models = folder_models(source.fs, source.path);
+  if (models.size() != 1) {
+    std::string names;
+    for (const auto& m : models) names += (names.empty() ? "" : ", ") + m.filename().string();
+    fail(ErrorCode::bad_input, source.path.string(), ": the folder holds ", models.size(), " ONNX models (", names,
+         "); open one of them by name");
+  }
+  return OnnxScan(source.fs, models.front(), source.limits).run();
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 //   onnx_varint — int32_data (INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16/BFLOAT16/FLOAT8 bit
 //                 patterns), int64_data (INT64), uint64_data (UINT64, UINT32): one varint per
 //                 element, truncated to the element width (int32_data sign-extends negatives to
-//                 10-byte varints; truncation restores two's complement);
+//                 10-byte varints; truncation restores two's complement); BOOL is 1 for any
+//                 non-zero int32, as numpy_helper.to_array reads it;
 //   onnx_fixed  — float_data / double_data with some element written unpacked: little-endian
 //                 4- or 8-byte values copied as they are (COMPLEX64/128 are pairs of them).
 #include <cstring>
@@ -102,6 +103,9 @@ class FieldDecoder {
 
   void store(std::uint64_t value) {
     if (out_.size() - written_ < width_) too_many();
+    // BOOL in int32_data: onnx's numpy_helper reads the int32 and casts it to bool (any non-zero is
+    // True); a bare low byte would turn 256 into False and 2 into a byte that is not a bool.
+    if (tensor_.dtype == DType::BOOL) value = static_cast<std::uint32_t>(value) != 0 ? 1 : 0;
     std::memcpy(out_.data() + written_, &value, width_);  // little-endian host: low bytes first
     written_ += width_;
   }

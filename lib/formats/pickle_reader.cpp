@@ -34,12 +34,14 @@ std::string_view kind_name(Node::Kind kind) noexcept {
 
 namespace {
 
+struct NeedMore {};  // unpickle_prefix: the data ended before the pickle did
+
 class Machine {
  public:
   Machine(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
-          const Options& options)
+          const Options& options, bool partial = false)
       : data_(data), file_(file), what_(what), options_(options),
-        budget_(kMemoryFloor + kMemoryPerByte * data.size()) {}
+        budget_(kMemoryFloor + kMemoryPerByte * data.size()), partial_(partial) {}
 
   Tree run();
 
@@ -49,7 +51,10 @@ class Machine {
     fail(ErrorCode::bad_input, file_.string(), ": ", what_, " at offset ", op_offset_, ": ", parts...);
   }
   const std::byte* take(std::uint64_t n) {
-    if (n > data_.size() - pos_) bad("opcode argument of ", n, " bytes runs past the end of the pickle");
+    if (n > data_.size() - pos_) {
+      if (partial_) throw NeedMore{};
+      bad("opcode argument of ", n, " bytes runs past the end of the pickle");
+    }
     const std::byte* p = data_.data() + pos_;
     pos_ += n;
     return p;
@@ -64,7 +69,10 @@ class Machine {
   std::string line() {
     const std::size_t start = pos_;
     while (pos_ < data_.size() && data_[pos_] != std::byte{'\n'}) ++pos_;
-    if (pos_ == data_.size()) bad("GLOBAL argument has no terminating newline");
+    if (pos_ == data_.size()) {
+      if (partial_) throw NeedMore{};
+      bad("GLOBAL argument has no terminating newline");
+    }
     std::string out(reinterpret_cast<const char*>(data_.data() + start), pos_ - start);
     ++pos_;
     return out;
@@ -163,6 +171,8 @@ class Machine {
   std::array<Value, 256> small_ints_{};
   std::uint64_t budget_;
   std::uint64_t used_ = 0;
+  bool partial_ = false;
+  std::vector<Value> persistent_;
 
   Value make(Node::Kind kind) {
     charge(sizeof(Node));
@@ -186,7 +196,9 @@ Value Machine::reduce(Value callee, Value args) {
   if (args->kind != Node::Kind::tuple) bad("REDUCE arguments are a ", kind_name(args->kind), ", not a tuple");
   if (options_.is_dict_type && options_.is_dict_type(callee->text)) {
     if (!args->items.empty()) bad(callee->text, "() with arguments is not supported");
-    return make(Node::Kind::dict);
+    Value dict = make(Node::Kind::dict);
+    dict->text = callee->text;  // BUILD may give it attributes (OrderedDict's _metadata)
+    return dict;
   }
   Value call = make(Node::Kind::call);
   call->items = {std::move(callee), std::move(args)};
@@ -237,7 +249,7 @@ Tree Machine::run() {
       case 0x95: (void)arg<std::uint64_t>(); break;  // FRAME: a hint for buffered readers
       case '.': {  // STOP
         if (stack_.size() != 1 || !marks_.empty()) bad("STOP with ", stack_.size(), " values on the stack");
-        return Tree{std::move(arena_), stack_.back()};
+        return Tree{std::move(arena_), stack_.back(), std::move(persistent_), pos_};
       }
       case '(': charge(sizeof(std::size_t)), marks_.push_back(stack_.size()); break;  // MARK
       case '}': push(make(Node::Kind::dict)); break;
@@ -335,6 +347,8 @@ Tree Machine::run() {
       case 'Q': {  // BINPERSID: torch's storage references
         Value p = make(Node::Kind::persistent);
         p->items = {pop()};
+        charge(sizeof(Value));
+        persistent_.push_back(p);
         push(std::move(p));
         break;
       }
@@ -344,12 +358,21 @@ Tree Machine::run() {
         push(reduce(std::move(callee), std::move(args)));
         break;
       }
-      case 'b': {  // BUILD: a record's state is kept; any other (OrderedDict's _metadata) is dropped
+      case 'b': {  // BUILD: a record's state is kept, an OrderedDict's attributes (_metadata) dropped
         Value state = pop();
         Value target = top();
         if (target->kind == Node::Kind::object) {
           if (!target->items.empty()) bad("BUILD gives object '", target->text, "' a second state");
           target->items.push_back(std::move(state));
+        } else if (target->kind == Node::Kind::call) {
+          // torch.load would hand the state to Tensor.__setstate__, which replaces the storage,
+          // offset, size and stride _rebuild_tensor_v2 gave: two readings of one tensor.
+          bad("BUILD sets state on the result of ", target->items[0]->text,
+              " (torch.load would apply it with __setstate__, replacing what the call built); lwload refuses "
+              "a tensor described twice");
+        } else if (target->kind != Node::Kind::dict || target->text.empty()) {
+          bad("BUILD on a ", kind_name(target->kind),
+              ", which has no attributes to set (Python's unpickler refuses it too)");
         }
         break;
       }
@@ -377,6 +400,7 @@ Tree Machine::run() {
     }
   }
   op_offset_ = pos_;
+  if (partial_) throw NeedMore{};
   bad("the pickle ends without STOP (truncated?)");
 }
 
@@ -385,6 +409,15 @@ Tree Machine::run() {
 Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
                const Options& options) {
   return Machine(data, file, what, options).run();
+}
+
+std::optional<Tree> unpickle_prefix(std::span<const std::byte> data, const std::filesystem::path& file,
+                                    std::string_view what, const Options& options) {
+  try {
+    return Machine(data, file, what, options, true).run();
+  } catch (const NeedMore&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace lwload::formats::pickle

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,6 +56,11 @@ struct Options {
 struct Tree {
   std::deque<Node> arena;  // a deque: nodes never move
   Value root = nullptr;
+  // Every BINPERSID's node, in the order the stream made them (a reader that resolves persistent
+  // ids as it meets them, as Python's unpickler does, sees them in this order), including those of
+  // values later dropped or replaced.
+  std::vector<Value> persistent;
+  std::size_t end = 0;  // the offset just past STOP
 };
 
 // The memory an unpickling may use: kMemoryPerByte bytes per pickle byte plus kMemoryFloor. Each
@@ -63,6 +69,10 @@ struct Tree {
 inline constexpr std::uint64_t kMemoryPerByte = 8;
 inline constexpr std::uint64_t kMemoryFloor = std::uint64_t{64} << 20;
 
+// BUILD keeps the state of an object (NEWOBJ) and drops that of a dict made by an is_dict_type
+// global (OrderedDict's `_metadata`); on anything else — a rebuilt tensor, whose state
+// Tensor.__setstate__ would apply by replacing its storage, a plain dict or a list, which Python
+// cannot build — it is refused, naming the target.
 // Interprets `data` (the bytes of `what` inside `file`, for messages) up to STOP and returns the
 // top of the stack. Throws Error(bad_input) naming the file, `what`, the opcode's offset and the
 // problem — including "refuses global 'os.system'" and a pickle past its memory budget. Immutable
@@ -70,5 +80,11 @@ inline constexpr std::uint64_t kMemoryFloor = std::uint64_t{64} << 20;
 // are hashed, so SETITEMS costs constant time per item.
 Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
                const Options& options);
+
+// The same for a pickle followed by other bytes (legacy torch.save: several pickles in a row, then
+// raw storage bytes): `data` may end before the pickle does, and then the answer is nullopt (read
+// more and call again) instead of an error. Tree::end says where the next thing starts.
+std::optional<Tree> unpickle_prefix(std::span<const std::byte> data, const std::filesystem::path& file,
+                                    std::string_view what, const Options& options);
 
 }  // namespace lwload::formats::pickle

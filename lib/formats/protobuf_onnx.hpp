@@ -37,7 +37,28 @@ inline constexpr std::uint32_t values = 1, indices = 2, dims = 3;
 }
 namespace attribute_field {
 inline constexpr std::uint32_t name = 1, f = 2, i = 3, s = 4, t = 5, g = 6, floats = 7, ints = 8, strings = 9,
-                               tensors = 10, graphs = 11, sparse_tensor = 22, sparse_tensors = 23;
+                               tensors = 10, graphs = 11, sparse_tensor = 22, sparse_tensors = 23, tp = 14,
+                               type_protos = 15, type = 20;
+// AttributeProto.AttributeType: the value `type` must have for each value field (the checker's rule).
+inline constexpr std::uint64_t attribute_type_for(std::uint32_t field) noexcept {
+  switch (field) {
+    case f: return 1;
+    case i: return 2;
+    case s: return 3;
+    case t: return 4;
+    case g: return 5;
+    case floats: return 6;
+    case ints: return 7;
+    case strings: return 8;
+    case tensors: return 9;
+    case graphs: return 10;
+    case sparse_tensor: return 11;
+    case sparse_tensors: return 12;
+    case tp: return 13;
+    case type_protos: return 14;
+    default: return 0;
+  }
+}
 }
 namespace tensor_field {
 inline constexpr std::uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5,
@@ -120,6 +141,9 @@ inline std::string_view attribute_field_name(std::uint32_t number) noexcept {
     case attribute_field::graphs: return "graphs";
     case attribute_field::sparse_tensor: return "sparse_tensor";
     case attribute_field::sparse_tensors: return "sparse_tensors";
+    case attribute_field::tp: return "tp";
+    case attribute_field::type_protos: return "type_protos";
+    case attribute_field::type: return "type";
     default: return "";
   }
 }

@@ -18,7 +18,9 @@
 //
 // Only the tables are read: a snapshot of the file without its large Buffer.data payloads (found by
 // a bounds-checked pre-walk of Model.buffers) is read with pread into anonymous memory, and the
-// FlatBuffers Verifier and the walk run on it. Nothing maps the file, so a file truncated while
+// FlatBuffers Verifier and the walk run on it. A table, vector or string that lies inside a
+// payload left out would read as zeros there, so such a file is refused (tflite_tables.cpp): what
+// lwload reports is always what flatc reads. Nothing maps the file, so a file truncated while
 // it is inspected is an error, never a SIGBUS.
 #include <flatbuffers/flatbuffers.h>
 
@@ -70,7 +72,7 @@ std::string printable(std::span<const std::byte> bytes) {
 
 // Buffer.data payloads at least this large are not read: a model's weights are in them, and the
 // reader needs only their offsets and lengths. Smaller ones (Model.metadata text) are read.
-constexpr std::uint64_t kSkippedPayload = 4096;
+constexpr std::uint64_t kSkippedPayload = kUnreadPayload;
 
 // A little-endian scalar at `offset` of the file, or nullopt past `limit` (the pre-walk below must
 // survive any bytes: what it finds only decides what is skipped; the Verifier judges the copy).
@@ -168,6 +170,7 @@ class FlatbufferBytes {
     for (const auto& [begin, end] : skip.payloads) {
       if (begin < at) continue;  // overlapping payloads (shared or hostile): read what is not yet read
       read_to(begin);
+      if (begin < length_ && end > begin) unread_.emplace_back(begin, std::min(end, length_));
       at = std::max(at, end);
     }
     read_to(length_);
@@ -180,8 +183,11 @@ class FlatbufferBytes {
   std::span<const std::uint8_t> as_uint8() const noexcept {
     return {reinterpret_cast<const std::uint8_t*>(base_), static_cast<std::size_t>(length_)};
   }
+  // What was left unread (zeros in the snapshot), sorted and disjoint.
+  std::span<const std::pair<std::uint64_t, std::uint64_t>> unread() const noexcept { return unread_; }
 
  private:
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> unread_;
   std::uint64_t length_ = 0;
   std::byte* base_ = nullptr;
 };
@@ -213,7 +219,7 @@ Manifest read(const ModelSource& source) {
          printable(bytes.subspan(kIdentifierOffset, kIdentifierLength)),
          "' is neither TFL3 (TFLite) nor CIR0 (Circle)");
   }
-  return read_tflite_flatbuffer(TfliteInput{source, size, flatbuffer.as_uint8()}, flavor);
+  return read_tflite_flatbuffer(TfliteInput{source, size, flatbuffer.as_uint8(), flatbuffer.unread()}, flavor);
 }
 
 }  // namespace

@@ -132,6 +132,7 @@ class ModelReader {
 
   Manifest read() {
     verify();
+    check_tables_outside_payloads(input_, S::flavor);
     model_ = flatbuffers::GetRoot<Model>(base_);
     manifest_.format = std::string(S::format);
     manifest_.files.push_back(file_);
@@ -443,6 +444,28 @@ class ModelReader {
                                            const std::vector<std::int64_t>& shape) {
     const auto* q = tensor.quantization();
     if (!q || !q->scale() || q->scale()->size() == 0) return nullptr;
+    // TFLite Micro reads per-channel scales of a rank-1 tensor (a bias) along its only dimension
+    // whatever quantized_dimension says (TOCO wrote 3, the filter's channel axis, in
+    // person_detect.tflite); LiteRT refuses it. lwload accepts what Micro runs, reports axis 0,
+    // and says so in the metadata.
+    if (shape.size() == 1 && q->scale()->size() > 1 && q->quantized_dimension() >= 1 &&
+        static_cast<std::int64_t>(q->scale()->size()) == shape[0]) {
+      auto& micro = micro_quantizations_[q];
+      if (!micro) {
+        Quantization out;
+        out.scheme = "tflite";
+        for (const float scale : *q->scale()) out.scale.push_back(scale);
+        if (const auto* zero_points = q->zero_point())
+          for (const std::int64_t z : *zero_points) out.zero_point.push_back(z);
+        if (!out.zero_point.empty() && out.zero_point.size() != out.scale.size())
+          fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.zero_point has ",
+               out.zero_point.size(), " entries but quantization.scale has ", out.scale.size());
+        micro = std::make_shared<const Quantization>(std::move(out));
+      }
+      manifest_.metadata.push_back(MetaEntry{"tflite.quantized_dimension_taken_as_0." + name,
+                                             MetaValue{std::int64_t{q->quantized_dimension()}}});
+      return micro;
+    }
     auto& cached = quantizations_[q];
     if (!cached) cached = read_quantization(*q, name, shape);
     else if (cached->scale.size() > 1) check_channels(*cached, name, shape);
@@ -493,7 +516,8 @@ class ModelReader {
     if (!verifier.template VerifyBuffer<Model>(nullptr))
       fail(ErrorCode::bad_input, file_.string(), ": the ", S::format,
            " flatbuffer fails verification: a table, vector or string lies outside its first ", size,
-           " bytes, is misaligned, or nests too deep");
+           " bytes, is misaligned, or nests too deep",
+           input_.unread.empty() ? "" : " (or lies inside a buffer's data, which is not read to find tables)");
   }
 
   void measure_extent() {
@@ -563,6 +587,7 @@ class ModelReader {
   std::optional<std::unordered_map<std::uint32_t, const fb::tflite::ExternalBuffer*>> external_by_id_;
   std::vector<std::optional<GroupFile>> group_files_;
   std::unordered_map<const void*, std::shared_ptr<const Quantization>> quantizations_;
+  std::unordered_map<const void*, std::shared_ptr<const Quantization>> micro_quantizations_;  // axis taken as 0
   struct SparseOwner {
     DType dtype{};
     std::vector<std::int64_t> shape;

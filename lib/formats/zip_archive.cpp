@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
@@ -34,7 +37,11 @@ struct Directory {
   std::uint64_t size = 0;
 };
 
-// The end record is the last 22 bytes unless a comment follows it: scan back for its signature.
+// The end record, found as PyTorchStreamReader's miniz (mz_zip_reader_locate_header_sig) and
+// Python's zipfile find it: the last end signature in the final 64 KiB + 22 bytes with a whole
+// record after it. A second signature earlier whose comment length reaches exactly the file's
+// end is what a reader trusting comment lengths would take: two readers, two central
+// directories, so that is refused as ambiguous, naming both offsets.
 std::uint64_t find_end_record(const RandomAccessFile& file) {
   const std::uint64_t size = file.size();
   if (size < kEndBytes)
@@ -43,13 +50,21 @@ std::uint64_t find_end_record(const RandomAccessFile& file) {
   const std::uint64_t window = std::min(size, kEndBytes + kMaxComment);
   std::vector<std::byte> tail(static_cast<std::size_t>(window));
   file.read_exact(size - window, tail, "zip end of central directory");
+  std::optional<std::uint64_t> last, exact;
   for (std::uint64_t i = window - kEndBytes + 1; i-- > 0;) {
     if (load_le<std::uint32_t>(tail.data() + i) != kEndSignature) continue;
     const std::uint16_t comment = load_le<std::uint16_t>(tail.data() + i + 20);
-    if (i + kEndBytes + comment == window) return size - window + i;
+    if (!last) last = i;
+    else if (!exact && i + kEndBytes + comment == window) exact = i;
   }
-  fail(ErrorCode::bad_input, file.path().string(),
-       ": no zip end of central directory record in the last ", window, " bytes (truncated archive?)");
+  if (!last)
+    fail(ErrorCode::bad_input, file.path().string(),
+         ": no zip end of central directory record in the last ", window, " bytes (truncated archive?)");
+  if (exact)
+    fail(ErrorCode::bad_input, file.path().string(), ": two zip end of central directory records, at offsets ",
+         size - window + *exact, " (its comment reaches the end of the file) and ", size - window + *last,
+         " (the last, which torch's reader takes): readers disagree on the central directory");
+  return size - window + *last;
 }
 
 Directory read_directory(HeaderReader& in, std::uint64_t end_offset) {
@@ -64,16 +79,24 @@ Directory read_directory(HeaderReader& in, std::uint64_t end_offset) {
   if (disk != 0 || cd_disk != 0)
     fail(ErrorCode::unsupported, in.file().path().string(), ": multi-disk zip archives are not supported");
   const bool zip64 = dir.entries == 0xFFFF || dir.size == 0xFFFFFFFF || dir.offset == 0xFFFFFFFF;
-  if (!zip64 || end_offset < kLocatorBytes) return dir;
-
-  in.seek(end_offset - kLocatorBytes, "ZIP64 end locator");
-  if (in.u32("ZIP64 end locator signature") != kZip64LocatorSignature)
-    in.fail_at(end_offset - kLocatorBytes, "ZIP64 end locator", "missing although the end record needs it");
-  in.skip(4, "ZIP64 end locator");
+  // miniz takes the ZIP64 record whenever its locator precedes the end record, saturated fields
+  // or not; so does lwload, or the two would read different directories.
+  bool has_locator = false;
+  if (end_offset >= kLocatorBytes) {
+    in.seek(end_offset - kLocatorBytes, "ZIP64 end locator");
+    has_locator = in.u32("ZIP64 end locator signature") == kZip64LocatorSignature;
+  }
+  if (!has_locator) {
+    if (zip64) in.fail_at(end_offset, "ZIP64 end locator", "missing although the end record needs it");
+    return dir;
+  }
+  in.seek(end_offset - kLocatorBytes + 8, "ZIP64 end locator");
   const std::uint64_t record = in.u64("ZIP64 end record offset");
   in.seek(record, "ZIP64 end record");
-  if (in.u32("ZIP64 end record signature") != kZip64EndSignature)
+  if (in.u32("ZIP64 end record signature") != kZip64EndSignature) {
+    if (!zip64) return dir;  // miniz ignores a locator without its record
     in.fail_at(record, "ZIP64 end record", "signature not found at the offset its locator names");
+  }
   in.skip(8 + 2 + 2 + 4 + 4 + 8, "ZIP64 end record");  // size, versions, disks, entries on this disk
   dir.entries = in.u64("ZIP64 end record entry count");
   dir.size = in.u64("ZIP64 end record directory size");
@@ -143,6 +166,8 @@ ZipArchive::ZipArchive(const RandomAccessFile& file) {
     if (flags & kEncryptedFlag)
       fail(ErrorCode::unsupported, path.string(), ": ", what, " is encrypted; lwload maps stored records only");
     record.stored = method == kStored;
+    record.method = method;
+    record.uncompressed = size;
     if (record.stored && compressed != size)
       in.fail_at(entry, what, "stored record has compressed size ", compressed, " != size ", size);
     if (!by_name_.emplace(record.name, records_.size()).second) in.fail_at(entry, what, "the name appears twice");
@@ -162,6 +187,199 @@ ZipArchive::ZipArchive(const RandomAccessFile& file) {
     check_extent(path, what + " data", record.data_offset, record.size, file_size);
     records_.push_back(std::move(record));
   }
+}
+
+namespace {
+
+// RFC 1951 inflate, after Mark Adler's puff.c: canonical Huffman codes decoded a bit at a time.
+class Inflater {
+ public:
+  Inflater(std::span<const std::byte> in, std::uint64_t limit, const std::string& what)
+      : in_(in), limit_(limit), what_(what) {}
+
+  std::vector<std::byte> run() {
+    bool last = false;
+    do {
+      last = bits(1) != 0;
+      switch (bits(2)) {
+        case 0: stored(); break;
+        case 1: fixed(); break;
+        case 2: dynamic(); break;
+        default: bad("block type 3");
+      }
+    } while (!last);
+    return std::move(out_);
+  }
+
+ private:
+  struct Huffman {
+    std::array<std::uint16_t, 16> count{};
+    std::array<std::uint16_t, 288> symbol{};
+  };
+
+  [[noreturn]] void bad(std::string_view why) const {
+    fail(ErrorCode::bad_input, what_, ": corrupt deflate stream (", why, ")");
+  }
+  unsigned bits(unsigned need) {
+    std::uint32_t value = buffer_;
+    while (count_ < need) {
+      if (pos_ == in_.size()) bad("it ends early");
+      value |= std::uint32_t{std::to_integer<std::uint8_t>(in_[pos_++])} << count_;
+      count_ += 8;
+    }
+    buffer_ = value >> need;
+    count_ -= need;
+    return value & ((std::uint32_t{1} << need) - 1);
+  }
+  void put(std::byte b) {
+    if (out_.size() >= limit_) bad("it inflates past the size its directory entry gives");
+    out_.push_back(b);
+  }
+  void stored() {
+    buffer_ = 0;
+    count_ = 0;
+    if (in_.size() - pos_ < 4) bad("a stored block ends early");
+    const unsigned length = std::to_integer<unsigned>(in_[pos_]) | std::to_integer<unsigned>(in_[pos_ + 1]) << 8;
+    const unsigned check = std::to_integer<unsigned>(in_[pos_ + 2]) | std::to_integer<unsigned>(in_[pos_ + 3]) << 8;
+    pos_ += 4;
+    if (length != (~check & 0xffffu)) bad("a stored block's length check");
+    if (in_.size() - pos_ < length) bad("a stored block ends early");
+    for (unsigned i = 0; i < length; ++i) put(in_[pos_++]);
+  }
+  int decode(const Huffman& h) {
+    int code = 0, first = 0, index = 0;
+    for (int length = 1; length <= 15; ++length) {
+      code |= static_cast<int>(bits(1));
+      const int count = h.count[static_cast<std::size_t>(length)];
+      if (code - count < first) return h.symbol[static_cast<std::size_t>(index + (code - first))];
+      index += count;
+      first += count;
+      first <<= 1;
+      code <<= 1;
+    }
+    bad("a code not in its table");
+  }
+  // Builds the decoding table from code lengths; returns 0 for a complete code, > 0 incomplete,
+  // < 0 over-subscribed.
+  static int construct(Huffman& h, const std::uint16_t* length, int n) {
+    h.count.fill(0);
+    for (int s = 0; s < n; ++s) ++h.count[length[s]];
+    if (h.count[0] == n) return 0;
+    int left = 1;
+    for (int len = 1; len <= 15; ++len) {
+      left <<= 1;
+      left -= h.count[static_cast<std::size_t>(len)];
+      if (left < 0) return left;
+    }
+    std::array<std::uint16_t, 16> offsets{};
+    for (std::size_t len = 1; len < 15; ++len) offsets[len + 1] = static_cast<std::uint16_t>(offsets[len] + h.count[len]);
+    for (int s = 0; s < n; ++s)
+      if (length[s] != 0) h.symbol[offsets[length[s]]++] = static_cast<std::uint16_t>(s);
+    return left;
+  }
+  void codes(const Huffman& lengths, const Huffman& distances) {
+    static constexpr std::uint16_t kBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                                31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+    static constexpr std::uint8_t kExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                                2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+    static constexpr std::uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,    25,
+                                                    33,   49,   65,   97,   129,  193,   257,   385,   513,   769,
+                                                    1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+    static constexpr std::uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                                    6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+    for (;;) {
+      int symbol = decode(lengths);
+      if (symbol < 256) {
+        put(static_cast<std::byte>(symbol));
+        continue;
+      }
+      if (symbol == 256) return;
+      symbol -= 257;
+      if (symbol >= 29) bad("a length symbol past 285");
+      const unsigned length = kBase[symbol] + bits(kExtra[symbol]);
+      symbol = decode(distances);
+      if (symbol >= 30) bad("a distance symbol past 29");
+      const std::uint64_t distance = kDistBase[symbol] + bits(kDistExtra[symbol]);
+      if (distance > out_.size()) bad("a distance before the start");
+      for (unsigned i = 0; i < length; ++i) put(out_[out_.size() - distance]);
+    }
+  }
+  void fixed() {
+    if (!fixed_built_) {
+      std::array<std::uint16_t, 288> length{};
+      for (std::size_t s = 0; s < 288; ++s) length[s] = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
+      construct(fixed_lengths_, length.data(), 288);
+      std::array<std::uint16_t, 30> distance;
+      distance.fill(5);
+      construct(fixed_distances_, distance.data(), 30);
+      fixed_built_ = true;
+    }
+    codes(fixed_lengths_, fixed_distances_);
+  }
+  void dynamic() {
+    static constexpr std::uint8_t kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    const int nlen = static_cast<int>(bits(5)) + 257, ndist = static_cast<int>(bits(5)) + 1;
+    const int ncode = static_cast<int>(bits(4)) + 4;
+    if (nlen > 286 || ndist > 30) bad("too many length or distance codes");
+    std::array<std::uint16_t, 320> lengths{};
+    for (int i = 0; i < ncode; ++i) lengths[kOrder[i]] = static_cast<std::uint16_t>(bits(3));
+    Huffman lencode, distcode;
+    if (construct(lencode, lengths.data(), 19) != 0) bad("an incomplete code length code");
+    int index = 0;
+    while (index < nlen + ndist) {
+      int symbol = decode(lencode);
+      if (symbol < 16) {
+        lengths[static_cast<std::size_t>(index++)] = static_cast<std::uint16_t>(symbol);
+        continue;
+      }
+      std::uint16_t length = 0;
+      if (symbol == 16) {
+        if (index == 0) bad("a repeat with nothing before it");
+        length = lengths[static_cast<std::size_t>(index - 1)];
+        symbol = 3 + static_cast<int>(bits(2));
+      } else if (symbol == 17) {
+        symbol = 3 + static_cast<int>(bits(3));
+      } else {
+        symbol = 11 + static_cast<int>(bits(7));
+      }
+      if (index + symbol > nlen + ndist) bad("too many lengths");
+      while (symbol-- > 0) lengths[static_cast<std::size_t>(index++)] = length;
+    }
+    if (lengths[256] == 0) bad("no end-of-block code");
+    int err = construct(lencode, lengths.data(), nlen);
+    if (err < 0 || (err > 0 && nlen != lencode.count[0] + lencode.count[1])) bad("an incomplete literal/length code");
+    err = construct(distcode, lengths.data() + nlen, ndist);
+    if (err < 0 || (err > 0 && ndist != distcode.count[0] + distcode.count[1])) bad("an incomplete distance code");
+    codes(lencode, distcode);
+  }
+
+  std::span<const std::byte> in_;
+  std::uint64_t limit_;
+  const std::string& what_;
+  std::size_t pos_ = 0;
+  std::uint32_t buffer_ = 0;
+  unsigned count_ = 0;
+  std::vector<std::byte> out_;
+  bool fixed_built_ = false;
+  Huffman fixed_lengths_, fixed_distances_;
+};
+
+}  // namespace
+
+std::vector<std::byte> read_record(const RandomAccessFile& file, const ZipRecord& record, std::uint64_t limit) {
+  const std::string what = file.path().string() + ": zip record '" + record.name + "'";
+  if (record.method != kStored && record.method != 8)
+    fail(ErrorCode::unsupported, what, ": compression method ", record.method, " (lwload reads stored and deflated records)");
+  if (record.uncompressed > limit || record.size > limit)
+    fail(ErrorCode::unsupported, what, ": ", std::max(record.uncompressed, record.size), " bytes exceed lwload's limit of ",
+         limit, " bytes for it");
+  std::vector<std::byte> bytes(static_cast<std::size_t>(record.size));
+  file.read_exact(record.data_offset, bytes, "zip record '" + record.name + "'");
+  if (record.method == kStored) return bytes;
+  auto out = Inflater(bytes, record.uncompressed, what).run();
+  if (out.size() != record.uncompressed)
+    fail(ErrorCode::bad_input, what, ": inflates to ", out.size(), " bytes, its directory entry says ", record.uncompressed);
+  return out;
 }
 
 const ZipRecord* ZipArchive::find(std::string_view name) const noexcept {

@@ -23,7 +23,16 @@ struct ZipRecord {
   // False for a compressed record (TorchScript's code/ and debug records): listed, never readable
   // in place; a reader that needs one refuses it by name.
   bool stored = true;
+  std::uint16_t method = 0;        // 0 stored, 8 deflate, ...
+  std::uint64_t uncompressed = 0;  // the directory's uncompressed size
 };
+
+// The bytes of `record`, stored or deflated (TorchScript's code/ records), at most `limit` of
+// them: Error(bad_input) for a corrupt stream or one whose length disagrees with the directory,
+// Error(unsupported) for another method or a record past `limit`. A small inflater of its own
+// (RFC 1951, as zlib's puff.c): lwload links no compression library for the few kilobytes of
+// source it reads.
+std::vector<std::byte> read_record(const RandomAccessFile& file, const ZipRecord& record, std::uint64_t limit);
 
 class ZipArchive {
  public:

@@ -579,6 +579,37 @@ static void check_consume(const char* path) {
   lwload_device_free(host);
 }
 
+/* A tensor named "a\0b" beside one named "a": as C strings both read "a", so lwload_weights_find("a")
+ * could reach the wrong one. The C API refuses the model, naming the tensor, from a path and from
+ * memory alike. */
+static void check_nul_names(const char* scratch) {
+  static const char header[] = "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                               "\"a\\u0000b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[2,4]}}";
+  const uint64_t length = sizeof header - 1;
+  unsigned char file[sizeof header - 1 + 8 + 4];
+  for (int i = 0; i < 8; ++i) file[i] = (unsigned char)(length >> (8 * i));
+  memcpy(file + 8, header, length);
+  memcpy(file + 8 + length, "\x01\x02\x03\x04", 4);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/nul.safetensors", scratch);
+  FILE* out = fopen(path, "wb");
+  CHECK(out != NULL);
+  if (!out) return;
+  CHECK(fwrite(file, 1, sizeof file, out) == sizeof file);
+  fclose(out);
+  lwload_error* err = NULL;
+  CHECK(lwload_manifest_open(path, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_BAD_INPUT);
+  CHECK(strstr(lwload_error_message(err), "nul.safetensors") != NULL);
+  CHECK(strstr(lwload_error_message(err), "tensor #1 'a\\x00b'") != NULL);
+  CHECK(strstr(lwload_error_message(err), "NUL byte") != NULL);
+  lwload_error_free(err);
+  err = NULL;
+  CHECK(lwload_manifest_open_memory(file, sizeof file, "safetensors", NULL, &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_BAD_INPUT);
+  lwload_error_free(err);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_capi SCRATCH_DIR\n");
@@ -603,6 +634,7 @@ int main(int argc, char** argv) {
   check_sparse();
   check_sources(argv[1]);
   check_errors(argv[1]);
+  check_nul_names(argv[1]);
   check_host(m);
   check_opencl(m);
   lwload_manifest_free(m);
