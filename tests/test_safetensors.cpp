@@ -454,6 +454,39 @@ TEST_CASE("malformed single files: each class gives bad_input naming file, tenso
   }
 }
 
+TEST_CASE("header length bounds: exactly size - 8 opens, size - 8 + 1 (and beyond) is refused by the bound") {
+  // A header that fills the file to its last byte: no data region, a zero-byte tensor.
+  const std::string header = R"({"w":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})";
+  {
+    TempDir dir;
+    write_file(dir / "exact.safetensors", safetensors_bytes(header, {}));
+    const Manifest m = open_manifest(dir / "exact.safetensors");
+    REQUIRE(m.tensors.size() == 1);
+    CHECK(m.tensors[0].bytes == 0);
+    CHECK(m.tensors[0].pieces.at(0).offset == 8 + header.size());
+    // Forced as well as detected: detection applies the same bound.
+    OpenOptions forced;
+    forced.format = "safetensors";
+    CHECK(open_manifest(dir / "exact.safetensors", forced).tensors.size() == 1);
+  }
+  // The stored length one byte (then 2..8 bytes) past the file: the bound's own message, not a
+  // read error further on.
+  for (std::uint64_t over = 1; over <= 8; ++over) {
+    INFO("over by " << over);
+    std::vector<std::byte> bytes = safetensors_bytes(header, {});
+    const std::uint64_t claimed = header.size() + over;
+    for (std::size_t i = 0; i < 8; ++i) bytes[i] = std::byte(static_cast<std::uint8_t>(claimed >> (8 * i)));
+    TempDir dir;
+    write_file(dir / "over.safetensors", bytes);
+    OpenOptions forced;
+    forced.format = "safetensors";
+    const Error e = error_of([&] { open_manifest(dir / "over.safetensors", forced); });
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(std::string(e.what()).find(str("header length ", claimed, " exceeds the file (truncated? the file has ",
+                                         bytes.size(), " bytes)")) != std::string::npos);
+  }
+}
+
 TEST_CASE("files that are not safetensors are not claimed by content") {
   TempDir dir;
   // A header length that does not fit the file and no .safetensors extension: not recognised.
