@@ -29,6 +29,7 @@
 #include "lwload/plan.hpp"
 #include "synth/synth.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 
@@ -441,6 +442,12 @@ TEST_CASE("ze child: budgets" * doctest::skip()) {
   child_ok("ze child: budgets");
 }
 
+TEST_CASE("ze child: a changed device byte" * doctest::skip()) {
+  test::check_verify_finds_changed_byte("level_zero:0");
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: a changed device byte");
+}
+
 // ============================ parent cases ============================
 
 TEST_CASE("level_zero: no driver means no devices, not an error") {
@@ -463,6 +470,7 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: load and verify");
     expect_child(mode, "ze child: budgets");
     expect_child(mode, "ze child: truncated after load");
+    expect_child(mode, "ze child: a changed device byte");
   }
 }
 

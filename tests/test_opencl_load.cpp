@@ -17,6 +17,7 @@
 #include "lwload/lwload.hpp"
 #include "lwload/opencl.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
@@ -282,6 +283,10 @@ TEST_CASE("a model at an odd offset of a container (fd) and in memory, on OpenCL
 
 TEST_CASE("budgets on OpenCL: too little free refused with the numbers; regions past the import limit load direct") {
   test::check_device_budgets("opencl:0");
+}
+
+TEST_CASE("a byte changed in OpenCL device memory fails verify, naming the tensor and the offset") {
+  test::check_verify_finds_changed_byte("opencl:0");
 }
 
 TEST_CASE("a file truncated after a zero-copy load, the application's SIGBUS handler installed: errors, never a signal") {

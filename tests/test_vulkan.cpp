@@ -17,6 +17,7 @@
 #include "lwload/manifest.hpp"
 #include "lwload/vulkan.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/faulty_device.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
@@ -106,6 +107,10 @@ TEST_CASE("vulkan: a model at an odd offset of a container (fd) and in memory lo
 
 TEST_CASE("vulkan: budgets — too little free refused with the numbers; regions past the import limit load direct") {
   if (have_vulkan()) test::check_device_budgets("vulkan:0");
+}
+
+TEST_CASE("vulkan: a byte changed in device memory fails verify, naming the tensor and the offset") {
+  if (have_vulkan()) test::check_verify_finds_changed_byte("vulkan:0");
 }
 
 TEST_CASE("vulkan: a file truncated after a zero-copy load — verify and read-back are errors, never a signal") {
