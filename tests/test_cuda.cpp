@@ -186,10 +186,7 @@ TEST_CASE("cuda child: a changed device byte" * doctest::skip()) {
 }
 
 TEST_CASE("cuda: no driver means no device, and lwload devices says why") {
-  if (!fs::exists(sim_library())) {
-    MESSAGE("simulated CUDA driver not built: skipping");
-    return;
-  }
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
   std::string out;
   const char* exe = std::getenv("LWLOAD_EXE");
   if (exe) {
@@ -207,7 +204,7 @@ TEST_CASE("cuda: no driver means no device, and lwload devices says why") {
 }
 
 TEST_CASE("cuda: the simulated devices load every placement and verify") {
-  if (!fs::exists(sim_library())) return;
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
   for (const std::string m : {"igpu-ro", "igpu", "dgpu"}) {
     expect_child(m, "cuda child: discovery");
     expect_child(m, "cuda child: every placement loads and verifies");
@@ -222,7 +219,7 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
 }
 
 TEST_CASE("cuda: allocation and copy failures release everything") {
-  if (!fs::exists(sim_library())) return;
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
   expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=3");
   expect_child("igpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=2");
   expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_COPY_AT=5");

@@ -72,9 +72,8 @@ void expect_child(const std::string& mode, const std::string& test_case, const s
 }
 
 bool have_sim() {
-  if (fs::exists(sim_library())) return true;
-  MESSAGE("simulated Level Zero driver not built (no libze-dev): skipping");
-  return false;
+  return test::available("level_zero_sim", fs::exists(sim_library()),
+                         "simulated Level Zero driver not built (no libze-dev)");
 }
 
 // ---- child side helpers ----
@@ -512,7 +511,7 @@ TEST_CASE("level_zero: lwload devices and profile on simulated devices") {
   if (!have_sim()) return;
   const char* exe = std::getenv("LWLOAD_EXE");
   if (exe == nullptr) {
-    MESSAGE("LWLOAD_EXE not set: skipping CLI checks");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;

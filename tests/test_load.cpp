@@ -763,7 +763,7 @@ TEST_CASE("ONNX typed-field tensors are decoded on the host, direct and staged")
 
 TEST_CASE("lwload load: --verify, --json, placements, exit codes") {
   const char* exe = std::getenv("LWLOAD_EXE");
-  if (!exe) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   write_model(dir / "a.safetensors", spec("safetensors", 1 << 20, 4, 4096));
   const std::string model = (dir / "a.safetensors").string();

@@ -310,7 +310,7 @@ TEST_CASE("a tensor larger than the forced max allocation fails before anything 
 TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
   const char* exe = std::getenv("LWLOAD_EXE");
   if (!exe) {
-    MESSAGE("skipped: LWLOAD_EXE not set (tools not built)");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   REQUIRE(have_opencl_device());
@@ -331,7 +331,7 @@ TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
 }
 
 TEST_CASE("opencl: the application's own context and queue (lwload/opencl.hpp)") {
-  if (!have_opencl_device()) return;
+  if (!lwload::test::available("opencl", have_opencl_device(), "no OpenCL device (install pocl-opencl-icd)")) return;
   // opencl:0, found the way an application would: the first device of the first platform.
   cl::Device cl_device;
   std::vector<cl::Platform> platforms;

@@ -485,7 +485,7 @@ TEST_CASE("plan_to_json carries every decision") {
 
 TEST_CASE("lwload plan prints placements and reasons; exit codes follow the README") {
   const char* exe = std::getenv("LWLOAD_EXE");
-  if (!exe) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   synth_manifest(dir, "p.safetensors", 0, 3);
   std::string out;

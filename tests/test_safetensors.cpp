@@ -21,6 +21,7 @@
 #include "lwload/manifest.hpp"
 #include "lwload/memory_file_system.hpp"
 #include "support/test_support.hpp"
+#include "synth/synth.hpp"
 
 using namespace lwload;
 using namespace lwload::test;
@@ -526,4 +527,26 @@ TEST_CASE("lwload inspect --json prints the manifest object; exit 3 on a malform
   TempDir dir;
   write_file(dir / "bad.safetensors", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", counting_bytes(4)));
   CHECK(run_lwload("inspect --json '" + (dir / "bad.safetensors").string() + "'", &out) == 3);
+}
+
+TEST_CASE("every safetensors file in testdata and synthetic ones read as the independent reader reads them (tests/real/reference_safetensors.py)") {
+  TempDir dir;
+  synth::SynthSpec spec;
+  spec.total_bytes = 1 << 20;
+  spec.tensor_count = 9;
+  synth::write_model(dir / "packed.safetensors", spec);
+  spec.alignment = 4096;
+  spec.dtype = DType::F16;
+  synth::write_model(dir / "aligned.safetensors", spec);
+  std::vector<fs::path> models{dir / "packed.safetensors", dir / "aligned.safetensors"};
+  for (const auto& entry : fs::directory_iterator(testdata() / "safetensors"))
+    if (entry.path().extension() == ".safetensors") models.push_back(entry.path());
+  REQUIRE(models.size() >= 5);
+  const auto host = open_device("host");
+  for (const auto& model : models) {
+    CAPTURE(model.string());
+    const Manifest m = open_manifest(model);
+    const Weights w = load(m, *host);
+    CHECK(check_against_reference(model, "safetensors", m, w) == m.tensors.size());
+  }
 }
