@@ -4,6 +4,7 @@
 
 #include "core/align.hpp"
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -318,8 +319,18 @@ TEST_CASE("staged reads by the page cache: O_DIRECT when the files are cold, buf
   DeviceOverrides discrete;
   discrete.memory = MemoryModel::discrete;
   const DeviceInfo info = host_info(discrete);
-  (void)test::read_file(dir / "a.safetensors");  // warm
+  // Warm, and kept warm while the plan measures it: the pages are locked in memory, so memory
+  // pressure from whatever else runs on the machine cannot evict some of them in between.
+  const int warm_fd = ::open((dir / "a.safetensors").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(warm_fd >= 0);
+  const auto file_size = static_cast<std::size_t>(std::filesystem::file_size(dir / "a.safetensors"));
+  void* pinned = ::mmap(nullptr, file_size, PROT_READ, MAP_SHARED | MAP_POPULATE, warm_fd, 0);
+  REQUIRE(pinned != MAP_FAILED);
+  ::close(warm_fd);
+  if (::mlock(pinned, file_size) != 0) MESSAGE("mlock refused: the warm case relies on the pages staying cached");
   const Plan warm = make_plan(m, info);
+  ::munlock(pinned, file_size);
+  ::munmap(pinned, file_size);
   REQUIRE(warm.residency.size() == 1);
   CHECK(warm.residency[0].known);
   CHECK(warm.residency[0].cached == warm.residency[0].span);
