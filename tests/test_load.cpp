@@ -468,6 +468,7 @@ TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
 TEST_CASE("host and null: a byte changed in device memory fails verify, naming the tensor and the offset") {
   test::check_verify_finds_changed_byte("host");
   test::check_verify_finds_changed_byte("null");
+  test::check_verify_finds_changed_decoded_byte("host");
 }
 
 TEST_CASE("callbacks: ready in load order once each, progress to the total, events paired") {

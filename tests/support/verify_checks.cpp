@@ -82,4 +82,27 @@ void check_verify_finds_changed_byte(const std::string& device) {
   CHECK(changed > 0);  // at least the staged load holds a device copy
 }
 
+void check_verify_finds_changed_decoded_byte(const std::string& device) {
+  CAPTURE(device);
+  OpenOptions densify;
+  densify.densify = true;
+  const Manifest m = open_manifest(testdata() / "tflite" / "face_detection_full_range_sparse.tflite", densify);
+  const auto d = open_device(device);
+  const Weights w = load(m, *d);
+  REQUIRE(verify(w).tensors == m.tensors.size());
+  const TensorHandle* h = nullptr;
+  for (const TensorHandle& t : w.tensors())
+    if (t.info->encoding != Encoding::raw && t.bytes > 16) h = &t;
+  REQUIRE(h != nullptr);
+  const std::uint64_t at = h->bytes / 2;
+  const std::byte original = device_byte(w, *h, at);
+  put_device_byte(*d, *h, at, original ^ std::byte{0x21});
+  const Error e = error_of([&] { (void)verify(w); });
+  CHECK(e.code() == ErrorCode::device);
+  CHECK(std::string(e.what()).find(str("tensor '", h->info->name, "' differs from the file at byte ", at, " of ",
+                                       h->bytes)) != std::string::npos);
+  put_device_byte(*d, *h, at, original);
+  CHECK(verify(w).tensors == m.tensors.size());
+}
+
 }  // namespace lwload::test

@@ -14,4 +14,8 @@ namespace lwload::test {
 // copy to change). "null" holds nothing: verify must say it cannot verify, not pass.
 void check_verify_finds_changed_byte(const std::string& device);
 
+// The same for a tensor stored encoded and decoded on the host at load time (MediaPipe's sparse
+// TFLite sample, densified): verify decodes the file's bytes again and must find the changed one.
+void check_verify_finds_changed_decoded_byte(const std::string& device);
+
 }  // namespace lwload::test
