@@ -2,8 +2,8 @@
 """Mutation testing: does the suite catch the bugs it is there to catch?
 
 Applies a fixed list of small bugs (MUTATIONS below) one at a time to a scratch copy of the tree
-(the tracked and untracked, not ignored, files of this checkout, copied to --scratch; the checkout
-itself is never modified), rebuilds the scratch copy's build folder (ccache keeps rebuilds cheap
+(the tracked and untracked, not ignored, files of this checkout, copied to --scratch again before
+each mutation; the checkout itself is never modified), rebuilds the scratch copy's build folder (ccache keeps rebuilds cheap
 after the first) and runs the suites named for that bug. A mutation is
 
   caught     some named suite fails;
@@ -269,6 +269,7 @@ def main():
 
     results = []
     for name, what, path, find, replace, suites in chosen:
+        sync_tree(scratch)  # the checkout's latest tests (and code), for a run long enough to see edits
         file = src / path
         original = file.read_text()
         if original.count(find) != 1:
