@@ -270,6 +270,30 @@ TEST_CASE("import sizes are rounded up to the device's size multiple, within the
   CHECK(plan.mapped_bytes == 16384);
 }
 
+TEST_CASE("a device importing at less than page alignment: each region's mapping is the whole pages around it") {
+  // OpenCL devices align imports to CL_DEVICE_MEM_BASE_ADDR_ALIGN (128 bytes on PoCL): a region may
+  // start inside a page, but mmap maps whole pages from a page boundary.
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.bin"};
+  m.tensors = {raw_tensor("a", 4096 + 200, 1000), raw_tensor("b", 3 * 4096 + 72, 5000)};
+  DeviceInfo info = host_info();
+  info.caps.import_alignment = 64;
+  info.caps.size_multiple = 1;
+  const Plan plan = make_plan(m, info);
+  REQUIRE(!plan.regions.empty());
+  CHECK(plan.regions[0].offset == 4096 + 192);  // aligned down to 64, not to the page
+  CHECK(plan.regions[0].map_offset == 4096);
+  const std::uint64_t page = page_size();
+  for (const ImportRegion& r : plan.regions) {
+    CAPTURE(r.offset);
+    CHECK(r.map_offset % page == 0);
+    CHECK(r.map_offset <= r.offset);
+    CHECK(r.offset + r.used <= r.map_offset + r.map_length);
+    CHECK((r.map_offset + r.map_length) % page == 0);
+  }
+}
+
 TEST_CASE("discrete devices stage; the ring is the budget, shrunk for small models") {
   TempDir dir;
   const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
