@@ -153,10 +153,10 @@ MUTATIONS = [
      "  offset:ulong;\n  size:ulong;\n",
      "  size:ulong;\n  offset:ulong;\n",
      ["tflite"]),
-    ("tflite_tensor_fields_swapped", "TFLite Tensor.type and Tensor.buffer read from each other's field ids",
+    ("tflite_tensor_fields_swapped", "TFLite Tensor.buffer and Tensor.external_buffer read from each other's field ids",
      "lib/formats/tflite_schema.fbs",
-     "  type:TensorType;\n  buffer:uint;             // index into Model.buffers; 0 is the empty sentinel\n",
-     "  buffer:uint;             // index into Model.buffers; 0 is the empty sentinel\n  type:TensorType;\n",
+     '  buffer:uint;             // index into Model.buffers; 0 is the empty sentinel\n  name:string;\n  quantization:QuantizationParameters;\n  is_variable:bool = false;\n  sparsity:SparsityParameters;\n  shape_signature:[int] (deprecated);\n  has_rank:bool (deprecated);\n  variant_tensors:[uint] (deprecated);\n  external_buffer:uint;    // schema 3d: ExternalBuffer.id (not an index); 0 = none\n',
+     '  external_buffer:uint;    // schema 3d: ExternalBuffer.id (not an index); 0 = none\n  name:string;\n  quantization:QuantizationParameters;\n  is_variable:bool = false;\n  sparsity:SparsityParameters;\n  shape_signature:[int] (deprecated);\n  has_rank:bool (deprecated);\n  variant_tensors:[uint] (deprecated);\n  buffer:uint;             // index into Model.buffers; 0 is the empty sentinel\n',
      ["tflite"]),
     # ONNX
     ("onnx_int16_as_uint16", "ONNX data type 5 (INT16) decoded as UINT16",
