@@ -251,7 +251,14 @@ def main():
     log = open(scratch / "mutate.log", "w")
     src = sync_tree(scratch)
     seed = Path(args.seed_build).resolve() if args.seed_build else None
-    build = src / (seed.relative_to(ROOT) if seed else "build-mutate")
+    # The scratch build folder: a seeded one keeps the seed's name (its relative paths), and later
+    # runs find it again through scratch/build-folder.
+    marker = scratch / "build-folder"
+    if seed:
+        build = src / seed.relative_to(ROOT)
+        marker.write_text(str(seed.relative_to(ROOT)))
+    else:
+        build = src / (marker.read_text().strip() if marker.exists() else "build-mutate")
     env = dict(os.environ)
     env.setdefault("CCACHE_DIR", "/work/.ccache" if Path("/work/.ccache").is_dir() else str(scratch / "ccache"))
     env["CCACHE_BASEDIR"] = str(src)
