@@ -4,14 +4,14 @@
 # committed seeds for formats tests/data lacks, e.g. torch.save checkpoints); the hostile-folder
 # harnesses fuzz_folder_<format> also get fuzz/seeds/folder_<format> (models naming the folder's FIFO,
 # links out and loops) and fuzz/folder.dict. Any crash fails the script. The same clang build also
-# compiles the library and every test suite (not run here): CI's check that the tree builds with
-# clang as well as gcc.
+# compiles the library, the CLI and every test suite: CI then runs the suites in it
+# (BUILD_DIR=build-fuzz scripts/test.sh), so they run under ASan/UBSan as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 build=build-fuzz
 if [ ! -f "$build/build.ninja" ]; then
-  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=true -Dtools=false -Dexamples=false \
+  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=true -Dtools=true -Dexamples=false \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
 ninja -C "$build"

@@ -104,7 +104,7 @@ bool starts_json(const std::string& out, char open) { return !out.empty() && out
 }  // namespace
 
 TEST_CASE("every flag of every subcommand: --help lists it as --flag[=B]") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   for (const auto& entry : commands(f)) {  // not a structured binding: CAPTURE makes a lambda (clang 14)
     const std::string& name = entry.first;
@@ -114,7 +114,7 @@ TEST_CASE("every flag of every subcommand: --help lists it as --flag[=B]") {
 }
 
 TEST_CASE("every flag of every subcommand takes true/false/yes/no/1/0 and refuses anything else (exit 2)") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   for (const auto& entry : commands(f)) {
     const std::string& name = entry.first;
@@ -140,7 +140,7 @@ TEST_CASE("every flag of every subcommand takes true/false/yes/no/1/0 and refuse
 }
 
 TEST_CASE("inspect, devices, plan, synth: --json, --metadata, --stats switch on and off") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   const auto json_object = [](const std::string& out, const std::string&) { return starts_json(out, '{'); };
   check_switch("inspect " + f.model, "--json", json_object);
@@ -159,7 +159,7 @@ TEST_CASE("inspect, devices, plan, synth: --json, --metadata, --stats switch on 
 }
 
 TEST_CASE("--allow-outside-links: weights linked out of the model folder refused when off, followed when on") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   // ONNX with external data (tests/data/onnx/mlp_external), its weights.bin a link to ../outside.bin.
   fs::copy(lwload::test::testdata() / "onnx" / "mlp_external", dir / "model", fs::copy_options::recursive);
@@ -184,7 +184,7 @@ TEST_CASE("--allow-outside-links: weights linked out of the model folder refused
 }
 
 TEST_CASE("load: --verify, --verbose, --lazy, --direct-io, --json switch on and off") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   const std::string load = "load " + f.model + " --device host";
   check_switch(load, "--verify", [](const std::string& out, const std::string&) { return has(out, "verify: ok"); });
@@ -198,7 +198,7 @@ TEST_CASE("load: --verify, --verbose, --lazy, --direct-io, --json switch on and 
 }
 
 TEST_CASE("--densify: sparse TFLite tensors described, loaded and verified dense") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   const std::string model = (lwload::test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite").string();
   const auto dense = [](const std::string& out, const std::string&) { return has(out, "\"encoding\":\"sparse\""); };
   check_switch("inspect --json " + model, "--densify", dense);
@@ -211,7 +211,7 @@ TEST_CASE("--densify: sparse TFLite tensors described, loaded and verified dense
 }
 
 TEST_CASE("profile: --verify, --lazy switch on and off") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   const std::string profile = "profile " + f.model + " --device host --json -";
   check_switch(profile, "--verify", [](const std::string& out, const std::string&) { return has(out, "\"verify\""); });
@@ -219,7 +219,7 @@ TEST_CASE("profile: --verify, --lazy switch on and off") {
 }
 
 TEST_CASE("bench: --json, --no-naive, --cold, --lazy switch on and off") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   const std::string bench = "bench " + f.model + " --device host --reps 1 --buffer 64KiB";
   check_switch(bench, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
@@ -236,7 +236,7 @@ TEST_CASE("bench: --json, --no-naive, --cold, --lazy switch on and off") {
 }
 
 TEST_CASE("--help documents every exit code") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   std::string out;
   REQUIRE(lwload_run("--help", &out) == 0);
   for (const char* code : {"0 ok", "1 load or device failure", "2 bad usage", "3 bad input file", "4 I/O error",
@@ -263,7 +263,7 @@ TEST_CASE("--help documents every exit code") {
 }
 
 TEST_CASE("each exit code, provoked for real") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   Fixture f;
   std::string out, err;
   SUBCASE("0 ok") { CHECK(lwload_run("load " + f.model + " --device host --verify", &out) == 0); }
@@ -389,7 +389,7 @@ TEST_CASE("a model stored in a zip (as an APK stores an asset) loads through --r
 }
 
 TEST_CASE("a TFJS model in 1,100 shards loads under a soft open-file limit of 256 (the tool raises it to the hard one)") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   constexpr int kShards = 1100;
   std::string paths;

@@ -14,6 +14,7 @@
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
@@ -202,11 +203,14 @@ TEST_CASE("cuda child: budgets" * doctest::skip()) {
   child_ok("cuda child: budgets");
 }
 
+TEST_CASE("cuda child: a changed device byte" * doctest::skip()) {
+  test::check_verify_finds_changed_byte("cuda:0");
+  CHECK(sim_live() == 0);
+  child_ok("cuda child: a changed device byte");
+}
+
 TEST_CASE("cuda: no driver means no device, and lwload devices says why") {
-  if (!fs::exists(sim_library())) {
-    MESSAGE("simulated CUDA driver not built: skipping");
-    return;
-  }
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
   std::string out;
   const char* exe = std::getenv("LWLOAD_EXE");
   if (exe) {
@@ -224,12 +228,13 @@ TEST_CASE("cuda: no driver means no device, and lwload devices says why") {
 }
 
 TEST_CASE("cuda: the simulated devices load every placement and verify") {
-  if (!fs::exists(sim_library())) return;
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
   for (const std::string m : {"igpu-ro", "igpu", "dgpu"}) {
     expect_child(m, "cuda child: discovery");
     expect_child(m, "cuda child: every placement loads and verifies");
     expect_child(m, "cuda child: budgets");
     expect_child(m, "cuda child: truncated after load");
+    expect_child(m, "cuda child: a changed device byte");
   }
   expect_child("dgpu", "cuda child: budgets", "LWLOAD_CUDA_SIM_USED_BY_OTHERS=" + std::to_string((15ull << 30) / 2));
   expect_child("igpu-ro", "cuda child: every placement loads and verifies", "LWLOAD_CUDA_SIM_REFUSE_REGISTER=1");
@@ -239,7 +244,7 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
 }
 
 TEST_CASE("cuda: allocation and copy failures release everything") {
-  if (!fs::exists(sim_library())) return;
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
   expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=3");
   expect_child("igpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=2");
   expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_COPY_AT=5");

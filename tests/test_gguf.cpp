@@ -14,10 +14,13 @@
 #include <map>
 #include <sstream>
 
+#include "lwload/backend.hpp"
 #include "lwload/error.hpp"
+#include "lwload/loader.hpp"
 #include "lwload/file_system.hpp"
 #include "lwload/manifest.hpp"
 #include "support/test_support.hpp"
+#include "synth/synth.hpp"
 
 using namespace lwload;
 using namespace lwload::test;
@@ -754,7 +757,7 @@ TEST_CASE("bad general.alignment values") {
 TEST_CASE("lwload inspect: GGUF as JSON, exit code 3 for a malformed GGUF") {
   const char* exe = std::getenv("LWLOAD_EXE");
   if (!exe) {
-    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   std::string out;
@@ -880,7 +883,7 @@ TEST_CASE("gguf split: a missing part, inconsistent counts, a duplicate tensor, 
 
 TEST_CASE("lwload load --verify on a split GGUF") {
   const char* exe = std::getenv("LWLOAD_EXE");
-  if (!exe) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   write_split(dir, 3);
   std::string out;
@@ -892,5 +895,26 @@ TEST_CASE("lwload load --verify on a split GGUF") {
     CHECK(run_command(std::string(exe) + " load " + (dir / part_file(1, 3)).string() + " --device host --verify" +
                           placement, &out) == 0);
     CHECK(out.find("verify: ok, 6 tensors") != std::string::npos);
+  }
+}
+
+TEST_CASE("every GGUF in testdata and a synthetic one read as the independent reader reads them (tests/real/reference_gguf.py)") {
+  TempDir dir;
+  synth::SynthSpec spec;
+  spec.format = "gguf";
+  spec.total_bytes = 1 << 20;
+  spec.tensor_count = 7;
+  spec.dtype = DType::Q8_0;
+  synth::write_model(dir / "synth.gguf", spec);
+  std::vector<std::filesystem::path> models{dir / "synth.gguf"};
+  for (const auto& entry : std::filesystem::directory_iterator(testdata() / "gguf"))
+    if (entry.path().extension() == ".gguf") models.push_back(entry.path());
+  REQUIRE(models.size() >= 4);
+  const auto host = open_device("host");
+  for (const auto& model : models) {
+    CAPTURE(model.string());
+    const Manifest m = open_manifest(model);
+    const Weights w = load(m, *host);
+    CHECK(check_against_reference(model, "gguf", m, w) == m.tensors.size());
   }
 }

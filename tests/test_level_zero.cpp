@@ -29,6 +29,7 @@
 #include "lwload/plan.hpp"
 #include "synth/synth.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 
@@ -71,9 +72,8 @@ void expect_child(const std::string& mode, const std::string& test_case, const s
 }
 
 bool have_sim() {
-  if (fs::exists(sim_library())) return true;
-  MESSAGE("simulated Level Zero driver not built (no libze-dev): skipping");
-  return false;
+  return test::available("level_zero_sim", fs::exists(sim_library()),
+                         "simulated Level Zero driver not built (no libze-dev)");
 }
 
 // ---- child side helpers ----
@@ -490,6 +490,12 @@ TEST_CASE("ze child: imports that pin" * doctest::skip()) {
   child_ok("ze child: imports that pin");
 }
 
+TEST_CASE("ze child: a changed device byte" * doctest::skip()) {
+  test::check_verify_finds_changed_byte("level_zero:0");
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: a changed device byte");
+}
+
 // ============================ parent cases ============================
 
 TEST_CASE("level_zero: no driver means no devices, not an error") {
@@ -512,6 +518,7 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: load and verify");
     expect_child(mode, "ze child: budgets");
     expect_child(mode, "ze child: truncated after load");
+    expect_child(mode, "ze child: a changed device byte");
   }
 }
 
@@ -558,7 +565,7 @@ TEST_CASE("level_zero: lwload devices and profile on simulated devices") {
   if (!have_sim()) return;
   const char* exe = std::getenv("LWLOAD_EXE");
   if (exe == nullptr) {
-    MESSAGE("LWLOAD_EXE not set: skipping CLI checks");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;

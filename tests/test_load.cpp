@@ -24,7 +24,9 @@
 #include "lwload/loader.hpp"
 #include "lwload/memory_file_system.hpp"
 #include "support/budget_checks.hpp"
+#include "support/faulty_device.hpp"
 #include "support/test_support.hpp"
+#include "support/verify_checks.hpp"
 #include "synth/synth.hpp"
 
 using namespace lwload;
@@ -426,14 +428,34 @@ TEST_CASE("a plan handed to load() is checked against the manifest and the devic
 TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
   TempDir dir;
   const Manifest m = write_synth(dir / "m.gguf", spec("gguf", 4 << 20, 8, 0));
-  const auto device = open_device("null");
+  // The staging memory the device is asked for, counted as it is allocated and freed: its peak is
+  // the plan's ring (slots × slot bytes) exactly, within the configured budget, for several
+  // budgets and slot counts.
+  for (const std::uint64_t budget : {std::uint64_t{1} << 20, std::uint64_t{3} << 20}) {
+    for (const std::uint32_t slots : {1u, 2u, 4u, 8u}) {
+      CAPTURE(budget);
+      CAPTURE(slots);
+      test::FaultyDevice device(open_device("null"));
+      LoadOptions options;
+      options.plan.staging_budget = budget;
+      options.plan.staging_slots = slots;
+      const Weights w = load(m, device, options);
+      CHECK(w.plan().count(Placement::staged) == 8);
+      CHECK(w.plan().staging_slots == slots);
+      CHECK(w.plan().staging_budget == w.plan().staging_slots * w.plan().slot_bytes);
+      CHECK(w.plan().staging_budget <= budget);
+      CHECK(device.counters.peak_staging_bytes.load() == w.plan().staging_budget);
+      CHECK(device.counters.live_staging.load() == 0);  // the ring is freed when the load ends
+      CHECK(w.stats().bytes_uploaded == m.total_bytes());
+      for (const auto& h : w.tensors()) CHECK(h.native.type == lwload::NativeType::none);
+    }
+  }
+  test::FaultyDevice device(open_device("null"));
   LoadOptions options;
   options.plan.staging_budget = 1 << 20;
-  const Weights w = load(m, *device, options);
-  CHECK(w.plan().count(Placement::staged) == 8);
-  CHECK(w.plan().staging_budget == 1 << 20);
-  CHECK(w.stats().bytes_uploaded == m.total_bytes());
-  for (const auto& h : w.tensors()) CHECK(h.native.type == lwload::NativeType::none);
+  const Weights w = load(m, device, options);
+  CHECK(w.plan().staging_budget == 1 << 20);  // 4 MiB staged: the ring takes the whole budget
+  CHECK(device.counters.peak_staging_bytes.load() == 1 << 20);
   try {
     verify(w);
     FAIL("null verified");
@@ -441,6 +463,12 @@ TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
     CHECK(e.code() == ErrorCode::unsupported);
     CHECK(std::string(e.what()).find("not verifiable") != std::string::npos);
   }
+}
+
+TEST_CASE("host and null: a byte changed in device memory fails verify, naming the tensor and the offset") {
+  test::check_verify_finds_changed_byte("host");
+  test::check_verify_finds_changed_byte("null");
+  test::check_verify_finds_changed_decoded_byte("host");
 }
 
 TEST_CASE("callbacks: ready in load order once each, progress to the total, events paired") {
@@ -736,7 +764,7 @@ TEST_CASE("ONNX typed-field tensors are decoded on the host, direct and staged")
 
 TEST_CASE("lwload load: --verify, --json, placements, exit codes") {
   const char* exe = std::getenv("LWLOAD_EXE");
-  if (!exe) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   write_model(dir / "a.safetensors", spec("safetensors", 1 << 20, 4, 4096));
   const std::string model = (dir / "a.safetensors").string();

@@ -791,7 +791,7 @@ TEST_CASE("onnx: malformed input — each class gives bad_input naming file, ten
 
 TEST_CASE("onnx: lwload inspect --json reports pieces and encodings; exit 3 on bad input") {
   const char* exe = std::getenv("LWLOAD_EXE");
-  if (!exe) return;  // the CLI is not built in this configuration
+  if (!lwload::test::have_exe()) return;
   std::string out;
   const fs::path model = test::testdata() / "onnx" / "mlp_external" / "model.onnx";
   CHECK(test::run_command(std::string(exe) + " inspect --json " + model.string(), &out) == 0);

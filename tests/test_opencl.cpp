@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <numeric>
 
 #include "backends/opencl/cl_error.hpp"
@@ -317,6 +318,15 @@ TEST_CASE("staged (forced discrete): uploads from pinned slots, several in fligh
   std::atomic<int> completed{0};
   std::atomic<int> failures{0};
   std::size_t max_in_flight = 0;
+  // The first upload's done() waits until a whole ring's worth has been issued. Completions run in
+  // submission order on the backend's completion thread, so none of the others completes before
+  // it either: when the last slot is taken, every slot is in flight — deterministically, not by
+  // how fast the device happens to be.
+  std::mutex gate_mutex;
+  std::condition_variable gate_changed;
+  bool gate_open = false;
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> ran_on_caller{0};
   for (std::size_t offset = 0, chunk = 0; offset < size; offset += slot_bytes, ++chunk) {
     const std::size_t slot = chunk % slot_count;
     {
@@ -328,19 +338,32 @@ TEST_CASE("staged (forced discrete): uploads from pinned slots, several in fligh
     // Fill the second half of the slot only: the upload's src_offset must be honoured.
     const std::size_t n = std::min(slot_bytes / 2, size - offset);
     std::memcpy(slots[slot]->bytes().data() + slot_bytes / 2, bytes.data() + offset, n);
-    device->upload(*slots[slot], slot_bytes / 2, *buffer, offset, n, [&, slot](std::exception_ptr error) {
+    device->upload(*slots[slot], slot_bytes / 2, *buffer, offset, n, [&, slot, chunk](std::exception_ptr error) {
+      if (chunk == 0) {
+        std::unique_lock gate(gate_mutex);
+        gate_changed.wait(gate, [&] { return gate_open; });
+      }
+      if (std::this_thread::get_id() == caller) ++ran_on_caller;
       if (error) ++failures;
       ++completed;
       const std::lock_guard lock(mutex);
       busy[slot] = false;
       freed.notify_all();
     });
+    if (chunk + 1 == slot_count) {
+      {
+        const std::lock_guard gate(gate_mutex);
+        gate_open = true;
+      }
+      gate_changed.notify_all();
+    }
   }
   device->finish();
   const int uploads = static_cast<int>((size + slot_bytes - 1) / slot_bytes);
   CHECK(completed == uploads);
   CHECK(failures == 0);
-  CHECK(max_in_flight >= 1);
+  CHECK(max_in_flight == slot_count);  // the whole ring at once
+  CHECK(ran_on_caller == 0);           // upload() returns before its copy is done
 
   // Only the first half of every 64 KiB chunk was uploaded; the rest of the buffer is undefined.
   for (std::size_t offset = 0; offset < size; offset += slot_bytes)

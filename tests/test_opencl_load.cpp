@@ -17,6 +17,7 @@
 #include "lwload/lwload.hpp"
 #include "lwload/opencl.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
@@ -284,6 +285,10 @@ TEST_CASE("budgets on OpenCL: too little free refused with the numbers; regions 
   test::check_device_budgets("opencl:0");
 }
 
+TEST_CASE("a byte changed in OpenCL device memory fails verify, naming the tensor and the offset") {
+  test::check_verify_finds_changed_byte("opencl:0");
+}
+
 TEST_CASE("a file truncated after a zero-copy load, the application's SIGBUS handler installed: errors, never a signal") {
   test::check_truncation_after_load("opencl:0");
 }
@@ -305,7 +310,7 @@ TEST_CASE("a tensor larger than the forced max allocation fails before anything 
 TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
   const char* exe = std::getenv("LWLOAD_EXE");
   if (!exe) {
-    MESSAGE("skipped: LWLOAD_EXE not set (tools not built)");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   REQUIRE(have_opencl_device());
@@ -326,7 +331,7 @@ TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
 }
 
 TEST_CASE("opencl: the application's own context and queue (lwload/opencl.hpp)") {
-  if (!have_opencl_device()) return;
+  if (!lwload::test::available("opencl", have_opencl_device(), "no OpenCL device (install pocl-opencl-icd)")) return;
   // opencl:0, found the way an application would: the first device of the first platform.
   cl::Device cl_device;
   std::vector<cl::Platform> platforms;

@@ -4,6 +4,7 @@
 
 #include "core/align.hpp"
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -286,6 +287,30 @@ TEST_CASE("a zero_copy tensor starts at a multiple of the device's tensor alignm
   CHECK(make_plan(m, info).count(Placement::zero_copy) == 3);
 }
 
+TEST_CASE("a device importing at less than page alignment: each region's mapping is the whole pages around it") {
+  // OpenCL devices align imports to CL_DEVICE_MEM_BASE_ADDR_ALIGN (128 bytes on PoCL): a region may
+  // start inside a page, but mmap maps whole pages from a page boundary.
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.bin"};
+  m.tensors = {raw_tensor("a", 4096 + 200, 1000), raw_tensor("b", 3 * 4096 + 72, 5000)};
+  DeviceInfo info = host_info();
+  info.caps.import_alignment = 64;
+  info.caps.size_multiple = 1;
+  const Plan plan = make_plan(m, info);
+  REQUIRE(!plan.regions.empty());
+  CHECK(plan.regions[0].offset == 4096 + 192);  // aligned down to 64, not to the page
+  CHECK(plan.regions[0].map_offset == 4096);
+  const std::uint64_t page = page_size();
+  for (const ImportRegion& r : plan.regions) {
+    CAPTURE(r.offset);
+    CHECK(r.map_offset % page == 0);
+    CHECK(r.map_offset <= r.offset);
+    CHECK(r.offset + r.used <= r.map_offset + r.map_length);
+    CHECK((r.map_offset + r.map_length) % page == 0);
+  }
+}
+
 TEST_CASE("discrete devices stage; the ring is the budget, shrunk for small models") {
   TempDir dir;
   const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
@@ -335,8 +360,18 @@ TEST_CASE("staged reads by the page cache: O_DIRECT when the files are cold, buf
   DeviceOverrides discrete;
   discrete.memory = MemoryModel::discrete;
   const DeviceInfo info = host_info(discrete);
-  (void)test::read_file(dir / "a.safetensors");  // warm
+  // Warm, and kept warm while the plan measures it: the pages are locked in memory, so memory
+  // pressure from whatever else runs on the machine cannot evict some of them in between.
+  const int warm_fd = ::open((dir / "a.safetensors").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(warm_fd >= 0);
+  const auto file_size = static_cast<std::size_t>(std::filesystem::file_size(dir / "a.safetensors"));
+  void* pinned = ::mmap(nullptr, file_size, PROT_READ, MAP_SHARED | MAP_POPULATE, warm_fd, 0);
+  REQUIRE(pinned != MAP_FAILED);
+  ::close(warm_fd);
+  if (::mlock(pinned, file_size) != 0) MESSAGE("mlock refused: the warm case relies on the pages staying cached");
   const Plan warm = make_plan(m, info);
+  ::munlock(pinned, file_size);
+  ::munmap(pinned, file_size);
   REQUIRE(warm.residency.size() == 1);
   CHECK(warm.residency[0].known);
   CHECK(warm.residency[0].cached == warm.residency[0].span);
@@ -502,7 +537,7 @@ TEST_CASE("plan_to_json carries every decision") {
 
 TEST_CASE("lwload plan prints placements and reasons; exit codes follow the README") {
   const char* exe = std::getenv("LWLOAD_EXE");
-  if (!exe) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   synth_manifest(dir, "p.safetensors", 0, 3);
   std::string out;

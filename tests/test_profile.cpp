@@ -132,10 +132,9 @@ double svg_attribute(const std::string& svg, const std::string& name) {
 bool check_renders(const std::filesystem::path& svg_path, const std::vector<std::string>& colours) {
   const char* rsvg = std::getenv("LWLOAD_RSVG_CONVERT");
   const char* summary = std::getenv("LWLOAD_PNG_SUMMARY");
-  if (!rsvg || !summary) {
-    MESSAGE("rsvg-convert not found (scripts/install-deps.sh installs librsvg2-bin): render check skipped");
+  if (!test::available("rsvg", rsvg && summary,
+                       "rsvg-convert not found (scripts/install-deps.sh installs librsvg2-bin): no render check"))
     return false;
-  }
   const auto png = svg_path.string() + ".png";
   REQUIRE(test::run_command(std::string(rsvg) + " " + svg_path.string() + " -o " + png) == 0);
   // The PNG header (IHDR: width and height, big-endian, at bytes 16 and 20) as written.
@@ -386,7 +385,7 @@ TEST_CASE("JSON and CSV reports carry the figures and the timeline") {
 TEST_CASE("lwload synth writes models open_manifest reads with the requested count and alignment") {
   const char* exe = lwload_exe();
   if (!exe) {
-    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;
@@ -438,7 +437,7 @@ TEST_CASE("lwload synth writes models open_manifest reads with the requested cou
 TEST_CASE("lwload synth --layout: packed is what real writers produce, aligned puts tensors on pages") {
   const char* exe = lwload_exe();
   if (!exe) {
-    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;
@@ -571,15 +570,18 @@ TEST_CASE("two processes mapping one model zero_copy share its pages: each one's
   const double share = static_cast<double>(r.pss_loaded->pss_file - r.pss_baseline->pss_file) /
                        static_cast<double>(manifest.total_bytes());
   MESSAGE("second process's PSS share of the model: ", share);
-  CHECK(share > 0.40);  // it did map the model...
-  CHECK(share < 0.60);  // ...and pays half: the pages are the other process's too
+  // About half. Wide bounds, because under memory pressure the kernel may evict some of the pages
+  // and only one process faults them back (those count whole for it until the other touches
+  // them); what must not happen is a private copy (share 1) or no mapping at all (share 0).
+  CHECK(share > 0.25);  // it did map the model...
+  CHECK(share < 0.75);  // ...and pays about half: the pages are the other process's too
   CHECK(r.growth.file >= manifest.total_bytes() * 9 / 10);  // RSS counts them whole
 }
 
 TEST_CASE("lwload profile prints the verdict and writes SVG, JSON and CSV") {
   const char* exe = lwload_exe();
   if (!exe) {
-    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;
@@ -609,7 +611,7 @@ TEST_CASE("lwload profile prints the verdict and writes SVG, JSON and CSV") {
 TEST_CASE("lwload profile --compare naive: each loader in its own process, both series, one SVG") {
   const char* exe = lwload_exe();
   if (!exe) {
-    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;
@@ -698,7 +700,7 @@ TEST_CASE("report_from_json reads back what report_to_json wrote") {
 TEST_CASE("lwload bench runs every variant side by side") {
   const char* exe = lwload_exe();
   if (!exe) {
-    MESSAGE("LWLOAD_EXE not set: skipping the CLI check");
+    (void)lwload::test::have_exe();  // reports the skip; a failure under LWLOAD_REQUIRE=exe
     return;
   }
   test::TempDir dir;

@@ -21,6 +21,7 @@
 #include "lwload/manifest.hpp"
 #include "lwload/memory_file_system.hpp"
 #include "support/test_support.hpp"
+#include "synth/synth.hpp"
 
 using namespace lwload;
 using namespace lwload::test;
@@ -454,6 +455,39 @@ TEST_CASE("malformed single files: each class gives bad_input naming file, tenso
   }
 }
 
+TEST_CASE("header length bounds: exactly size - 8 opens, size - 8 + 1 (and beyond) is refused by the bound") {
+  // A header that fills the file to its last byte: no data region, a zero-byte tensor.
+  const std::string header = R"({"w":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})";
+  {
+    TempDir dir;
+    write_file(dir / "exact.safetensors", safetensors_bytes(header, {}));
+    const Manifest m = open_manifest(dir / "exact.safetensors");
+    REQUIRE(m.tensors.size() == 1);
+    CHECK(m.tensors[0].bytes == 0);
+    CHECK(m.tensors[0].pieces.at(0).offset == 8 + header.size());
+    // Forced as well as detected: detection applies the same bound.
+    OpenOptions forced;
+    forced.format = "safetensors";
+    CHECK(open_manifest(dir / "exact.safetensors", forced).tensors.size() == 1);
+  }
+  // The stored length one byte (then 2..8 bytes) past the file: the bound's own message, not a
+  // read error further on.
+  for (std::uint64_t over = 1; over <= 8; ++over) {
+    INFO("over by " << over);
+    std::vector<std::byte> bytes = safetensors_bytes(header, {});
+    const std::uint64_t claimed = header.size() + over;
+    for (std::size_t i = 0; i < 8; ++i) bytes[i] = std::byte(static_cast<std::uint8_t>(claimed >> (8 * i)));
+    TempDir dir;
+    write_file(dir / "over.safetensors", bytes);
+    OpenOptions forced;
+    forced.format = "safetensors";
+    const Error e = error_of([&] { open_manifest(dir / "over.safetensors", forced); });
+    CHECK(e.code() == ErrorCode::bad_input);
+    CHECK(std::string(e.what()).find(str("header length ", claimed, " exceeds the file (truncated? the file has ",
+                                         bytes.size(), " bytes)")) != std::string::npos);
+  }
+}
+
 TEST_CASE("files that are not safetensors are not claimed by content") {
   TempDir dir;
   // A header length that does not fit the file and no .safetensors extension: not recognised.
@@ -493,4 +527,26 @@ TEST_CASE("lwload inspect --json prints the manifest object; exit 3 on a malform
   TempDir dir;
   write_file(dir / "bad.safetensors", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", counting_bytes(4)));
   CHECK(run_lwload("inspect --json '" + (dir / "bad.safetensors").string() + "'", &out) == 3);
+}
+
+TEST_CASE("every safetensors file in testdata and synthetic ones read as the independent reader reads them (tests/real/reference_safetensors.py)") {
+  TempDir dir;
+  synth::SynthSpec spec;
+  spec.total_bytes = 1 << 20;
+  spec.tensor_count = 9;
+  synth::write_model(dir / "packed.safetensors", spec);
+  spec.alignment = 4096;
+  spec.dtype = DType::F16;
+  synth::write_model(dir / "aligned.safetensors", spec);
+  std::vector<fs::path> models{dir / "packed.safetensors", dir / "aligned.safetensors"};
+  for (const auto& entry : fs::directory_iterator(testdata() / "safetensors"))
+    if (entry.path().extension() == ".safetensors") models.push_back(entry.path());
+  REQUIRE(models.size() >= 5);
+  const auto host = open_device("host");
+  for (const auto& model : models) {
+    CAPTURE(model.string());
+    const Manifest m = open_manifest(model);
+    const Weights w = load(m, *host);
+    CHECK(check_against_reference(model, "safetensors", m, w) == m.tensors.size());
+  }
 }

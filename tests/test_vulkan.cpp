@@ -2,7 +2,8 @@
 // validation layer: every placement loads and verifies with no validation message, for a packed
 // safetensors and a GGUF at llama.cpp's 32-byte alignment; a declined import falls back to direct
 // with the driver's reason; regions respect a lowered allocation limit; the typed accessor hands
-// out the VkBuffer. Skipped (with a message) where no Vulkan device is present.
+// out the VkBuffer. Skipped (with a message) where no Vulkan device or no validation layer is
+// present; a failure instead when LWLOAD_REQUIRE names vulkan / validation (CI).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <algorithm>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
@@ -17,6 +20,7 @@
 #include "lwload/manifest.hpp"
 #include "lwload/vulkan.hpp"
 #include "support/budget_checks.hpp"
+#include "support/verify_checks.hpp"
 #include "support/faulty_device.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
@@ -28,9 +32,22 @@ namespace {
 
 bool have_vulkan() {
   const auto backend = BackendRegistry::instance().find("vulkan");
-  if (backend && !backend->devices().empty()) return true;
-  MESSAGE("no Vulkan device (install mesa-vulkan-drivers): skipping");
-  return false;
+  return test::available("vulkan", backend && !backend->devices().empty(),
+                         "no Vulkan device (install mesa-vulkan-drivers)");
+}
+
+// Without the layer, LWLOAD_VULKAN_VALIDATION=1 runs unvalidated and "no VUID" proves nothing.
+bool have_validation_layer() {
+  std::uint32_t count = 0;
+  bool found = false;
+  if (vkEnumerateInstanceLayerProperties(&count, nullptr) == VK_SUCCESS) {
+    std::vector<VkLayerProperties> layers(count);
+    if (vkEnumerateInstanceLayerProperties(&count, layers.data()) == VK_SUCCESS)
+      for (const VkLayerProperties& l : layers)
+        if (std::string_view(l.layerName) == "VK_LAYER_KHRONOS_validation") found = true;
+  }
+  return test::available("validation", found,
+                         "the Khronos validation layer is not installed (vulkan-validationlayers): no VUID check");
 }
 
 std::filesystem::path write_synth(const test::TempDir& dir, const std::string& format, std::uint64_t alignment,
@@ -57,7 +74,7 @@ std::string load_validated(const std::filesystem::path& model, const std::string
 }  // namespace
 
 TEST_CASE("vulkan: every placement loads and verifies on lavapipe with no validation message") {
-  if (!have_vulkan() || !std::getenv("LWLOAD_EXE")) return;
+  if (!have_vulkan() || !test::have_exe() || !have_validation_layer()) return;
   test::TempDir dir;
   for (const auto& model : {write_synth(dir, "safetensors", 0), write_synth(dir, "gguf", 32)}) {
     for (const std::string placement : {"zero-copy", "direct", "staged"}) {
@@ -108,6 +125,10 @@ TEST_CASE("vulkan: budgets — too little free refused with the numbers; regions
   if (have_vulkan()) test::check_device_budgets("vulkan:0");
 }
 
+TEST_CASE("vulkan: a byte changed in device memory fails verify, naming the tensor and the offset") {
+  if (have_vulkan()) test::check_verify_finds_changed_byte("vulkan:0");
+}
+
 TEST_CASE("vulkan: a file truncated after a zero-copy load — verify and read-back are errors, never a signal") {
   if (have_vulkan()) test::check_truncation_after_load("vulkan:0");
 }
@@ -126,7 +147,7 @@ TEST_CASE("vulkan: sparse TFLite tensors, stored and densified, equal to the ind
     CHECK(verify(weights).tensors == 188);
   }
   // The CLI's flag, under the validation layer.
-  if (!std::getenv("LWLOAD_EXE")) return;
+  if (!test::have_exe() || !have_validation_layer()) return;
   int status = -1;
   const std::string out = load_validated(model, "--densify", &status);
   INFO(out);
@@ -136,7 +157,7 @@ TEST_CASE("vulkan: sparse TFLite tensors, stored and densified, equal to the ind
 }
 
 TEST_CASE("vulkan: a declined import falls back to direct with the reason; regions stay under max_alloc") {
-  if (!have_vulkan() || !std::getenv("LWLOAD_EXE")) return;
+  if (!have_vulkan() || !test::have_exe() || !have_validation_layer()) return;
   test::TempDir dir;
   const auto model = write_synth(dir, "gguf", 32);
   int status = -1;

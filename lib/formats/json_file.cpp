@@ -1,10 +1,11 @@
 // JSON parsing through the file seam with Boost.JSON's incremental parser: the text is fed in
-// fixed-size chunks (no copy of the whole header), the tree goes into a monotonic arena, a syntax
-// error reports the byte offset where the parser stopped, and every floating-point number is
-// correctly rounded from its own text (ExactNumbers).
+// fixed-size chunks (feed_json, json_file.hpp; no copy of the whole header), the tree goes into a
+// monotonic arena, a syntax error reports the byte offset where the parser stopped, and every
+// floating-point number is correctly rounded from its own text (ExactNumbers).
 #include "formats/json_file.hpp"
 
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <limits>
 #include <string>
@@ -19,7 +20,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::size_t kChunk = 64 * 1024;
+std::atomic<std::size_t> chunk_bytes{64 * 1024};
 
 // A short rendering of an offending value for error messages (long arrays/strings are cut).
 std::string describe(const json::value& v) {
@@ -140,38 +141,6 @@ struct TopKeys : HandlerBasics {
   bool on_comment(string_view, error_code&) { return true; }
 };
 
-// Feeds [begin, begin + length) of `file` to `parser` in chunks. On a syntax error returns false
-// and sets *error_offset (absolute in the file) and *error_message; read errors propagate.
-template <typename Parser>
-bool feed(Parser& parser, const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
-          std::uint64_t* error_offset, std::string* error_message) {
-  std::array<char, kChunk> chunk;
-  std::uint64_t done = 0;
-  boost::system::error_code ec;
-  while (done < length) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), length - done));
-    file.read_exact(begin + done, std::as_writable_bytes(std::span(chunk.data(), want)), "JSON text");
-    // write() accepts trailing white space and reports anything else after the value as
-    // "extra data"; on error it returns how far it got, which locates the fault.
-    const std::size_t used = parser.write_some(true, chunk.data(), want, ec);
-    if (!ec && used < want) ec = json::error::extra_data;
-    if (ec) {
-      *error_offset = begin + done + used;
-      *error_message = ec.message();
-      return false;
-    }
-    done += want;
-  }
-  parser.write_some(false, nullptr, 0, ec);
-  if (ec) {
-    *error_offset = begin + length;
-    *error_message = ec.message();
-    return false;
-  }
-  return true;
-}
-
 // Parses [begin, begin + length) of `file`. On a syntax error returns nullopt and sets
 // *error_offset (absolute in the file) and *error_message; read errors propagate.
 std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin,
@@ -181,11 +150,17 @@ std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64
   options.max_depth = 64;
   json::basic_parser<ExactNumbers> parser(options, json::storage_ptr());
   parser.handler().st.reset(json::make_shared_resource<json::monotonic_resource>());
-  if (!feed(parser, file, begin, length, error_offset, error_message)) return std::nullopt;
+  if (!feed_json(parser, file, begin, length, error_offset, error_message)) return std::nullopt;
   return parser.handler().st.release();
 }
 
 }  // namespace
+
+std::size_t json_chunk_bytes() noexcept { return chunk_bytes.load(std::memory_order_relaxed); }
+
+void set_json_chunk_bytes(std::size_t bytes) noexcept {
+  chunk_bytes.store(std::max<std::size_t>(bytes, 1), std::memory_order_relaxed);
+}
 
 json::value read_json(const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
                       std::string_view what) {
@@ -217,7 +192,7 @@ std::optional<JsonTop> sniff_json_top(FileSystem& fs, const std::filesystem::pat
   parser.handler().top.has.assign(wanted.size(), false);
   std::uint64_t error_offset = 0;
   std::string message;
-  if (!feed(parser, *file, 0, size, &error_offset, &message)) return std::nullopt;
+  if (!feed_json(parser, *file, 0, size, &error_offset, &message)) return std::nullopt;
   return parser.handler().top;
 }
 

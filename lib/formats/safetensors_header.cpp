@@ -27,8 +27,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::size_t kChunk = 64 * 1024;
-
 // The smallest valid tensor entry, `"":{"dtype":"U8","shape":[],"data_offsets":[0,1]},`, is 50
 // bytes: the header length divided by 48 bounds how many tensors it can hold, so the records are
 // reserved once (pages never written are never resident) instead of doubling with copies.
@@ -280,25 +278,11 @@ void parse_safetensors_header(const RandomAccessFile& file, std::uint64_t header
   json::parse_options options;
   options.max_depth = 64;
   json::basic_parser<Handler> parser(options, state);
-  std::array<char, kChunk> chunk;
-  std::uint64_t done = 0;
-  json::error_code ec;
-  auto malformed = [&](std::uint64_t at) {
-    fail(ErrorCode::bad_input, file.path().string(), ": header: malformed JSON at byte ", at, " of the file: ",
-         ec.message());
-  };
-  while (done < header_len) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), header_len - done));
-    file.read_exact(8 + done, std::as_writable_bytes(std::span(chunk.data(), want)), "JSON text");
-    // As json::stream_parser::write: trailing white space is accepted, anything else after the
-    // value is "extra data"; on error, how far the parser got locates the fault.
-    const std::size_t used = parser.write_some(true, chunk.data(), want, ec);
-    if (!ec && used < want) ec = json::error::extra_data;
-    if (ec) malformed(8 + done + used);
-    done += want;
-  }
-  parser.write_some(false, nullptr, 0, ec);
-  if (ec) malformed(8 + header_len);
+  std::uint64_t error_offset = 0;
+  std::string message;
+  if (!feed_json(parser, file, 8, header_len, &error_offset, &message))
+    fail(ErrorCode::bad_input, file.path().string(), ": header: malformed JSON at byte ", error_offset,
+         " of the file: ", message);
   state.finish();
 }
 

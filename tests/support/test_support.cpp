@@ -112,6 +112,31 @@ int run_lwload(const std::string& args, std::string* out) {
   return run_command(std::string("'") + exe + "' " + args + " 2>/dev/null", out);
 }
 
+bool required(std::string_view what) {
+  const char* list = std::getenv("LWLOAD_REQUIRE");
+  if (!list) return false;
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (item == what || item == "all") return true;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return false;
+}
+
+bool available(std::string_view what, bool present, std::string_view why) {
+  if (present) return true;
+  if (required(what)) FAIL("LWLOAD_REQUIRE names '", std::string(what), "' but it is missing: ", std::string(why));
+  MESSAGE("SKIP ", std::string(what), ": ", std::string(why));
+  return false;
+}
+
+bool have_exe() {
+  return available("exe", std::getenv("LWLOAD_EXE") != nullptr,
+                   "LWLOAD_EXE is not set (the CLI is not built, or the suite was not run by meson test)");
+}
+
 std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start) {
   std::vector<std::byte> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<std::uint8_t>(start + i));

@@ -76,6 +76,17 @@ class CountingFileSystem final : public FileSystem {
 // *out, stderr discarded. Throws when LWLOAD_EXE is not set (the suite was not run by meson test).
 int run_lwload(const std::string& args, std::string* out = nullptr);
 
+// Prerequisites a test needs from its environment (a device, a layer, the CLI). LWLOAD_REQUIRE
+// lists, comma-separated, those a run must have ("all" for every one); CI sets it, so a missing
+// runtime fails there instead of passing silently. Names: exe (LWLOAD_EXE, the CLI), opencl,
+// vulkan, validation (the Khronos validation layer), cuda_sim, level_zero_sim, rsvg.
+bool required(std::string_view what);
+// True when `present`. Otherwise false after a visible "SKIP <what>: <why>" message — or, when
+// LWLOAD_REQUIRE names `what`, a test failure saying what is missing.
+bool available(std::string_view what, bool present, std::string_view why);
+// available("exe", ...) for LWLOAD_EXE.
+bool have_exe();
+
 // /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
 inline constexpr const char* kPython = "/usr/bin/python3";
 

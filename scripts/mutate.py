@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Mutation testing: does the suite catch the bugs it is there to catch?
+
+Applies a fixed list of small bugs (MUTATIONS below) one at a time to a scratch copy of the tree
+(the tracked and untracked, not ignored, files of this checkout, copied to --scratch again before
+each mutation; the checkout itself is never modified), rebuilds the scratch copy's build folder (ccache keeps rebuilds cheap
+after the first) and runs the suites named for that bug. A mutation is
+
+  caught     some named suite fails;
+  SURVIVED   every named suite passes: a bug the tests do not see;
+  no-build   the mutated tree does not compile (the mutation is wrong, not the tests);
+  not-found  the text to change is not in the file (the code moved: update the list).
+
+Before the mutations the unmutated scratch tree is built and the same suites run once: they must
+pass, or the run stops. Prints one line per mutation and a summary; --markdown FILE writes the
+table (docs/MUTATIONS.md). Exit status: 0 when every applied mutation was caught, 1 otherwise.
+
+  scripts/mutate.py                    # all of them (a first run builds the scratch tree: minutes)
+  scripts/mutate.py --only verify_raw_ignored staging_ring_doubled
+  scripts/mutate.py --list
+  scripts/mutate.py --quick            # the subset CI runs
+  scripts/mutate.py --seed-build build # first run: start from this checkout's built folder
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# name, what the bug is, file, the exact text to change (must occur once), its replacement, suites.
+MUTATIONS = [
+    # verify
+    ("verify_raw_ignored", "verify() ignores a mismatch in a raw tensor",
+     "lib/load/verify.cpp",
+     "if (std::memcmp(expected.data(), got.data(), n) != 0) mismatch(t, tensor_offset, expected, got);",
+     "if (false && std::memcmp(expected.data(), got.data(), n) != 0) mismatch(t, tensor_offset, expected, got);",
+     ["load"]),
+    ("verify_decoded_ignored", "verify() ignores a mismatch in a decoded (non-raw) tensor",
+     "lib/load/verify.cpp",
+     "if (decoded != device) mismatch(t, 0, decoded, device);",
+     "if (false && decoded != device) mismatch(t, 0, decoded, device);",
+     ["load"]),
+    ("file_identity_unchecked", "verify() skips the file identity check (a rewritten file 'verifies')",
+     "lib/load/verify.cpp",
+     "if (now != then)",
+     "if (false && now != then)",
+     ["load", "faults"]),
+    # staging
+    ("staging_ring_doubled", "the staging ring gets twice its slots",
+     "lib/load/pipeline.cpp",
+     "ring_ = io::StagingRing(device_, plan.staging_slots, plan.slot_bytes);",
+     "ring_ = io::StagingRing(device_, plan.staging_slots * 2, plan.slot_bytes);",
+     ["load"]),
+    ("staging_budget_ignored", "slots are sized by the model, not capped by the staging budget",
+     "lib/plan/planner.cpp",
+     "shape.slot_bytes = std::min(per_slot, std::max(needed, kSlotAlignment));",
+     "shape.slot_bytes = std::max(needed, kSlotAlignment); (void)per_slot;",
+     ["load", "plan"]),
+    # region and page geometry
+    ("region_size_multiple", "a region's length is not rounded up to the device's size multiple",
+     "lib/plan/planner.cpp",
+     "region.length = align_up(region.used, caps.size_multiple);",
+     "region.length = region.used;",
+     ["plan", "load"]),
+    ("map_offset_unaligned", "a region's mapping starts at the region, not at its page",
+     "lib/plan/planner.cpp",
+     "region.map_offset = align_down(region.offset, page);",
+     "region.map_offset = region.offset;",
+     ["plan", "load"]),
+    ("map_length_short", "a region's mapping stops at its used bytes, not at the page end",
+     "lib/plan/planner.cpp",
+     "region.map_length = align_up(region.offset + region.used, page) - region.map_offset;",
+     "region.map_length = region.offset + region.used - region.map_offset;",
+     ["plan", "load"]),
+    # header bounds and tiling
+    ("safetensors_header_bound", "safetensors header length bound `> size - 8` loosened to `> size`",
+     "lib/formats/safetensors.cpp",
+     "  if (header_len > size - 8)\n",
+     "  if (header_len > size)\n",
+     ["safetensors"]),
+    ("safetensors_hole", "a hole between safetensors tensors is accepted",
+     "lib/formats/safetensors.cpp",
+     "    if (begin > expected)\n",
+     "    if (false && begin > expected)\n",
+     ["safetensors"]),
+    ("safetensors_data_start", "safetensors offsets counted from the header, not from the data start",
+     "lib/formats/safetensors_header.cpp",
+     "{Piece{file_index_, data_start_ + begin, end - begin}}",
+     "{Piece{file_index_, 8 + begin, end - begin}}",
+     ["safetensors"]),
+    ("tensor_length_unchecked", "dtype x shape is not compared with the stored byte length",
+     "lib/formats/format.cpp",
+     "  if (expected != length)\n",
+     "  if (false && expected != length)\n",
+     ["safetensors", "gguf"]),
+    ("tensor_cap_off_by_one", "the tensor-count cap admits one tensor too many",
+     "lib/formats/format.hpp",
+     "if (tensors_ >= limits_.max_tensors) too_many(file, field, name);",
+     "if (tensors_ > limits_.max_tensors) too_many(file, field, name);",
+     ["hostile", "safetensors"]),
+    ("gguf_alignment_unchecked", "a GGUF tensor offset off the alignment is accepted",
+     "lib/formats/gguf.cpp",
+     "if (raw.rel_offset % alignment_ != 0)",
+     "if (false && raw.rel_offset % alignment_ != 0)",
+     ["gguf"]),
+    ("gguf_alignment_key_ignored", "general.alignment is read but the default 32 kept",
+     "lib/formats/gguf.cpp",
+     "    alignment_ = alignment;\n",
+     "    (void)alignment;\n",
+     ["gguf"]),
+    # pickle
+    ("stack_global_bypass", "STACK_GLOBAL bypasses the pickle allowlist",
+     "lib/formats/pickle_reader.cpp",
+     "push(global(module->text, name->text));",
+     "{ Value g = make(Node::Kind::global); g->text = module->text + \".\" + name->text; push(std::move(g)); }",
+     ["pickle_protocols", "pytorch"]),
+    ("pickle_allowlist_open", "the pickle allowlist accepts every global",
+     "lib/formats/pickle_reader.cpp",
+     "if (!options_.allow_global || !options_.allow_global(full))",
+     "if (false)",
+     ["pickle_protocols", "pytorch"]),
+    ("zip_local_extra", "a ZIP record's data offset ignores the local header's extra field",
+     "lib/formats/zip_archive.cpp",
+     "record.data_offset = local + kLocalBytes + local_name + local_extra;",
+     "record.data_offset = local + kLocalBytes + local_name; (void)local_extra;",
+     ["pytorch", "pickle_protocols"]),
+    # containment
+    ("containment_open", "a link out of the model folder is followed",
+     "lib/io/contained_file_system.cpp",
+     "  if (inside(real, folder_)) return;\n",
+     "  if (true || inside(real, folder_)) return;\n",
+     ["hostile", "safetensors", "tfjs"]),
+    # JSON
+    ("json_number_split", "the digits of a JSON number before a read-chunk boundary are dropped",
+     "lib/formats/json_file.cpp",
+     "bool on_number_part(string_view s, error_code&) { return number.append(s.data(), s.size()), true; }",
+     "bool on_number_part(string_view s, error_code&) { return (void)s, true; }",
+     ["json_stream", "tfjs"]),
+    ("json_key_split", "a safetensors tensor name split across read chunks keeps only its last part",
+     "lib/formats/safetensors_header.cpp",
+     "      key_.append(s);\n",
+     "      key_.assign(s);\n",
+     ["json_stream", "safetensors"]),
+    # TFLite
+    ("tflite_buffer_fields_swapped", "TFLite Buffer.offset and Buffer.size read from each other's field ids",
+     "lib/formats/tflite_schema.fbs",
+     "  offset:ulong;\n  size:ulong;\n",
+     "  size:ulong;\n  offset:ulong;\n",
+     ["tflite"]),
+    ("tflite_tensor_fields_swapped", "TFLite Tensor.buffer and Tensor.external_buffer read from each other's field ids",
+     "lib/formats/tflite_schema.fbs",
+     '  buffer:uint;             // index into Model.buffers; 0 is the empty sentinel\n  name:string;\n  quantization:QuantizationParameters;\n  is_variable:bool = false;\n  sparsity:SparsityParameters;\n  shape_signature:[int] (deprecated);\n  has_rank:bool (deprecated);\n  variant_tensors:[uint] (deprecated);\n  external_buffer:uint;    // schema 3d: ExternalBuffer.id (not an index); 0 = none\n',
+     '  external_buffer:uint;    // schema 3d: ExternalBuffer.id (not an index); 0 = none\n  name:string;\n  quantization:QuantizationParameters;\n  is_variable:bool = false;\n  sparsity:SparsityParameters;\n  shape_signature:[int] (deprecated);\n  has_rank:bool (deprecated);\n  variant_tensors:[uint] (deprecated);\n  buffer:uint;             // index into Model.buffers; 0 is the empty sentinel\n',
+     ["tflite"]),
+    # ONNX
+    ("onnx_int16_as_uint16", "ONNX data type 5 (INT16) decoded as UINT16",
+     "lib/formats/onnx.cpp",
+     "    case 5: return DType::I16;\n",
+     "    case 5: return DType::U16;\n",
+     ["onnx"]),
+    ("onnx_varint_width", "ONNX typed-field elements written one byte short",
+     "lib/formats/onnx_decode.cpp",
+     "std::memcpy(out_.data() + written_, &value, width_);",
+     "std::memcpy(out_.data() + written_, &value, width_ > 1 ? width_ - 1 : width_);",
+     ["onnx"]),
+]
+
+# The subset CI runs (one per area, the fastest suites).
+QUICK = ["verify_raw_ignored", "staging_ring_doubled", "safetensors_header_bound", "json_number_split",
+         "stack_global_bypass", "region_size_multiple"]
+
+
+def run(cmd, cwd=None, env=None, log=None):
+    result = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if log is not None:
+        log.write(f"$ {' '.join(cmd)}\n{result.stdout}\n")
+        log.flush()
+    return result
+
+
+def sync_tree(scratch):
+    """Copies this checkout's files (tracked and untracked, not ignored) into scratch/src, writing
+    only those whose content differs, so unchanged files keep their times and builds stay incremental."""
+    src = scratch / "src"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           check=True, stdout=subprocess.PIPE).stdout.split(b"\0")
+    for name in filter(None, files):
+        rel = Path(os.fsdecode(name))
+        origin, copy = ROOT / rel, src / rel
+        if not origin.is_file():
+            continue
+        data = origin.read_bytes()
+        if copy.is_file() and copy.read_bytes() == data:
+            continue
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(origin, copy)  # with its time: a seeded build sees what it was built from as unchanged
+    return src
+
+
+def seed_build(seed, build, src):
+    """Copies an existing, built build folder of this checkout to `build` (times kept) and points its
+    build.ninja at the scratch sources, so the first run recompiles only what differs."""
+    shutil.copytree(seed, build, symlinks=True)
+    ninja_file = build / "build.ninja"
+    text = ninja_file.read_text()
+    ninja_file.write_text(text.replace(str(ROOT), str(src)))
+    tests_file = build / "meson-info" / "intro-tests.json"
+    tests_file.write_text(tests_file.read_text().replace(str(ROOT), str(src)))
+
+
+def targets_for(suites):
+    exes = {s: f"tests/test_{s}" for s in suites}
+    exes.update({"opencl_rusticl": "tests/test_opencl"})
+    return sorted({exes[s] for s in suites} | {"tools/lwload/lwload"})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scratch", default=os.environ.get("LWLOAD_MUTATE_DIR", "/tmp/lwload-mutate"),
+                        help="scratch folder (source copy and build; kept between runs)")
+    parser.add_argument("--only", nargs="*", help="mutation names")
+    parser.add_argument("--quick", action="store_true", help="the subset CI runs")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("-j", "--jobs", default="2")
+    parser.add_argument("--markdown", help="write the result table to this file")
+    parser.add_argument("--seed-build", help="a built build folder of this checkout (e.g. build) to copy as the "
+                        "scratch build on a first run, instead of building from nothing")
+    args = parser.parse_args()
+
+    chosen = MUTATIONS
+    if args.quick:
+        chosen = [m for m in MUTATIONS if m[0] in QUICK]
+    if args.only:
+        unknown = set(args.only) - {m[0] for m in MUTATIONS}
+        if unknown:
+            sys.exit(f"mutate: unknown mutation(s): {', '.join(sorted(unknown))}")
+        chosen = [m for m in MUTATIONS if m[0] in args.only]
+    if args.list:
+        for name, what, path, _, _, suites in chosen:
+            print(f"{name:30} {path:40} {','.join(suites):24} {what}")
+        return 0
+
+    scratch = Path(args.scratch).resolve()
+    scratch.mkdir(parents=True, exist_ok=True)
+    log = open(scratch / "mutate.log", "w")
+    src = sync_tree(scratch)
+    seed = Path(args.seed_build).resolve() if args.seed_build else None
+    # The scratch build folder: a seeded one keeps the seed's name (its relative paths), and later
+    # runs find it again through scratch/build-folder.
+    marker = scratch / "build-folder"
+    if seed:
+        build = src / seed.relative_to(ROOT)
+        marker.write_text(str(seed.relative_to(ROOT)))
+    else:
+        build = src / (marker.read_text().strip() if marker.exists() else "build-mutate")
+    env = dict(os.environ)
+    env.setdefault("CCACHE_DIR", "/work/.ccache" if Path("/work/.ccache").is_dir() else str(scratch / "ccache"))
+    env["CCACHE_BASEDIR"] = str(src)
+    env["CCACHE_NOHASHDIR"] = "true"
+    if seed and not (build / "build.ninja").exists():
+        seed_build(seed, build, src)
+    if not (build / "build.ninja").exists():
+        r = run(["meson", "setup", str(build), "-Dexamples=false"], cwd=src, env=env, log=log)
+        if r.returncode != 0:
+            sys.exit(f"mutate: meson setup failed (see {scratch / 'mutate.log'})")
+
+    all_suites = sorted({s for m in chosen for s in m[5]})
+    targets = targets_for(all_suites)
+
+    # The suites as meson defines them (command, environment), read from the build's introspection
+    # file and run directly, one after another, each under half its meson timeout.
+    defined = {t["name"]: t for t in json.loads((build / "meson-info" / "intro-tests.json").read_text())}
+
+    def run_suite(name):
+        t = defined[name]
+        suite_env = dict(env, **t["env"])
+        try:
+            r = subprocess.run(t["cmd"], cwd=t["workdir"] or str(build), env=suite_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=max(60, t["timeout"] // 2))
+        except subprocess.TimeoutExpired:
+            log.write(f"$ {' '.join(t['cmd'])}: timed out\n")
+            return False
+        log.write(f"$ {' '.join(t['cmd'])}\n{r.stdout[-20000:]}\nexit {r.returncode}\n")
+        log.flush()
+        return r.returncode == 0
+
+    def build_and_test(suites):
+        r = run(["ninja", "-C", str(build), f"-j{args.jobs}"] + targets_for(suites), env=env, log=log)
+        if r.returncode != 0:
+            return "no-build", 0.0
+        start = time.monotonic()
+        ok = True
+        for suite in suites:
+            ok = run_suite(suite) and ok
+            if not ok:
+                break  # caught: the other suites need not run
+        return ("pass" if ok else "fail"), time.monotonic() - start
+
+    print(f"mutate: building the unmutated tree in {build} and running {', '.join(all_suites)}", flush=True)
+    r = run(["ninja", "-C", str(build), f"-j{args.jobs}"] + targets, env=env, log=log)
+    if r.returncode != 0:
+        sys.exit(f"mutate: the unmutated tree does not build (see {scratch / 'mutate.log'})")
+    status, seconds = build_and_test(all_suites)
+    if status != "pass":
+        sys.exit(f"mutate: the unmutated tree fails its suites (see {scratch / 'mutate.log'})")
+    print(f"mutate: baseline passes ({seconds:.0f} s)", flush=True)
+
+    results = []
+    for name, what, path, find, replace, suites in chosen:
+        sync_tree(scratch)  # the checkout's latest tests (and code), for a run long enough to see edits
+        file = src / path
+        original = file.read_text()
+        if original.count(find) != 1:
+            results.append((name, what, path, suites, "not-found", 0.0))
+        else:
+            file.write_text(original.replace(find, replace))
+            try:
+                status, seconds = build_and_test(suites)
+            finally:
+                file.write_text(original)
+            verdict = {"fail": "caught", "pass": "SURVIVED", "no-build": "no-build"}[status]
+            results.append((name, what, path, suites, verdict, seconds))
+        n, _, p, s, v, sec = results[-1]
+        print(f"{v:9} {n:30} {p:38} {','.join(s):28} {sec:5.0f} s", flush=True)
+    # Leave the scratch build matching the unmutated sources.
+    run(["ninja", "-C", str(build), f"-j{args.jobs}"] + targets, env=env, log=log)
+
+    caught = sum(1 for r in results if r[4] == "caught")
+    applied = sum(1 for r in results if r[4] in ("caught", "SURVIVED"))
+    print(f"mutate: {caught} of {applied} applied mutations caught; "
+          f"{sum(1 for r in results if r[4] == 'SURVIVED')} survived, "
+          f"{sum(1 for r in results if r[4] in ('no-build', 'not-found'))} not applied")
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write("| mutation | bug put in | file | suites run | result |\n|---|---|---|---|---|\n")
+            for name, what, path, suites, verdict, _ in results:
+                out.write(f"| `{name}` | {what} | {path} | {', '.join(suites)} | {verdict} |\n")
+    return 0 if caught == applied and applied == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
