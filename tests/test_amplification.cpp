@@ -299,3 +299,27 @@ TEST_CASE("TFJS: a string weight's walk over a shard listed 20,000 times, and 15
   CHECK(cost.status == 3);  // no model here; the 150 names are one file, scanned once
   CHECK(cost.rss_kib <= kMaxRssKiB);
 }
+
+TEST_CASE("64 MiB of JSON in model.json's modelTopology, in its weightsManifest, beside an index's weight_map") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  // What the reader does not use streams by: opened in little memory, the text read once.
+  for (const char* which : {"tfjs_big_topology", "safetensors_big_index"}) {
+    CAPTURE(which);
+    const fs::path folder = make(dir, which, which);
+    const fs::path json = folder / (std::string(which) == "tfjs_big_topology" ? "model.json" : "model.safetensors.index.json");
+    const Cost cost = inspect(folder);
+    INFO(cost.output);
+    CHECK(cost.status == 0);
+    CHECK(has(cost.output, "(1 tensors)"));
+    CHECK(cost.read <= 2 * fs::file_size(json) + 4096);
+    CHECK(cost.rss_kib <= 64 * 1024);  // never a tree of the 64 MiB
+  }
+  // 1.4 million weights: the manifest itself is the 64 MiB; its tree is capped, then refused.
+  const fs::path folder = make(dir, "tfjs_big_manifest", "tfjs_big_manifest");
+  const Cost cost = inspect(folder);
+  INFO(cost.output);
+  CHECK(cost.status == 3);
+  CHECK(has(cost.output, "bytes of memory to hold"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+}

@@ -20,6 +20,7 @@
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/json_file.hpp"
+#include "formats/json_select.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -30,6 +31,8 @@ namespace fs = std::filesystem;
 
 // model.json carries the whole graph topology besides the manifest; large graphs reach tens of MB.
 constexpr std::uint64_t kMaxManifestBytes = 512ull << 20;
+// What the kept members' tree may take: a manifest listing ~500,000 weights fits.
+constexpr std::uint64_t kMaxManifestTree = 192ull << 20;
 constexpr std::array<std::string_view, 2> kManifestNames{"model.json", "weights_manifest.json"};
 // Looking for a manifest among a folder's other .json files: each file (hard links to one file are
 // one file) scanned once, at most this many files and bytes in all.
@@ -368,7 +371,10 @@ Manifest read(const ModelSource& source) {
   if (file->size() > kMaxManifestBytes)
     fail(ErrorCode::bad_input, path.string(), ": manifest of ", file->size(), " bytes exceeds the limit of ",
          kMaxManifestBytes);
-  const json::value doc = read_json(*file, 0, file->size(), "manifest");
+  // Only the members read below are kept (modelTopology, often most of model.json, streams by).
+  const json::value doc = read_json_members(*file, 0, file->size(), "manifest",
+                                            {"weightsManifest", "format", "generatedBy", "convertedBy"},
+                                            kMaxManifestTree);
 
   Manifest manifest;
   manifest.format = "tfjs";

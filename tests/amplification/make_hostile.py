@@ -136,6 +136,32 @@ def main():
                              {"name": "w", "shape": [1], "dtype": "float32"}]}
         with open(os.path.join(out, "weights_manifest.json"), "w") as f:
             json.dump([group], f)
+    elif case in ("tfjs_big_topology", "tfjs_big_manifest", "safetensors_big_index"):
+        # 64 MiB of JSON: in model.json's modelTopology, in its weightsManifest (one group of 1.5
+        # million weights listing one 4-byte shard... each weight 0 elements), or beside an index's weight_map
+        import os
+        os.makedirs(out, exist_ok=True)
+        rows = json.dumps([list(range(200))] * ((64 << 20) // 900))
+        if case == "safetensors_big_index":
+            header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+            header += b" " * (-len(header) % 8)
+            with open(os.path.join(out, "model-00001-of-00001.safetensors"), "wb") as f:
+                f.write(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+            with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+                f.write('{"metadata": {}, "extra": ' + rows + ', "weight_map": {"w": "model-00001-of-00001.safetensors"}}')
+            return
+        with open(os.path.join(out, "shard.bin"), "wb") as f:
+            f.write(b"\0" * 4)
+        weights = [{"name": "w", "shape": [1], "dtype": "float32"}]
+        if case == "tfjs_big_manifest":
+            weights += [{"name": f"z{i}", "shape": [0], "dtype": "float32"} for i in range((64 << 20) // 50)]
+            topology = {}
+        else:
+            topology = "TOPOLOGY"
+        text = json.dumps({"format": "layers-model", "modelTopology": topology,
+                           "weightsManifest": [{"paths": ["shard.bin"], "weights": weights}]})
+        with open(os.path.join(out, "model.json"), "w") as f:
+            f.write(text.replace('"TOPOLOGY"', rows))
     elif case == "tfjs_linked_candidates":  # 150 hard links to one 8 MiB .json that is no manifest
         import os
         os.makedirs(out, exist_ok=True)
