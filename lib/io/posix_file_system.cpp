@@ -295,8 +295,10 @@ int open_by_walk(int folder, const std::filesystem::path& relative, int oflags, 
 int resolve(int folder, const std::filesystem::path& relative, int oflags, bool follow_outside) {
   if (!walk_forced.load(std::memory_order_relaxed) && !no_openat2.load(std::memory_order_relaxed)) {
     const int fd = open_by_kernel(folder, relative, oflags, follow_outside);
-    if (fd != -ENOSYS) return fd;
-    no_openat2.store(true, std::memory_order_relaxed);
+    // ENOSYS: no openat2 here (remembered). EPERM: what older container seccomp profiles answer for
+    // a system call they do not know (an open itself says EACCES); the walk then answers instead.
+    if (fd != -ENOSYS && fd != -EPERM) return fd;
+    if (fd == -ENOSYS) no_openat2.store(true, std::memory_order_relaxed);
   }
   return open_by_walk(folder, relative, oflags, follow_outside);
 }
