@@ -176,3 +176,150 @@ TEST_CASE("TFLite tensors sharing one shape and one quantization table of 20,000
   CHECK(cost.rss_kib <= kMaxRssKiB);  // 8,000 copies of 20,000 scales would be 1.2 GiB
   plan_ends(model);
 }
+
+TEST_CASE("TFLite: distinct quantization tables sharing one vector of 20,000 scales") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  namespace tfl = lwload::fb::tflite;
+  constexpr int kChannels = 20000, kTensors = 8000;
+  flatbuffers::FlatBufferBuilder b;
+  const std::vector<std::uint8_t> data(kChannels, 1);
+  std::vector<flatbuffers::Offset<tfl::Buffer>> buffers{tfl::CreateBuffer(b), tfl::CreateBufferDirect(b, &data)};
+  const std::vector<std::int32_t> shape_values{kChannels};
+  const auto shape = b.CreateVector(shape_values);
+  const std::vector<float> scale_values(kChannels, 0.5f);
+  const auto scales = b.CreateVector(scale_values);  // one vector, each table its own
+  std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
+  for (int i = 0; i < kTensors; ++i) {
+    const auto q = tfl::CreateQuantizationParameters(b, 0, 0, scales, 0, 0);
+    tensors.push_back(tfl::CreateTensor(b, shape, tfl::TensorType_INT8, 1, b.CreateString("t" + std::to_string(i)), q));
+  }
+  const std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs{tfl::CreateSubGraphDirect(b, &tensors, "main")};
+  tfl::FinishModelBuffer(b, tfl::CreateModelDirect(b, 3, &subgraphs, "shared scale vector", &buffers));
+  test::TempDir dir;
+  const fs::path model = dir / "shared_vector.tflite";
+  test::write_file(model, std::span(reinterpret_cast<const std::byte*>(b.GetBufferPointer()), b.GetSize()));
+  const Cost cost = inspect(model);
+  INFO(cost.output);
+  CHECK(cost.status == 0);
+  CHECK(has(cost.output, "(8000 tensors)"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);  // a copy per table would be 1.2 GiB
+  CHECK(cost.read <= 2 * fs::file_size(model));
+  plan_ends(model);
+}
+
+namespace {
+
+// `count` sparse INT8 tensors of `dense` elements, each with its own SparsityParameters and
+// DimensionMetadata tables, all pointing at one pair of index vectors (`stored` values placed at
+// 0..stored-1). `vary_shape`: tensor i is `dense + i` elements, so the tables describe different
+// tensors and cannot be one record.
+std::vector<std::byte> shared_index_vectors(int count, int dense, int stored, bool vary_shape) {
+  namespace tfl = lwload::fb::tflite;
+  flatbuffers::FlatBufferBuilder b;
+  const std::vector<std::uint8_t> values(static_cast<std::size_t>(stored), 3);
+  std::vector<flatbuffers::Offset<tfl::Buffer>> buffers{tfl::CreateBuffer(b), tfl::CreateBufferDirect(b, &values)};
+  const std::vector<std::int32_t> segment_values{0, stored};
+  std::vector<std::int32_t> index_values(static_cast<std::size_t>(stored));
+  for (int i = 0; i < stored; ++i) index_values[static_cast<std::size_t>(i)] = i;
+  const auto segments = tfl::CreateInt32Vector(b, b.CreateVector(segment_values));
+  const auto indices = tfl::CreateInt32Vector(b, b.CreateVector(index_values));
+  const std::vector<std::int32_t> order{0};
+  std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
+  for (int i = 0; i < count; ++i) {
+    const int size = dense + (vary_shape ? i : 0);
+    const std::vector<std::int32_t> shape{size};
+    const std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> dims{tfl::CreateDimensionMetadata(
+        b, tfl::DimensionType_SPARSE_CSR, size, tfl::SparseIndexVector_Int32Vector, segments.Union(),
+        tfl::SparseIndexVector_Int32Vector, indices.Union())};
+    const auto sparsity = tfl::CreateSparsityParametersDirect(b, &order, nullptr, &dims);
+    tensors.push_back(tfl::CreateTensor(b, b.CreateVector(shape), tfl::TensorType_INT8, 1,
+                                        b.CreateString("s" + std::to_string(i)), 0, false, sparsity));
+  }
+  const std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs{tfl::CreateSubGraphDirect(b, &tensors, "main")};
+  tfl::FinishModelBuffer(b, tfl::CreateModelDirect(b, 3, &subgraphs, "shared index vectors", &buffers));
+  const auto* p = reinterpret_cast<const std::byte*>(b.GetBufferPointer());
+  return {p, p + b.GetSize()};
+}
+
+}  // namespace
+
+TEST_CASE("TFLite: distinct sparsity tables sharing one pair of index vectors") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  // The same tensor described 2,000 times: one record, as a shared table would be.
+  const fs::path same = dir / "shared_indices.tflite";
+  test::write_file(same, shared_index_vectors(2000, 200000, 100000, false));
+  Cost cost = inspect(same);
+  INFO(cost.output);
+  CHECK(cost.status == 0);
+  CHECK(has(cost.output, "(2000 tensors)"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);  // a copy per table would be 1.6 GB
+  CHECK(cost.read <= 2 * fs::file_size(same));
+  plan_ends(same);
+  // 2,000 different tensors over the same vectors: each would need its own copy; refused once the
+  // copies pass the file's size.
+  const fs::path varied = dir / "varied_indices.tflite";
+  test::write_file(varied, shared_index_vectors(2000, 200000, 100000, true));
+  cost = inspect(varied);
+  INFO(cost.output);
+  CHECK(cost.status == 3);
+  CHECK(has(cost.output, "distinct tables share the same large vectors"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+  plan_ends(varied);
+}
+
+TEST_CASE("ONNX: origins in model-local functions and subgraphs, and 20,000 constants sharing one name") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  for (const char* which : {"onnx_function_origins", "onnx_subgraph_origins", "onnx_duplicate_names"}) {
+    CAPTURE(which);
+    const fs::path model = make(dir, which, std::string(which) + ".onnx");
+    const Cost cost = inspect(model);
+    INFO(cost.output);
+    // Opened, or refused by a rule about names; never gigabytes of origin strings.
+    CHECK((cost.status == 0 || cost.status == 3));
+    if (cost.status == 0) CHECK(cost.read <= 2 * fs::file_size(model));
+    CHECK(cost.rss_kib <= kMaxRssKiB);  // 60 KB quoted in each of 20,000 origins was 1.2 GB
+    plan_ends(model);
+  }
+}
+
+TEST_CASE("TFJS: a string weight's walk over a shard listed 20,000 times, and 150 hard-linked candidates") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  const fs::path walk = make(dir, "tfjs_string_walk", "walk");
+  Cost cost = inspect(walk);
+  INFO(cost.output);
+  CHECK(cost.status == 3);
+  CHECK(has(cost.output, "shards listed again would be read again"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+  const fs::path linked = make(dir, "tfjs_linked_candidates", "linked");
+  cost = inspect(linked);
+  INFO(cost.output);
+  CHECK(cost.status == 3);  // no model here; the 150 names are one file, scanned once
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+}
+
+TEST_CASE("64 MiB of JSON in model.json's modelTopology, in its weightsManifest, beside an index's weight_map") {
+  if (!std::getenv("LWLOAD_EXE")) return;
+  test::TempDir dir;
+  // What the reader does not use streams by: opened in little memory, the text read once.
+  for (const char* which : {"tfjs_big_topology", "safetensors_big_index"}) {
+    CAPTURE(which);
+    const fs::path folder = make(dir, which, which);
+    const fs::path json = folder / (std::string(which) == "tfjs_big_topology" ? "model.json" : "model.safetensors.index.json");
+    const Cost cost = inspect(folder);
+    INFO(cost.output);
+    CHECK(cost.status == 0);
+    CHECK(has(cost.output, "(1 tensors)"));
+    CHECK(cost.read <= 2 * fs::file_size(json) + 4096);
+    CHECK(cost.rss_kib <= 64 * 1024);  // never a tree of the 64 MiB
+  }
+  // 1.4 million weights: the manifest itself is the 64 MiB; its tree is capped, then refused.
+  const fs::path folder = make(dir, "tfjs_big_manifest", "tfjs_big_manifest");
+  const Cost cost = inspect(folder);
+  INFO(cost.output);
+  CHECK(cost.status == 3);
+  CHECK(has(cost.output, "bytes of memory to hold"));
+  CHECK(cost.rss_kib <= kMaxRssKiB);
+}

@@ -414,3 +414,71 @@ TEST_CASE("a TFJS model in 1,100 shards loads under a soft open-file limit of 25
   INFO(out);
   CHECK(has(out, "verify: ok, 1 tensors"));
 }
+
+namespace {
+
+// A one-tensor GGUF file (v3, no metadata) whose tensor is called `name`, its bytes as given (GGUF
+// names are bytes; safetensors' JSON could not carry invalid UTF-8).
+std::string gguf_named(const std::string& name) {
+  std::string out = "GGUF";
+  const auto put = [&](std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  put(3, 4);                  // version
+  put(1, 8);                  // tensors
+  put(0, 8);                  // metadata entries
+  put(name.size(), 8);
+  out += name;
+  put(1, 4);                  // dimensions
+  put(4, 8);                  // 4 elements
+  put(0, 4);                  // F32
+  put(0, 8);                  // offset in the data
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  return out + std::string(16, '\1');
+}
+
+// Whether `text` is well-formed UTF-8 (RFC 3629), checked independently of the tool: Python's strict decoder.
+bool valid_utf8(const std::string& text) {
+  TempDir dir;
+  const fs::path file = dir / "text";
+  std::ofstream(file, std::ios::binary) << text;
+  return lwload::test::run_command(std::string(lwload::test::kPython) +
+                                   " -c \"import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8'))\" " +
+                                   file.string()) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("file names are printed escaped like tensor names; --json stays valid UTF-8 whatever the names hold") {
+  if (!exe()) return;
+  TempDir dir;
+  // A folder whose name retitles the terminal (OSC) and clears the screen (CSI), and a tensor name
+  // with bytes that are no UTF-8 (a stray continuation byte, an overlong '/', a surrogate, 0xff).
+  const fs::path folder = dir / "evil\x1b]0;pwned\x07\x1b[2J";
+  fs::create_directory(folder);
+  const std::string bad_name = std::string("w\x80x\xc0\xafy\xed\xa0\x80z\xff") + "\xe2\x82\xac";
+  const fs::path model = folder / "m.gguf";
+  std::ofstream(model, std::ios::binary) << gguf_named(bad_name);
+  const std::string quoted = "'" + model.string() + "'";
+
+  std::string out, err;
+  REQUIRE(lwload_run("inspect " + quoted, &out, &err) == 0);
+  CHECK(!has(out, "\x1b"));
+  CHECK(!has(out, "\x07"));
+  CHECK(has(out, "evil\\x1b]0;pwned\\x07\\x1b[2J"));
+
+  out.clear();  // run_command appends
+  REQUIRE(lwload_run("inspect --json " + quoted, &out, &err) == 0);
+  CHECK(valid_utf8(out));
+  CHECK(has(out, "w\\ufffdx\\ufffd\\ufffdy\\ufffd\\ufffd\\ufffdz\\ufffd\xe2\x82\xac"));  // the euro sign is kept
+  out.clear();
+  REQUIRE(lwload_run("plan --json --device host " + quoted, &out, &err) == 0);
+  CHECK(valid_utf8(out));
+  out.clear();
+  REQUIRE(lwload_run("load --json --device host " + quoted, &out, &err) == 0);
+  CHECK(valid_utf8(out));
+
+  // A missing file named with escapes: the error escapes them too.
+  CHECK(lwload_run("inspect '" + (folder / "missing.gguf").string() + "'", &out, &err) != 0);
+  CHECK(!has(err, "\x1b"));
+}

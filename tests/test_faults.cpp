@@ -2,6 +2,8 @@
 // allocation failures half-way, failed uploads, a throwing callback, cancellation. Each must end in
 // a clear lwload::Error with everything released: a wrapper device counts live buffers.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -139,6 +141,59 @@ TEST_CASE("a file rewritten in place after open_manifest (same size, new bytes):
     expect_failure(m, *device, forced(placement), ErrorCode::io, {path.string(), "changed since its headers were read"});
     CHECK(device->counters.allocations == 0);
   }
+}
+
+TEST_CASE("a file rewritten in place with its mtime put back (touch -r): the ctime in its identity tells") {
+  TempDir dir;
+  const auto path = dir / "m.safetensors";
+  write_model(path, spec(1 << 20, 4, 4096));
+  const Manifest m = open_manifest(path);
+  struct stat before {};
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(m.tensors[1].pieces[0].offset));
+    f.write("rewritten", 9);
+  }
+  // touch -r: the old mtime back, to the nanosecond. Setting it moves the ctime (to "now"), and the
+  // ctime cannot be set back; repeated until the clock has moved past the one the open saw.
+  struct stat after {};
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  do {
+    REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
+    REQUIRE(::stat(path.c_str(), &after) == 0);
+  } while (after.st_ctim.tv_sec == before.st_ctim.tv_sec && after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
+  REQUIRE(after.st_size == before.st_size);
+  REQUIRE(after.st_ino == before.st_ino);
+  REQUIRE(after.st_mtim.tv_sec == before.st_mtim.tv_sec);
+  REQUIRE(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+
+  const FileIdentity then = m.opened.at(0).identity, now = m.opened.at(0).file->identity();
+  CHECK(now.modified_ns == then.modified_ns);
+  CHECK(now.size == then.size);
+  CHECK(now.changed_ns != then.changed_ns);
+  for (const std::optional<Placement> placement : kEveryPlacement) {
+    auto device = faulty("host");
+    expect_failure(m, *device, forced(placement), ErrorCode::io,
+                   {path.string(), "changed since its headers were read", "status changed"});
+    CHECK(device->counters.allocations == 0);
+  }
+  // The same after a load: verify compares nothing.
+  const Manifest fresh = open_manifest(path);
+  const auto device = open_device("host");
+  const Weights w = load(fresh, *device);
+  const timespec again[2] = {after.st_atim, after.st_mtim};
+  struct stat loaded {};
+  REQUIRE(::stat(path.c_str(), &loaded) == 0);
+  do {
+    { std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary); f.write("x", 1); }
+    REQUIRE(::utimensat(AT_FDCWD, path.c_str(), again, 0) == 0);
+    REQUIRE(::stat(path.c_str(), &after) == 0);
+  } while (after.st_ctim.tv_sec == loaded.st_ctim.tv_sec && after.st_ctim.tv_nsec == loaded.st_ctim.tv_nsec);
+  const Error e = test::error_of([&] { (void)verify(w); });
+  CHECK(e.code() == ErrorCode::io);
+  CHECK(std::string(e.what()).find("changed since it was loaded") != std::string::npos);
+  CHECK(std::string(e.what()).find("status changed") != std::string::npos);
 }
 
 TEST_CASE("a link swapped in after open_manifest cannot lead the load out of the model folder") {

@@ -39,7 +39,16 @@ struct FileIdentity {
   std::uint64_t inode = 0;
   std::uint64_t size = 0;
   std::int64_t modified_ns = 0;
-  bool operator==(const FileIdentity&) const = default;
+  // Status change time (ctime): moves with every write and cannot be set from user space, so a
+  // file rewritten in place whose mtime was put back (touch -r) still differs here. It moves too
+  // when the file's link count does (the file renamed over or deleted while open: its bytes are
+  // the same), so a changed ctime counts only while the link count is what it was.
+  std::int64_t changed_ns = 0;
+  std::uint64_t links = 0;
+  bool operator==(const FileIdentity& o) const noexcept {
+    return device == o.device && inode == o.inode && size == o.size && modified_ns == o.modified_ns &&
+           (changed_ns == o.changed_ns || links != o.links);
+  }
 };
 
 struct FileOpenFlags {
@@ -64,8 +73,8 @@ class LWLOAD_API RandomAccessFile {
                                                  MapAccess /*access*/ = MapAccess::normal) const {
     return nullptr;
   }
-  // Device, inode, size and modification time (test doubles: the size alone).
-  virtual FileIdentity identity() const { return FileIdentity{0, 0, size(), 0}; }
+  // Device, inode, size, modification and status change times (test doubles: the size alone).
+  virtual FileIdentity identity() const { return FileIdentity{0, 0, size(), 0, 0, 0}; }
   // This very file opened again with other flags (O_DIRECT), never by its path (which may name
   // another file by now); nullptr when this file cannot be (a test double), Error(io) when the
   // system refuses the flags.

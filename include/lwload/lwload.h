@@ -24,6 +24,12 @@
  * - Threads. Callbacks (on_tensor_ready, on_progress) run on the thread that called lwload_load*,
  *   one at a time, before it returns. lwload_cancel_request may be called from any thread. Other
  *   objects may be used from any thread, one thread at a time each.
+ * - Callbacks must return normally. A callback that leaves by longjmp (or, from C++, by an
+ *   exception, or by ending the thread) skips the library's cleanup: the load's locks, buffers,
+ *   staging memory and threads are left as they were, and any later call into the library may then
+ *   crash or hang. To stop a load from a callback, return non-zero from on_tensor_ready (the load
+ *   then fails with LWLOAD_CANCELLED, everything released) or call lwload_cancel_request, and
+ *   unwind after lwload_load* returns.
  * - Versions. LWLOAD_VERSION_* are the headers' version (meson's project version; a build-time
  *   check keeps them equal); lwload_version() / lwload_version_number() the library's. A program
  *   runs with any library of the same major version and at least the minor it was built with:
@@ -186,11 +192,12 @@ LWLOAD_API void lwload_load_options_free(lwload_load_options* o);
 LWLOAD_API lwload_status lwload_load_options_set(lwload_load_options* o, const char* key, const char* value,
                                                  lwload_error** err);
 /* Each loaded tensor once, in load order, when its bytes are usable by the device. A non-zero
- * return cancels the load: lwload_load releases everything and fails with LWLOAD_CANCELLED. */
+ * return cancels the load: lwload_load releases everything and fails with LWLOAD_CANCELLED. It must
+ * return (no longjmp or exception out of it: see "Callbacks must return normally" above). */
 LWLOAD_API void lwload_load_options_on_tensor_ready(lwload_load_options* o,
                                                     int (*fn)(void* user, const lwload_tensor_handle* t),
                                                     void* user);
-/* Bytes of tensor data on the device so far, of `total`. */
+/* Bytes of tensor data on the device so far, of `total`. It must return, as on_tensor_ready. */
 LWLOAD_API void lwload_load_options_on_progress(lwload_load_options* o,
                                                 void (*fn)(void* user, uint64_t done, uint64_t total),
                                                 void* user);

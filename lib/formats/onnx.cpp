@@ -26,6 +26,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -48,6 +50,17 @@ namespace tf = onnx::tensor_field;
 constexpr int kMaxGraphDepth = 64;           // If/Loop bodies nested deeper than this are refused
 constexpr std::size_t kMaxPieces = 1 << 20;  // per tensor; only hostile files split data this much
 constexpr std::uint64_t kMaxName = 64 * 1024;
+
+// A name as a tensor's origin quotes it: whole up to 64 bytes, else its start and its length. Origins
+// are per tensor, and the places they name (a function, a subgraph, a node) are shared by thousands
+// of tensors: quoting a 64 KiB name whole in each would cost gigabytes from a small file.
+std::string brief(std::string_view name) {
+  constexpr std::size_t kWhole = 64, kStart = 48;
+  if (name.size() <= kWhole) return std::string(name);
+  std::size_t cut = kStart;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return std::string(name.substr(0, cut)) + "... (" + std::to_string(name.size()) + " bytes)";
+}
 const std::filesystem::path kFolderModel = "model.onnx";
 
 // ONNX TensorProto.DataType → the stored dtype.
@@ -264,7 +277,7 @@ class OnnxScan {
     while (function.next()) {
       const std::uint32_t number = function.field().number;
       if (number == onnx::function_field::name) {
-        where = "function '" + function.read_string("name", kMaxName) + "'";
+        where = "function '" + brief(function.read_string("name", kMaxName)) + "'";
       } else if (number == onnx::function_field::node) {
         function.expect(WireType::length_delimited, "node");
         scan_node(function.nested(function.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
@@ -302,10 +315,10 @@ class OnnxScan {
         has_output = true;
       } else if (number == onnx::node_field::name) {
         node_name = node.read_string("name", kMaxName);
-        label += " '" + node_name + "'";
+        label += " '" + brief(node_name) + "'";  // brief: the label is the context of all the node holds
       } else if (number == onnx::node_field::op_type) {
         op_type = node.read_string("op_type", kMaxName);
-        label += " (" + op_type + ")";
+        label += " (" + brief(op_type) + ")";
       } else if (number == onnx::node_field::domain) {
         domain = node.read_string("domain", kMaxName);
       } else if (number == onnx::node_field::attribute) {
@@ -315,14 +328,14 @@ class OnnxScan {
     }
     if (data.empty()) return;
     const bool constant = op_type == "Constant" && (domain.empty() || domain == "ai.onnx");
-    const std::string node_words = node_name.empty() ? "an unnamed node" : "node '" + node_name + "'";
+    const std::string node_words = node_name.empty() ? "an unnamed node" : "node '" + brief(node_name) + "'";
     if (constant) {
       if (!has_output || output.empty())
         source_->fail_at(node.begin(), label, ": a Constant node without an output to name its value");
       if (data.size() != 1)
         source_->fail_at(node.begin(), label, ": a Constant node with ", data.size(),
                          " value attributes (ONNX allows exactly one)");
-      add_constant(data.front(), output, str("Constant node '", output, "' in ", where), label);
+      add_constant(data.front(), output, str("Constant node '", brief(output), "' in ", where), label);
       return;
     }
     // Tensor-valued attributes of other operators (ConstantOfShape's value, custom ops' weights).
@@ -331,7 +344,7 @@ class OnnxScan {
     for (const DataAttribute& a : data)
       if (a.field == af::t || a.field == af::tensors || a.field == af::sparse_tensor || a.field == af::sparse_tensors)
           add_constant(a, base + "." + a.name,
-                     str("attribute '", a.name, "' of ", node_words, " (", op_type, ") in ", where), label);
+                     str("attribute '", brief(a.name), "' of ", node_words, " (", brief(op_type), ") in ", where), label);
   }
 
   // Subgraph-valued attributes (If then/else_branch, Loop/Scan body) are walked at once; data
@@ -363,9 +376,9 @@ class OnnxScan {
         case af::g:
         case af::graphs:
           attribute.expect(WireType::length_delimited, f.number == af::g ? "g" : "graphs");
-          scan_graph(attribute.nested(str(attribute.context(), " '", name, "' (subgraph depth ", depth + 1, ")"),
+          scan_graph(attribute.nested(str(attribute.context(), " '", brief(name), "' (subgraph depth ", depth + 1, ")"),
                                       onnx::graph_field_name),
-                     depth + 1, str("the '", name, "' graph of ", label));
+                     depth + 1, str("the '", brief(name), "' graph of ", brief(label)));
           break;
         case af::t:
         case af::tensors:
@@ -527,9 +540,11 @@ class OnnxScan {
 
   // A name not used before in this model: repeats (two If branches both naming a Constant "c")
   // get "#2", "#3", ... in the order they are met, so names are unique and stable.
+  // Linear however often a name repeats: each name remembers the suffix it reached.
   std::string unique(std::string name) {
     if (names_.insert(name).second) return name;
-    for (std::uint64_t n = 2;; ++n) {
+    std::uint64_t& n = next_suffix_.try_emplace(name, 2).first->second;
+    for (;; ++n) {
       std::string candidate = name + "#" + std::to_string(n);
       if (names_.insert(candidate).second) return candidate;
     }
@@ -794,6 +809,7 @@ class OnnxScan {
   Manifest manifest_;
   std::map<std::filesystem::path, std::uint64_t> sizes_;
   std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, std::uint64_t> next_suffix_;  // unique(): the next "#n" to try per name
   std::uint64_t functions_ = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/json_file.hpp"
+#include "formats/json_select.hpp"
 #include "formats/safetensors_header.hpp"
 #include "lwload/error.hpp"
 
@@ -158,7 +159,8 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
   if (file->size() > kMaxIndexBytes)
     fail(ErrorCode::bad_input, index_path.string(), ": index file of ", file->size(),
          " bytes exceeds the limit of ", kMaxIndexBytes);
-  const json::value index = read_json(*file, 0, file->size(), "index");
+  // weight_map and metadata kept, anything else streams by; the tree capped at 192 MiB.
+  const json::value index = read_json_members(*file, 0, file->size(), "index", {"weight_map", "metadata"}, 192ull << 20);
   const json::object& root = as_object(index, index_path, "index");
   const json::object& weight_map = as_object(required(root, "weight_map", index_path, "index"), index_path, "weight_map");
   caps.check_declared(index_path, "weight_map", weight_map.size());

@@ -13,12 +13,14 @@
 #include <array>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_set>
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/json_file.hpp"
+#include "formats/json_select.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -29,7 +31,21 @@ namespace fs = std::filesystem;
 
 // model.json carries the whole graph topology besides the manifest; large graphs reach tens of MB.
 constexpr std::uint64_t kMaxManifestBytes = 512ull << 20;
+// What the kept members' tree may take: a manifest listing ~500,000 weights fits.
+constexpr std::uint64_t kMaxManifestTree = 192ull << 20;
 constexpr std::array<std::string_view, 2> kManifestNames{"model.json", "weights_manifest.json"};
+// Looking for a manifest among a folder's other .json files: each file (hard links to one file are
+// one file) scanned once, at most this many files and bytes in all.
+constexpr std::size_t kMaxCandidates = 256;
+constexpr std::uint64_t kMaxCandidateBytes = 128ull << 20;
+
+// What reading a manifest may cost in string-weight walks: the bytes of the distinct shard files it
+// names (each file's bytes walked once at most, however often a manifest lists it).
+struct WalkBudget {
+  std::unordered_set<std::string> files;  // the shard files counted
+  std::uint64_t bytes = 0;                // their sizes
+  std::uint64_t walked = 0;
+};
 
 std::optional<DType> weight_dtype(std::string_view name) {
   if (name == "float32") return DType::F32;
@@ -118,9 +134,12 @@ class GroupStream {
   std::size_t window_len_ = 0;
 };
 
-// Stream bytes of a `string` weight of `count` elements starting at `begin`.
+// Stream bytes of a `string` weight of `count` elements starting at `begin`. The walk reads no more,
+// over the whole manifest, than the distinct shard files hold (a shard listed again is not read again
+// for free).
 std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std::uint64_t count,
-                                  bool last_in_group, const fs::path& manifest_path, std::string_view where) {
+                                  bool last_in_group, const fs::path& manifest_path, std::string_view where,
+                                  WalkBudget& budget) {
   const std::uint64_t remaining = stream.size() - begin;
   if (count > remaining / 4)
     fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": ", count,
@@ -128,7 +147,11 @@ std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std:
   if (count == 0) return 0;
   if (last_in_group) return remaining;
   std::uint64_t pos = begin;
+  const std::uint64_t allowed = budget.bytes - std::min(budget.bytes, budget.walked);
   for (std::uint64_t i = 0; i < count; ++i) {
+    if (pos - begin > allowed)
+      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": the string weights' length prefixes span more than ",
+           budget.bytes, " bytes, all the shard files named hold: shards listed again would be read again");
     if (stream.size() - pos < 4)
       fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": string ", i, " length prefix at stream offset ",
            pos, " lies past the end of the group's shards (", stream.size(), " bytes)");
@@ -139,6 +162,7 @@ std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std:
            " bytes at stream offset ", pos, " extends past the end of the group's shards (", stream.size(), " bytes)");
     pos += len;
   }
+  budget.walked += pos - begin;
   return pos - begin;
 }
 
@@ -175,7 +199,8 @@ std::shared_ptr<const Quantization> parse_quantization(const json::object& weigh
 }
 
 std::vector<Shard> open_shards(FileSystem& file_system, const json::object& group, const fs::path& path,
-                               const std::string& group_where, std::string_view first_tensor, Manifest& manifest) {
+                               const std::string& group_where, std::string_view first_tensor, Manifest& manifest,
+                               WalkBudget& budget) {
   const json::array& paths = as_array(required(group, "paths", path, group_where), path, group_where + " field 'paths'");
   const fs::path dir = path.parent_path();
   std::vector<Shard> shards;
@@ -205,6 +230,7 @@ std::vector<Shard> open_shards(FileSystem& file_system, const json::object& grou
     const std::uint64_t size = file_system.open(shard_path)->size();
     if (size > std::numeric_limits<std::uint64_t>::max() - begin)
       fail(ErrorCode::bad_input, path.string(), ": ", group_where, ": shard sizes overflow 64 bits");
+    if (budget.files.insert(shard_path.lexically_normal().string()).second) budget.bytes += size;
     shards.push_back(Shard{shard_path, file_index(manifest, shard_path), begin, size});
     begin += size;
   }
@@ -212,7 +238,8 @@ std::vector<Shard> open_shards(FileSystem& file_system, const json::object& grou
 }
 
 void read_group(FileSystem& file_system, const json::value& group_value, std::size_t group_index,
-                const fs::path& path, Manifest& manifest, std::unordered_set<std::string>& names, TensorCaps& caps) {
+                const fs::path& path, Manifest& manifest, std::unordered_set<std::string>& names, TensorCaps& caps,
+                WalkBudget& budget) {
   const std::string group_where = str("weightsManifest[", group_index, "]");
   const json::object& group = as_object(group_value, path, group_where);
   const json::array& weights =
@@ -221,7 +248,7 @@ void read_group(FileSystem& file_system, const json::value& group_value, std::si
   if (!weights.empty() && weights[0].is_object())
     if (const json::value* n = weights[0].get_object().if_contains("name"); n && n->is_string())
       first_tensor = std::string(n->get_string());
-  GroupStream stream(file_system, open_shards(file_system, group, path, group_where, first_tensor, manifest));
+  GroupStream stream(file_system, open_shards(file_system, group, path, group_where, first_tensor, manifest, budget));
 
   std::uint64_t cursor = 0;
   for (std::size_t i = 0; i < weights.size(); ++i) {
@@ -244,7 +271,7 @@ void read_group(FileSystem& file_system, const json::value& group_value, std::si
       const auto count = element_count(t.shape);
       if (!count)
         fail(ErrorCode::bad_input, path.string(), ": ", where, ": the shape's element count overflows 64 bits");
-      t.bytes = string_weight_bytes(stream, cursor, *count, i + 1 == weights.size(), path, where);
+      t.bytes = string_weight_bytes(stream, cursor, *count, i + 1 == weights.size(), path, where, budget);
     } else {
       t.bytes = tensor_bytes(path, t.name, t.dtype, t.shape);
     }
@@ -288,9 +315,22 @@ std::vector<fs::path> manifests_in_folder(FileSystem& file_system, const fs::pat
   for (std::string_view name : kManifestNames)
     if (file_system.exists(dir / name) && !file_system.is_directory(dir / name)) return {dir / name};
   std::vector<fs::path> found;
-  for (const fs::path& entry : file_system.list(dir))
-    if (entry.extension() == ".json" && !file_system.is_directory(entry) && holds_manifest_or_not(file_system, entry))
-      found.push_back(entry);
+  std::set<std::pair<std::uint64_t, std::uint64_t>> scanned;  // (device, inode): hard links scanned once
+  std::size_t candidates = 0;
+  std::uint64_t bytes = 0;
+  for (const fs::path& entry : file_system.list(dir)) {
+    if (entry.extension() != ".json" || file_system.is_directory(entry)) continue;
+    FileIdentity id;
+    try {
+      id = file_system.open(entry)->identity();
+    } catch (const Error&) {
+      continue;  // a FIFO, a link out: not this reader's to report while it merely looks
+    }
+    if (id.inode != 0 && !scanned.insert({id.device, id.inode}).second) continue;
+    if (++candidates > kMaxCandidates || id.size > kMaxCandidateBytes - std::min(bytes, kMaxCandidateBytes)) break;
+    bytes += id.size;
+    if (holds_manifest_or_not(file_system, entry)) found.push_back(entry);
+  }
   return found;
 }
 
@@ -331,7 +371,10 @@ Manifest read(const ModelSource& source) {
   if (file->size() > kMaxManifestBytes)
     fail(ErrorCode::bad_input, path.string(), ": manifest of ", file->size(), " bytes exceeds the limit of ",
          kMaxManifestBytes);
-  const json::value doc = read_json(*file, 0, file->size(), "manifest");
+  // Only the members read below are kept (modelTopology, often most of model.json, streams by).
+  const json::value doc = read_json_members(*file, 0, file->size(), "manifest",
+                                            {"weightsManifest", "format", "generatedBy", "convertedBy"},
+                                            kMaxManifestTree);
 
   Manifest manifest;
   manifest.format = "tfjs";
@@ -345,7 +388,9 @@ Manifest read(const ModelSource& source) {
   }
   std::unordered_set<std::string> names;
   TensorCaps caps(source.limits);
-  for (std::size_t g = 0; g < groups->size(); ++g) read_group(source.fs, (*groups)[g], g, path, manifest, names, caps);
+  WalkBudget budget;
+  for (std::size_t g = 0; g < groups->size(); ++g)
+    read_group(source.fs, (*groups)[g], g, path, manifest, names, caps, budget);
   return manifest;
 }
 

@@ -21,9 +21,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -302,18 +304,75 @@ class ModelReader {
   // A SparsityParameters table read once: tensors may share it only when they agree on what it
   // describes (shape, dtype, stored length), else its index arrays would be copied and checked per
   // tensor — the amplification a shared table buys.
+  // Distinct tables that share their index vectors (what the vectors' offsets say) are one
+  // Sparsity too; what is still copied, across tables, is charged to the file's size (charge()).
   template <typename Params>
   std::shared_ptr<const Sparsity> shared_sparsity(const Params& params, const std::string& name, DType dtype,
                                                   const std::vector<std::int64_t>& shape, std::uint64_t stored_bytes) {
     auto& [cached, owner] = sparsities_[&params];
     if (!cached) {
-      cached = read_sparsity(params, name, dtype, shape, stored_bytes);
+      std::shared_ptr<const Sparsity>& by_vectors = sparsity_by_vectors_[sparsity_key(params, dtype, shape, stored_bytes)];
+      if (!by_vectors) {
+        by_vectors = read_sparsity(params, name, dtype, shape, stored_bytes);
+        std::uint64_t entries = 0;
+        for (const Sparsity::Level& level : by_vectors->levels) entries += level.segments.size() + level.indices.size();
+        charge(entries, name, "sparsity");
+      }
+      cached = by_vectors;
       owner = {dtype, shape, stored_bytes};
     } else if (std::tie(owner.dtype, owner.shape, owner.stored_bytes) != std::tie(dtype, shape, stored_bytes)) {
       fail(ErrorCode::bad_input, file_.string(), ": tensor '", name,
            "': field sparsity: shares its SparsityParameters with a tensor of another shape, dtype or length");
     }
     return cached;
+  }
+
+  // What a SparsityParameters table says, by value for its small fields and by offset for its index
+  // vectors: two tables with the same key describe the same Sparsity.
+  template <typename Params>
+  std::vector<std::uint64_t> sparsity_key(const Params& params, DType dtype, const std::vector<std::int64_t>& shape,
+                                          std::uint64_t stored_bytes) const {
+    const auto address = [&](const void* p) { return static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - base_); };
+    std::vector<std::uint64_t> key{static_cast<std::uint64_t>(dtype), stored_bytes, shape.size()};
+    for (const std::int64_t d : shape) key.push_back(static_cast<std::uint64_t>(d));
+    // Small vectors by value, index vectors by offset (whichever tables hold them); a table too
+    // large to be honest keeps its own identity (read_sparsity refuses it).
+    const auto small = [&](const auto* v) {
+      if (!v || v->size() > 64) return key.push_back(v ? address(v) : 0), void();
+      key.push_back(v->size());
+      for (const auto x : *v) key.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)));
+    };
+    small(params.traversal_order());
+    small(params.block_map());
+    const auto* dims = params.dim_metadata();
+    if (!dims || dims->size() > 32) return key.push_back(dims ? address(dims) : 0), key;
+    key.push_back(dims->size());
+    for (const auto* dim : *dims) {
+      key.push_back(static_cast<std::uint64_t>(dim->format()));
+      key.push_back(static_cast<std::uint64_t>(static_cast<std::uint32_t>(dim->dense_size())));
+      for (const auto& [type, table] : {std::pair{static_cast<int>(dim->array_segments_type()), dim->array_segments()},
+                                        std::pair{static_cast<int>(dim->array_indices_type()), dim->array_indices()}}) {
+        key.push_back(static_cast<std::uint64_t>(type));
+        const void* values = nullptr;
+        if (table && type == 1) values = static_cast<const typename S::Int32Vector*>(table)->values();
+        if (table && type == 2) values = static_cast<const typename S::Uint16Vector*>(table)->values();
+        if (table && type == 3) values = static_cast<const typename S::Uint8Vector*>(table)->values();
+        key.push_back(values ? address(values) : table ? address(table) : 0);
+      }
+    }
+    return key;
+  }
+
+  // Values copied out of shared vectors, over all tables read: at most about one per byte of the
+  // file (an honest file's vectors are each its own bytes, read once), so sharing one large
+  // vector between many distinct tables is refused instead of copied per table.
+  void charge(std::uint64_t entries, const std::string& name, std::string_view field) {
+    const std::uint64_t budget = input_.flatbuffer.size() + (std::uint64_t{1} << 20);
+    copied_entries_ += entries;
+    if (copied_entries_ > budget)
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field ", field, ": the tables read so far copy ",
+           copied_entries_, " values out of a ", input_.flatbuffer.size(),
+           "-byte flatbuffer: distinct tables share the same large vectors (at most one value per byte of the file)");
   }
 
   template <typename Params>
@@ -444,47 +503,60 @@ class ModelReader {
                                            const std::vector<std::int64_t>& shape) {
     const auto* q = tensor.quantization();
     if (!q || !q->scale() || q->scale()->size() == 0) return nullptr;
+    // By the vectors' offsets, not the table's: distinct tables sharing one scale vector (and zero
+    // points and axis) share the record too.
+    const auto address = [&](const void* p) {
+      return p ? static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - base_) : std::uint64_t{0};
+    };
+    const std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> key{
+        address(q->scale()), address(q->zero_point()),
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(q->quantized_dimension()))};
     // TFLite Micro reads per-channel scales of a rank-1 tensor (a bias) along its only dimension
     // whatever quantized_dimension says (TOCO wrote 3, the filter's channel axis, in
     // person_detect.tflite); LiteRT refuses it. lwload accepts what Micro runs, reports axis 0,
     // and says so in the metadata.
     if (shape.size() == 1 && q->scale()->size() > 1 && q->quantized_dimension() >= 1 &&
         static_cast<std::int64_t>(q->scale()->size()) == shape[0]) {
-      auto& micro = micro_quantizations_[q];
+      auto& micro = micro_quantizations_[key];
       if (!micro) {
-        Quantization out;
-        out.scheme = "tflite";
-        for (const float scale : *q->scale()) out.scale.push_back(scale);
-        if (const auto* zero_points = q->zero_point())
-          for (const std::int64_t z : *zero_points) out.zero_point.push_back(z);
-        if (!out.zero_point.empty() && out.zero_point.size() != out.scale.size())
-          fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.zero_point has ",
-               out.zero_point.size(), " entries but quantization.scale has ", out.scale.size());
+        Quantization out = quantization_values(*q, name);
+        out.axis = 0;
         micro = std::make_shared<const Quantization>(std::move(out));
+        charge(micro->scale.size() + micro->zero_point.size(), name, "quantization");
       }
       manifest_.metadata.push_back(MetaEntry{"tflite.quantized_dimension_taken_as_0." + name,
                                              MetaValue{std::int64_t{q->quantized_dimension()}}});
       return micro;
     }
-    auto& cached = quantizations_[q];
-    if (!cached) cached = read_quantization(*q, name, shape);
-    else if (cached->scale.size() > 1) check_channels(*cached, name, shape);
+    auto& cached = quantizations_[key];
+    if (!cached) {
+      cached = read_quantization(*q, name, shape);
+      charge(cached->scale.size() + cached->zero_point.size(), name, "quantization");
+    } else if (cached->scale.size() > 1) {
+      check_channels(*cached, name, shape);
+    }
     return cached;
+  }
+
+  // Scales and zero points as stored (axis left to the caller), their counts checked to agree.
+  template <typename Params>
+  Quantization quantization_values(const Params& q, const std::string& name) const {
+    Quantization out;
+    out.scheme = "tflite";
+    for (const float s : *q.scale()) out.scale.push_back(s);
+    if (const auto* zero_points = q.zero_point())
+      for (const std::int64_t z : *zero_points) out.zero_point.push_back(z);
+    if (!out.zero_point.empty() && out.zero_point.size() != out.scale.size())
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.zero_point has ",
+           out.zero_point.size(), " entries but quantization.scale has ", out.scale.size());
+    return out;
   }
 
   template <typename Params>
   std::shared_ptr<const Quantization> read_quantization(const Params& params, const std::string& name,
                                                         const std::vector<std::int64_t>& shape) const {
-    const auto* q = &params;
-    Quantization out;
-    out.scheme = "tflite";
-    out.axis = q->quantized_dimension();
-    for (const float s : *q->scale()) out.scale.push_back(s);
-    if (const auto* zero_points = q->zero_point())
-      for (const std::int64_t z : *zero_points) out.zero_point.push_back(z);
-    if (!out.zero_point.empty() && out.zero_point.size() != out.scale.size())
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.zero_point has ",
-           out.zero_point.size(), " entries but quantization.scale has ", out.scale.size());
+    Quantization out = quantization_values(params, name);
+    out.axis = params.quantized_dimension();
     if (out.scale.size() > 1) check_channels(out, name, shape);
     return std::make_shared<const Quantization>(std::move(out));
   }
@@ -586,8 +658,11 @@ class ModelReader {
   std::unordered_set<std::string> names_;
   std::optional<std::unordered_map<std::uint32_t, const fb::tflite::ExternalBuffer*>> external_by_id_;
   std::vector<std::optional<GroupFile>> group_files_;
-  std::unordered_map<const void*, std::shared_ptr<const Quantization>> quantizations_;
-  std::unordered_map<const void*, std::shared_ptr<const Quantization>> micro_quantizations_;  // axis taken as 0
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::shared_ptr<const Quantization>> quantizations_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::shared_ptr<const Quantization>>
+      micro_quantizations_;  // rank-1 per-channel tensors whose axis is taken as 0
+  std::map<std::vector<std::uint64_t>, std::shared_ptr<const Sparsity>> sparsity_by_vectors_;
+  std::uint64_t copied_entries_ = 0;  // charge()
   struct SparseOwner {
     DType dtype{};
     std::vector<std::int64_t> shape;

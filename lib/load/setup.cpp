@@ -50,7 +50,9 @@ void check_unchanged(const Weights::State& state) {
     const FileIdentity& now = state.identities[f];
     if (now != then)
       fail(ErrorCode::io, manifest.files[f].string(), ": changed since its headers were read (size ", then.size, " → ",
-           now.size, now.modified_ns != then.modified_ns ? ", modified" : "", "); open the model again");
+           now.size, now.modified_ns != then.modified_ns ? ", modified"
+           : now.changed_ns != then.changed_ns   ? ", status changed (ctime): rewritten in place, or its links or mode changed"
+                                                 : "", "); open the model again");
   }
 }
 

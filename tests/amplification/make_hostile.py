@@ -126,6 +126,82 @@ def main():
                  "weights": [{"name": f"w{i}", "shape": [1 << 18], "dtype": "float32"} for i in range(20000)]}
         with open(os.path.join(out, "weights_manifest.json"), "w") as f:
             json.dump([group], f)
+    elif case == "tfjs_string_walk":  # a string weight whose length walk crosses one shard listed 20,000 times
+        import os
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "shard.bin"), "wb") as f:
+            f.write(b"\0" * (1 << 20))  # 262,144 empty strings per pass
+        group = {"paths": ["shard.bin"] * 20000,
+                 "weights": [{"name": "s", "shape": [20000 << 18], "dtype": "string"},
+                             {"name": "w", "shape": [1], "dtype": "float32"}]}
+        with open(os.path.join(out, "weights_manifest.json"), "w") as f:
+            json.dump([group], f)
+    elif case in ("tfjs_big_topology", "tfjs_big_manifest", "safetensors_big_index"):
+        # 64 MiB of JSON: in model.json's modelTopology, in its weightsManifest (one group of 1.5
+        # million weights listing one 4-byte shard... each weight 0 elements), or beside an index's weight_map
+        import os
+        os.makedirs(out, exist_ok=True)
+        rows = json.dumps([list(range(200))] * ((64 << 20) // 900))
+        if case == "safetensors_big_index":
+            header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+            header += b" " * (-len(header) % 8)
+            with open(os.path.join(out, "model-00001-of-00001.safetensors"), "wb") as f:
+                f.write(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+            with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+                f.write('{"metadata": {}, "extra": ' + rows + ', "weight_map": {"w": "model-00001-of-00001.safetensors"}}')
+            return
+        with open(os.path.join(out, "shard.bin"), "wb") as f:
+            f.write(b"\0" * 4)
+        weights = [{"name": "w", "shape": [1], "dtype": "float32"}]
+        if case == "tfjs_big_manifest":
+            weights += [{"name": f"z{i}", "shape": [0], "dtype": "float32"} for i in range((64 << 20) // 50)]
+            topology = {}
+        else:
+            topology = "TOPOLOGY"
+        text = json.dumps({"format": "layers-model", "modelTopology": topology,
+                           "weightsManifest": [{"paths": ["shard.bin"], "weights": weights}]})
+        with open(os.path.join(out, "model.json"), "w") as f:
+            f.write(text.replace('"TOPOLOGY"', rows))
+    elif case == "tfjs_linked_candidates":  # 150 hard links to one 8 MiB .json that is no manifest
+        import os
+        os.makedirs(out, exist_ok=True)
+        first = os.path.join(out, "c0.json")
+        with open(first, "w") as f:
+            row = json.dumps(list(range(200)))
+            f.write('{"rows": [' + ",".join([row] * ((8 << 20) // (len(row) + 1))) + "]}")
+        for i in range(1, 150):
+            os.link(first, os.path.join(out, f"c{i}.json"))
+    elif case in ("onnx_function_origins", "onnx_subgraph_origins", "onnx_duplicate_names"):
+        import onnx
+        from onnx import TensorProto, helper
+        long_name = "f" * 60000
+        def constant(output):
+            return helper.make_node("Constant", [], [output],
+                                    value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+        if case == "onnx_function_origins":  # 20,000 Constants in a function with a 60 KB name
+            nodes = [constant(f"c{i}") for i in range(20000)]
+            function = helper.make_function("local", long_name, [], ["c0"], nodes,
+                                            [helper.make_opsetid("", 17)])
+            graph = helper.make_graph([helper.make_node(long_name, [], ["y"], domain="local")], "g", [],
+                                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+            model = helper.make_model(graph, functions=[function],
+                                      opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+        else:
+            if case == "onnx_subgraph_origins":  # 20,000 initializers in an If branch of a node with a 60 KB name
+                inits = [helper.make_tensor(f"i{i}", TensorProto.FLOAT, [1], [1.0]) for i in range(20000)]
+                nodes = [constant("k")]
+            else:  # 20,000 Constants in a subgraph, all naming their output "c"
+                inits = []
+                nodes = [constant("c") for _ in range(20000)]
+            branch = helper.make_graph(nodes, "branch", [], [helper.make_tensor_value_info("k" if inits else "c", TensorProto.FLOAT, [1])],
+                                       initializer=inits)
+            node = helper.make_node("If", ["cond"], ["y"], name=long_name if inits else "if",
+                                    then_branch=branch, else_branch=branch)
+            graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        with open(out, "wb") as f:
+            f.write(model.SerializeToString())
     else:
         raise SystemExit(f"unknown case {case}")
 

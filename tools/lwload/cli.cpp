@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/json_text.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::cli {
@@ -154,6 +155,22 @@ std::string printable(std::string_view text) {
       ++i;
     } else {
       out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string valid_utf8_json(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (std::size_t i = 0; i < json.size();) {
+    const std::size_t n = json_text::utf8_sequence(json, i);
+    if (n == 0) {
+      out += "\\ufffd";
+      ++i;
+    } else {
+      out.append(json.substr(i, n));
+      i += n;
     }
   }
   return out;

@@ -77,7 +77,13 @@ std::string format_bytes(std::uint64_t bytes);  // "2.00 GiB"
 
 // `text` with terminal control characters (C0, DEL, C1) written as \xNN, so a tensor name or an
 // error message from a hostile file cannot move the cursor or retitle the terminal.
+// File names are printed through it too (a model folder's names are a stranger's as well).
 std::string printable(std::string_view text);
+// JSON text made valid UTF-8 whatever the names in it hold: each byte that does not begin a
+// well-formed UTF-8 sequence (stray continuation bytes, overlong forms, surrogates, code points past
+// U+10FFFF, truncated sequences) becomes the escape \ufffd (U+FFFD REPLACEMENT CHARACTER). Such bytes
+// can only sit inside JSON strings (the rest of JSON text is ASCII), so the text stays valid JSON.
+std::string valid_utf8_json(std::string_view json);
 // Maps an lwload::Error (or any exception) to an exit code after printing it (printable) to stderr.
 int report_error(const std::exception& error);
 

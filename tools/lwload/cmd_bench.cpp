@@ -302,7 +302,7 @@ void print_json(const std::vector<Row>& rows, boost::json::object out, std::uint
     list.push_back(std::move(o));
   }
   out["variants"] = std::move(list);
-  std::cout << boost::json::serialize(out) << '\n';
+  std::cout << valid_utf8_json(boost::json::serialize(out)) << '\n';
 }
 
 void print_table(const std::vector<Row>& rows, std::uint64_t model_bytes) {
@@ -414,7 +414,7 @@ int cmd_bench(int argc, char** argv) {
     return exit_ok;
   }
 
-  std::cout << "model    " << args.positional(0) << " (" << manifest.format << ", " << manifest.tensors.size()
+  std::cout << "model    " << printable(args.positional(0)) << " (" << manifest.format << ", " << manifest.tensors.size()
             << " tensors, " << format_bytes(model_bytes) << ")\n";
   std::cout << "device   " << info.id() << " (" << info.name << ", " << memory_model_name(info.memory) << " memory)\n";
   char line[512];

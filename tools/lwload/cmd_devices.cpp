@@ -28,7 +28,7 @@ int cmd_devices(int argc, char** argv) {
           {"device_memory", d.caps.device_memory}, {"memory_available", d.caps.memory_available},
           {"import_limit", d.caps.import_limit}, {"details", details}});
     }
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << valid_utf8_json(boost::json::serialize(out)) << '\n';
     return exit_ok;
   }
   for (const auto& d : devices) {

@@ -1,4 +1,5 @@
 // lwload inspect: what is where in a model, from its headers alone.
+#include <sstream>
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -53,7 +54,7 @@ void print_table(const Manifest& m) {
   const auto largest = std::max_element(m.tensors.begin(), m.tensors.end(),
                                         [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   std::cout << "\nformat:        " << m.format << "\nfiles:         " << m.files.size() << '\n';
-  for (std::size_t i = 0; i < m.files.size(); ++i) std::cout << "  [" << i << "] " << m.files[i].string() << '\n';
+  for (std::size_t i = 0; i < m.files.size(); ++i) std::cout << "  [" << i << "] " << printable(m.files[i].string()) << '\n';
   std::cout << "tensors:       " << m.tensors.size() << "\ntotal bytes:   " << m.total_bytes() << " ("
             << format_bytes(m.total_bytes()) << ")\n";
   if (largest != m.tensors.end())
@@ -110,8 +111,9 @@ int cmd_inspect(int argc, char** argv) {
               << " tensors), peak RSS " << peak_rss_kib() << " KiB\n";
   }
   if (args.flag("--json")) {
-    write_manifest_json(std::cout, manifest, args.flag("--metadata"));
-    std::cout << '\n';
+    std::ostringstream json;
+    write_manifest_json(json, manifest, args.flag("--metadata"));
+    std::cout << valid_utf8_json(json.str()) << '\n';
   } else {
     print_table(manifest);
   }

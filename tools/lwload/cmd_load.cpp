@@ -102,7 +102,7 @@ int cmd_load(int argc, char** argv) {
       out["verify"] = boost::json::object{{"verified", false}, {"reason", not_verifiable}};
     else
       out["verify"] = nullptr;
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << valid_utf8_json(boost::json::serialize(out)) << '\n';
     return exit_ok;
   }
 

@@ -110,7 +110,7 @@ int cmd_plan(int argc, char** argv) {
   const auto device = open_device(args.get("--device"), overrides);
   const Plan plan = make_plan(manifest, device->info(), options);
   if (args.flag("--json"))
-    std::cout << plan_to_json(plan, manifest) << '\n';
+    std::cout << valid_utf8_json(plan_to_json(plan, manifest)) << '\n';
   else
     print_plan(plan, manifest, device->info());
   return exit_ok;

@@ -40,7 +40,7 @@ void write_text(const std::string& path, const std::string& text, const char* wh
     std::filesystem::rename(target, path, ec);
     if (ec) fail(ErrorCode::io, path, ": cannot write the ", what, " (rename: ", ec.message(), ")");
   }
-  std::cerr << "wrote " << what << " to " << path << '\n';
+  std::cerr << "wrote " << what << " to " << printable(path) << '\n';
 }
 
 // --compare: the loaders named, then lwload as asked (--placement, default auto), each in its own
@@ -60,7 +60,7 @@ int profile_comparison(const Args& args, const std::string& compare) {
     for (std::size_t i = 0; i < result.series.size(); ++i)
       series.push_back({{"label", result.series[i].label}, {"report", boost::json::parse(result.reports_json[i])}});
     const boost::json::object out{{"model", args.positional(0)}, {"series", std::move(series)}};
-    write_text(*path, boost::json::serialize(out) + "\n", "comparison JSON");
+    write_text(*path, valid_utf8_json(boost::json::serialize(out)) + "\n", "comparison JSON");
   }
   if (const auto path = args.get_optional("--svg")) write_text(*path, profile::comparison_to_svg(result.series), "comparison SVG");
   return result.series.back().report.contract.held ? exit_ok : exit_contract;
@@ -121,7 +121,7 @@ int cmd_profile(int argc, char** argv) {
 
   const bool json_to_stdout = args.get("--json") == "-";
   write_summary(json_to_stdout ? std::cerr : std::cout, report);
-  if (const auto path = args.get_optional("--json")) write_text(*path, profile::report_to_json(report) + "\n", "JSON report");
+  if (const auto path = args.get_optional("--json")) write_text(*path, valid_utf8_json(profile::report_to_json(report)) + "\n", "JSON report");
   if (const auto path = args.get_optional("--csv")) write_text(*path, profile::report_to_csv(report), "CSV samples");
   if (const auto path = args.get_optional("--svg")) write_text(*path, profile::report_to_svg(report), "SVG timeline");
   return report.contract.held ? exit_ok : exit_contract;

@@ -79,9 +79,9 @@ int cmd_synth(int argc, char** argv) {
                                       {"alignment", spec.alignment},
                                       {"layout", layout_of(spec)},
                                       {"file_bytes", std::filesystem::file_size(out)}};
-    std::cout << boost::json::serialize(summary) << '\n';
+    std::cout << valid_utf8_json(boost::json::serialize(summary)) << '\n';
   } else {
-    std::cout << "wrote " << out.string() << ": " << m.format << ", " << m.tensors.size() << " tensors of "
+    std::cout << "wrote " << printable(out.string()) << ": " << m.format << ", " << m.tensors.size() << " tensors of "
               << dtype_name(spec.dtype) << ", " << format_bytes(m.total_bytes()) << " of data ("
               << format_bytes(std::filesystem::file_size(out)) << " file), " << layout_of(spec)
               << " layout (alignment " << spec.alignment << "), seed " << spec.seed << '\n';
