@@ -16,11 +16,13 @@ root=$PWD
 
 arch=${1:?usage: cross-build.sh aarch64|armhf [meson options...]}
 shift
-# psabi: GCC's note that 32-bit ARM passes some structures differently since GCC 7.1 (one per
-# function taking a span), about ABI mixing lwload does not do.
+# armhf: -Wno-psabi silences GCC's note that 32-bit ARM passes some structures differently since
+# GCC 7.1 (one per function taking a span), about ABI mixing lwload does not do;
+# -Wno-maybe-uninitialized, GCC 12's false positive on std::variant's storage at -O2 for this
+# target (lwload::MetaValue), which x86-64 and aarch64 do not report.
 case "$arch" in
   aarch64) debarch=arm64 triplet=aarch64-linux-gnu qemu=qemu-aarch64 extra="" ;;
-  armhf) debarch=armhf triplet=arm-linux-gnueabihf qemu=qemu-arm extra=", '-Wno-psabi'" ;;
+  armhf) debarch=armhf triplet=arm-linux-gnueabihf qemu=qemu-arm extra=", '-Wno-psabi', '-Wno-maybe-uninitialized'" ;;
   *) echo "cross-build: unknown arch '$arch' (aarch64 or armhf)" >&2; exit 2 ;;
 esac
 

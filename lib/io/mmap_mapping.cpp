@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/align.hpp"
@@ -28,6 +29,10 @@ std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std:
     fail(ErrorCode::bad_input, file.path().string(), ": mapping [", offset, ", +", length,
          ") extends past the end of the file (", size, " bytes)");
   const std::uint64_t start = align_down(offset, page_size());
+  // A 32-bit process cannot map more than its address space: refused here, never truncated.
+  if (offset - start + length > std::numeric_limits<std::size_t>::max())
+    fail(ErrorCode::does_not_fit, file.path().string(), ": mapping [", offset, ", +", length,
+         ") is larger than this process's address space (", sizeof(void*) * 8, "-bit pointers)");
   const std::size_t map_length = static_cast<std::size_t>(offset - start + length);
   if (map_length == 0)
     return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), nullptr, 0, nullptr, offset, 0, false));

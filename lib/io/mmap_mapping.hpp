@@ -26,7 +26,7 @@ class MmapMapping final : public FileMapping {
   MmapMapping(const MmapMapping&) = delete;
   MmapMapping& operator=(const MmapMapping&) = delete;
 
-  std::span<const std::byte> bytes() const noexcept override { return {data_, length_}; }
+  std::span<const std::byte> bytes() const noexcept override { return {data_, static_cast<std::size_t>(length_)}; }
   void will_need(std::uint64_t offset, std::uint64_t length) const override;
   // MADV_POPULATE_READ (Linux ≥ 5.14), which reports a lost page as EFAULT instead of SIGBUS.
   // Older kernels: a mapping made for MapAccess::resident was populated by MAP_POPULATE, and a
