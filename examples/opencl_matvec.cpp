@@ -103,7 +103,7 @@ std::vector<float> read_tensor_from_file(const lwload::Manifest& manifest, const
   auto* out = reinterpret_cast<std::byte*>(values.data());
   const auto fs = lwload::posix_file_system();
   for (const lwload::Piece& piece : t.pieces) {
-    fs->open(manifest.files.at(piece.file))->read_exact(piece.offset, {out, piece.length}, "tensor data");
+    fs->open(manifest.files.at(piece.file))->read_exact(piece.offset, {out, static_cast<std::size_t>(piece.length)}, "tensor data");
     out += piece.length;
   }
   return values;

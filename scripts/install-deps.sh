@@ -20,6 +20,8 @@ build=(
   libvulkan-dev glslc
   # the doctest suites are configured with the build (meson setup needs the header)
   doctest-dev
+  # the kernel-feature matrix's launcher (tests/support/refuse.c: seccomp refusals)
+  libseccomp-dev
   # the demo's PNG of its SVG
   librsvg2-bin
 )

@@ -3,6 +3,8 @@
 // every exit code of the documented table provoked by a real condition.
 #include <doctest/doctest.h>
 
+#include <boost/json.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +71,7 @@ std::map<std::string, Command> commands(const Fixture& f) {
   return {
       {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links", "--densify"}}},
       {"devices", {"devices", {"--json"}}},
+      {"doctor", {"doctor", {"--json"}}},
       {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify", "--direct-io", "--lazy"}}},
       {"load",
        {"load " + m + " --device host",
@@ -180,6 +183,36 @@ TEST_CASE("--allow-outside-links: weights linked out of the model folder refused
       CAPTURE(on);
       CHECK(lwload_run(command + model + on + " >/dev/null") == 0);
     }
+  }
+}
+
+TEST_CASE("doctor: one line per kernel feature, text and JSON; what a sandbox refuses shows as the fallback in force") {
+  if (!lwload::test::have_exe()) return;
+  check_switch("doctor", "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
+  const std::vector<std::string> keys = {"population", "page_cache", "io_uring", "guarded_copy", "page_size", "address_space"};
+  std::string text, json;
+  REQUIRE(lwload_run("doctor", &text) == 0);
+  REQUIRE(lwload_run("doctor --json", &json) == 0);
+  CHECK(has(text, "kernel: Linux "));
+  const boost::json::object report = boost::json::parse(json).as_object();
+  CHECK(report.at("kernel").as_string().starts_with("Linux "));
+  for (const std::string& key : keys) {
+    CAPTURE(key);
+    CHECK(has(text, "\n" + key + ": "));
+    const boost::json::object& line = report.at(key).as_object();
+    CHECK_FALSE(line.at("method").as_string().empty());
+    CHECK(line.at("fallback").is_bool());
+  }
+  CHECK(report.at("address_space").at("method").as_string() == (sizeof(void*) == 8 ? "64-bit" : "32-bit"));
+  // Under tests/support/refuse.c (suite kernel_matrix, LWLOAD_REFUSED=all): every fallback shows.
+  const char* refused = std::getenv("LWLOAD_REFUSED");
+  if (refused && std::string(refused) == "all") {
+    CHECK(report.at("population").at("method").as_string() == "MAP_POPULATE");
+    CHECK(report.at("page_cache").at("method").as_string() == "mincore");
+    CHECK(report.at("io_uring").at("method").as_string() == "pread");
+    CHECK(report.at("guarded_copy").at("method").as_string() == "pipe");
+    for (const char* key : {"population", "page_cache", "io_uring", "guarded_copy"})
+      CHECK(report.at(key).at("fallback").as_bool());
   }
 }
 
@@ -450,7 +483,7 @@ bool valid_utf8(const std::string& text) {
 }  // namespace
 
 TEST_CASE("file names are printed escaped like tensor names; --json stays valid UTF-8 whatever the names hold") {
-  if (!exe()) return;
+  if (!lwload::test::have_exe()) return;
   TempDir dir;
   // A folder whose name retitles the terminal (OSC) and clears the screen (CSI), and a tensor name
   // with bytes that are no UTF-8 (a stray continuation byte, an overlong '/', a surrogate, 0xff).

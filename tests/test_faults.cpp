@@ -14,7 +14,15 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/align.hpp"
+#include "io/io_engine.hpp"
+#include "io/kernel_features.hpp"
+#include "io/page_cache.hpp"
 #include "lwload/backend.hpp"
+#include "lwload/file_system.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/memory_file_system.hpp"
@@ -491,4 +499,59 @@ TEST_CASE("plans that do not fit or do not match fail before the first allocatio
     CHECK(e.code() == ErrorCode::usage);
   }
   CHECK(host->counters.allocations == 0);
+}
+
+// Run plainly, and again under tests/support/refuse.c (tests/meson.build, suite kernel_matrix),
+// which names what it refuses in LWLOAD_REFUSED: the refusal is seen as such, and the fallback
+// in force still makes a mapping resident and still turns a lost page into Error(io).
+TEST_CASE("kernel features: what the kernel refuses is seen, and the fallback still populates and still reports a lost page") {
+  const char* env = std::getenv("LWLOAD_REFUSED");
+  const std::string refused = env ? env : "";
+  MESSAGE("refused: ", refused.empty() ? "nothing" : refused);
+  const auto is_refused = [&](const std::string& what) {
+    return refused == "all" || refused.find(what) != std::string::npos;
+  };
+  if (is_refused("populate")) {
+    CHECK_FALSE(io::populate_read().available);
+    CHECK(io::populate_read().error == EINVAL);
+  }
+  if (is_refused("cachestat")) {
+    CHECK_FALSE(io::cachestat().available);
+    CHECK(io::cachestat().error == ENOSYS);
+  }
+  if (is_refused("vm_readv")) {
+    CHECK_FALSE(io::vm_readv().available);
+    CHECK(io::vm_readv().error == EPERM);
+  }
+  if (is_refused("io_uring")) CHECK_FALSE(io::probe_io_uring().usable);
+
+  TempDir dir;
+  const auto path = dir / "resident.bin";
+  const std::size_t page = page_size();
+  const std::uint64_t size = 64 * page;
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::vector<char> bytes(size, 'x');
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const auto file = posix_file_system()->open(path);
+  // Out of the page cache first, so residency is the mapping's doing.
+  const int fd = file->native_handle();
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  const auto mapping = file->map(0, size, MapAccess::resident);
+  REQUIRE(mapping);
+  // Without MADV_POPULATE_READ the mapping was populated as it was made (MAP_POPULATE).
+  if (!io::populate_read().available) CHECK(mapping->resident_bytes() == size);
+  mapping->make_resident(0, size);
+  CHECK(mapping->resident_bytes() == size);
+  // The page-cache query in force (cachestat or mincore) sees what population brought in.
+  CHECK(io::cached_bytes(*file, 0, size) == size);
+
+  // Another process cuts the file: the lost pages are an Error(io) naming the file, no signal.
+  std::filesystem::resize_file(path, page);
+  const Error e = test::error_of([&] { mapping->make_resident(0, size); });
+  CHECK(e.code() == ErrorCode::io);
+  CHECK(std::string(e.what()).find(path.string()) != std::string::npos);
+  CHECK_NOTHROW(mapping->make_resident(0, page));  // the page the file still has
 }

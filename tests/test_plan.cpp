@@ -230,6 +230,11 @@ TEST_CASE("regions stay within a small forced max allocation") {
     CHECK(r.length <= 300 * 1024);
     CHECK(r.tensors.size() == 2);
     CHECK(r.offset % 4096 == 0);
+    // Mapped in whole pages of the size in force (tests/meson.build: also 16 and 64 KiB).
+    CHECK(r.map_offset % page_size() == 0);
+    CHECK(r.map_length % page_size() == 0);
+    CHECK(r.map_offset <= r.offset);
+    CHECK(r.offset + r.length <= r.map_offset + r.map_length);
   }
   // Each tensor is inside its region at its recorded offset.
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
@@ -248,26 +253,29 @@ TEST_CASE("regions stay within a small forced max allocation") {
 }
 
 TEST_CASE("import sizes are rounded up to the device's size multiple, within the pages mapped for them") {
+  // In pages, so it holds at any page size (tests/meson.build runs it at 4, 16 and 64 KiB).
+  const std::uint64_t page = page_size();
   Manifest m;
   m.format = "test";
   m.files = {"x.bin"};
-  m.tensors = {raw_tensor("a", 4096, 1000), raw_tensor("b", 8192, 12188), raw_tensor("c", 1 << 20, 100)};
+  m.tensors = {raw_tensor("a", page, 1000), raw_tensor("b", 2 * page, 3 * page - 100),
+               raw_tensor("c", 1 << 20, 100)};
   DeviceInfo info = host_info();
-  info.caps.size_multiple = 16384;
+  info.caps.size_multiple = 4 * page;
   const Plan plan = make_plan(m, info);
   REQUIRE(plan.regions.size() == 2);  // c is more than 64 KiB past b: its own region
-  CHECK(plan.regions[0].used == 8192 + 12188 - 4096);
-  CHECK(plan.regions[0].length == 16384);
-  CHECK(plan.regions[0].map_offset == 4096);
-  CHECK(plan.regions[0].map_length == 16384);  // the import fills the mapped pages exactly
+  CHECK(plan.regions[0].used == 4 * page - 100);
+  CHECK(plan.regions[0].length == 4 * page);
+  CHECK(plan.regions[0].map_offset == page);
+  CHECK(plan.regions[0].map_length == 4 * page);  // the import fills the mapped pages exactly
   CHECK(plan.regions[0].tensors == std::vector<std::size_t>{0, 1});
-  // c's 100 bytes map one page; an import of 16 KiB would reach three pages past it (past the end
+  // c's 100 bytes map one page; an import of 4 pages would reach three pages past it (past the end
   // of a file, a fault): the planner declines the region, and c is read instead.
-  CHECK(plan.regions[1].map_length == page_size());
-  CHECK(plan.regions[1].declined.find("exceeds the 4096 mapped bytes") != std::string::npos);
+  CHECK(plan.regions[1].map_length == page);
+  CHECK(plan.regions[1].declined.find(str("exceeds the ", page, " mapped bytes")) != std::string::npos);
   CHECK(plan.tensors[2].placement == Placement::direct);
-  CHECK(plan.tensors[2].reason.find("exceeds the 4096 mapped bytes → direct") != std::string::npos);
-  CHECK(plan.mapped_bytes == 16384);
+  CHECK(plan.tensors[2].reason.find(str("exceeds the ", page, " mapped bytes → direct")) != std::string::npos);
+  CHECK(plan.mapped_bytes == 4 * page);
 }
 
 TEST_CASE("a zero_copy tensor starts at a multiple of the device's tensor alignment, else it is read, with the reason") {

@@ -22,13 +22,13 @@ ClBuffer::ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::
 ClBuffer::~ClBuffer() { unmap(); }
 
 std::span<std::byte> ClBuffer::begin_host_write() {
-  if (mapped_) return {static_cast<std::byte*>(mapped_), size_};
+  if (mapped_) return {static_cast<std::byte*>(mapped_), static_cast<std::size_t>(size_)};
   if (size_ == 0) return {};
   cl_int status = CL_SUCCESS;
   mapped_ = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size_,
                                         nullptr, nullptr, &status);
   check(status, "clEnqueueMapBuffer", " (host write of ", size_, " bytes on ", session_->info.id(), ")");
-  return {static_cast<std::byte*>(mapped_), size_};
+  return {static_cast<std::byte*>(mapped_), static_cast<std::size_t>(size_)};  // mapped: fits the address space
 }
 
 void ClBuffer::end_host_write() {
@@ -68,7 +68,7 @@ std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t
   // Sub-buffer origins must meet CL_DEVICE_MEM_BASE_ADDR_ALIGN; callers then use (buffer, offset).
   if (size == 0 || origin % session_->info.caps.sub_buffer_alignment != 0) return nullptr;
   const cl::Buffer& root = parent_() ? parent_ : mem_;
-  cl_buffer_region region{origin, size};
+  cl_buffer_region region{static_cast<std::size_t>(origin), static_cast<std::size_t>(size)};  // within a buffer
   cl_int status = CL_SUCCESS;
   cl_mem sub = clCreateSubBuffer(root(), 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
   if (status == CL_MISALIGNED_SUB_BUFFER_OFFSET) return nullptr;

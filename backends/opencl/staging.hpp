@@ -20,7 +20,7 @@ class ClStaging final : public StagingBuffer {
   ~ClStaging() override;
   ClStaging(const ClStaging&) = delete;
   ClStaging& operator=(const ClStaging&) = delete;
-  std::span<std::byte> bytes() noexcept override { return {mapped_, size_}; }
+  std::span<std::byte> bytes() noexcept override { return {mapped_, static_cast<std::size_t>(size_)}; }
 
  private:
   std::shared_ptr<const Session> session_;

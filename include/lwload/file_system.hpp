@@ -14,8 +14,11 @@
 namespace lwload {
 
 // How a mapping will be read: `random` turns off readahead, so reading a few header tables of a
-// multi-GiB file does not pull its data pages into the page cache.
-enum class MapAccess { normal, random };
+// multi-GiB file does not pull its data pages into the page cache. `resident`: every page will be
+// made resident next (FileMapping::make_resident, a zero-copy load that is not lazy); where the
+// kernel cannot populate a range without copying it (no MADV_POPULATE_READ, before Linux 5.14),
+// the mapping is populated as it is made (MAP_POPULATE), the cheapest way such a kernel has.
+enum class MapAccess { normal, random, resident };
 
 // A read-only view of a byte range of a file, valid while this object lives: what zero-copy
 // placements hand to devices. Made by RandomAccessFile::map().

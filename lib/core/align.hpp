@@ -9,8 +9,22 @@
 
 namespace lwload {
 
-// The system's page size, queried once: what mappings, imports and prefaulting round to.
+// The system's page size, queried once: what mappings, imports and prefaulting round to. The one
+// page-size query in lwload, so tests can set a larger one (below).
 std::size_t page_size() noexcept;
+
+namespace testing {
+// Makes page_size() answer `bytes` from now on (0: the system's again), so the suites run as on a
+// kernel with 16 or 64 KiB pages: mapping, importing and populating at a multiple of the real page
+// size is valid, so everything runs for real. Returns false, changing nothing, unless `bytes` is a
+// power of two and a multiple of the system's page size. Not thread-safe against running loads:
+// set before any.
+bool set_page_size(std::size_t bytes) noexcept;
+}  // namespace testing
+
+// The kernel's own page size, whatever testing::set_page_size set: the unit of the kernel's
+// answers (mincore's vector, cachestat's counts), never what lwload rounds to.
+std::size_t system_page_size() noexcept;
 
 // O_DIRECT offsets, sizes and buffer addresses: the logical block size every Linux file system
 // accepts. Staging slots are multiples of it, so they serve O_DIRECT and pinning alike.

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/align.hpp"
 #include "io/fault_guard.hpp"
+#include "io/kernel_features.hpp"
 #include "lwload/error.hpp"
 
 #ifndef MADV_POPULATE_READ
@@ -27,16 +29,27 @@ std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std:
     fail(ErrorCode::bad_input, file.path().string(), ": mapping [", offset, ", +", length,
          ") extends past the end of the file (", size, " bytes)");
   const std::uint64_t start = align_down(offset, page_size());
+  // A 32-bit process cannot map more than its address space: refused here, never truncated.
+  if (offset - start + length > std::numeric_limits<std::size_t>::max())
+    fail(ErrorCode::does_not_fit, file.path().string(), ": mapping [", offset, ", +", length,
+         ") is larger than this process's address space (", sizeof(void*) * 8, "-bit pointers)");
   const std::size_t map_length = static_cast<std::size_t>(offset - start + length);
   if (map_length == 0)
-    return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), nullptr, 0, nullptr, offset, 0));
-  void* base = ::mmap(nullptr, map_length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
+    return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), nullptr, 0, nullptr, offset, 0, false));
+  // Where the kernel has no MADV_POPULATE_READ, a mapping that is to be made resident is populated
+  // now, by the kernel, without a copy (MAP_POPULATE: as fast as MADV_POPULATE_READ, measured in
+  // docs/BENCHMARKS.md); make_resident then only checks that no page was lost. Pages past the end
+  // of a file truncated meanwhile are skipped by MAP_POPULATE, never a signal.
+  const bool populate = access == MapAccess::resident && !io::populate_read().available;
+  void* base = ::mmap(nullptr, map_length, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd,
+                      static_cast<off_t>(start));
   if (base == MAP_FAILED)
     fail(ErrorCode::io, file.path().string(), ": mmap of ", map_length, " bytes at ", start, ": ",
          std::strerror(errno));
   if (access == MapAccess::random) ::madvise(base, map_length, MADV_RANDOM);
   const auto* data = static_cast<const std::byte*>(base) + (offset - start);
-  return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), base, map_length, data, offset, length));
+  return std::shared_ptr<MmapMapping>(
+      new MmapMapping(file.path(), base, map_length, data, offset, length, populate));
 }
 
 MmapMapping::~MmapMapping() {
@@ -68,21 +81,31 @@ void MmapMapping::make_resident(std::uint64_t offset, std::uint64_t length) cons
          ") of the mapped file could not be read: the file is shorter than when it was mapped (truncated "
          "during the load?)");
   };
-  for (;;) {
-    if (::madvise(pages.data(), pages.size(), MADV_POPULATE_READ) == 0) return;
-    if (errno == EINTR || errno == EAGAIN) continue;
-    if (errno == EFAULT) lost();
-    if (errno != EINVAL)
-      fail(ErrorCode::io, path_.string(), ": populating ", pages.size(), " mapped bytes: ", std::strerror(errno));
-    break;  // EINVAL: a kernel before 5.14
+  if (populated_) {
+    // Populated when mapped. A file loses pages from its end only (a hole punched inside reads as
+    // zeros), so the range lost none if its last byte can still be read: one guarded read, which
+    // faults that page back in should it have been evicted since.
+    if (!io::touch_guarded(data_ + offset + length - 1, 1, 1)) lost();
+    return;
   }
+  if (io::populate_read().available) {
+    for (;;) {
+      if (::madvise(pages.data(), pages.size(), MADV_POPULATE_READ) == 0) return;
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == EFAULT) lost();
+      if (errno != EINVAL)
+        fail(ErrorCode::io, path_.string(), ": populating ", pages.size(), " mapped bytes: ", std::strerror(errno));
+      break;  // EINVAL: refused after all (a filter on this thread only)
+    }
+  }
+  // A mapping not made for residency on a kernel before 5.14: one guarded read per page.
   ::madvise(pages.data(), pages.size(), MADV_WILLNEED);
   if (!io::touch_guarded(pages.data(), pages.size(), page_size())) lost();
 }
 
 std::uint64_t MmapMapping::resident_bytes() const {
   if (!base_) return 0;
-  const std::size_t page = page_size();
+  const std::size_t page = system_page_size();  // mincore's unit, whatever lwload rounds to
   std::vector<unsigned char> in_core((map_length_ + page - 1) / page);
   if (::mincore(base_, map_length_, in_core.data()) != 0) return 0;
   std::uint64_t resident = 0;

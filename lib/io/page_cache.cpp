@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/align.hpp"
+#include "io/kernel_features.hpp"
 #include "io/mmap_mapping.hpp"
 #include "lwload/error.hpp"
 
@@ -31,6 +32,7 @@ struct Cachestat {
 
 // Pages of [start, start + length) cached, by cachestat; false where the kernel lacks it.
 bool by_cachestat(int fd, std::uint64_t start, std::uint64_t length, std::uint64_t& pages) {
+  if (!cachestat().available) return false;  // probed once: no failing call per query
   CachestatRange range{start, length};
   Cachestat stat{};
   if (::syscall(__NR_cachestat, fd, &range, &stat, 0) != 0) return false;
@@ -42,7 +44,7 @@ std::uint64_t by_mincore(const RandomAccessFile& file, std::uint64_t start, std:
   const int fd = file.native_handle();
   void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
   if (map == MAP_FAILED) fail(ErrorCode::io, file.path().string(), ": mmap for mincore: ", std::strerror(errno));
-  const std::uint64_t page = page_size();
+  const std::uint64_t page = system_page_size();  // mincore's unit, whatever lwload rounds to
   const std::uint64_t pages = (length + page - 1) / page;
   std::uint64_t cached = 0;
   std::vector<unsigned char> vec(std::min<std::uint64_t>(pages, 64 * 1024));  // windows: bounded whatever the size
@@ -64,12 +66,11 @@ std::uint64_t by_mincore(const RandomAccessFile& file, std::uint64_t start, std:
 std::uint64_t cached_bytes(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
   const int fd = file.native_handle();
   if (fd < 0 || length == 0) return length;
-  const std::uint64_t page = page_size();
-  const std::uint64_t start = align_down(offset, page);
-  const std::uint64_t span = align_up(offset + length, page) - start;
+  const std::uint64_t start = align_down(offset, page_size());
+  const std::uint64_t span = align_up(offset + length, page_size()) - start;
   std::uint64_t pages = 0;
   if (!by_cachestat(fd, start, span, pages)) pages = by_mincore(file, start, span);
-  return std::min(length, pages * page);
+  return std::min(length, pages * system_page_size());  // both count the kernel's pages
 }
 
 CachedCount count_cached(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {

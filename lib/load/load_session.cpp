@@ -22,7 +22,7 @@ LoadSession::LoadSession(Manifest manifest, Device& device, Plan plan, const Loa
 void LoadSession::import_regions() {
   if (state_->plan.count(Placement::zero_copy) == 0) return;
   progress_->phase("import");
-  regions_ = loading::import_regions(*state_, device_);  // re-plans where the device declined
+  regions_ = loading::import_regions(*state_, device_, !options_.lazy);  // re-plans where the device declined
 }
 
 // Zero-copy tensors are on the device once imported; "ready" waits until their pages are

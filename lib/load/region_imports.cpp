@@ -4,14 +4,15 @@
 
 namespace lwload::loading {
 
-std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device) {
+std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device, bool resident) {
   Plan& plan = state.plan;
   std::vector<ImportedRegion> imported(plan.regions.size());
   std::vector<DeclinedRegion> declined;
   for (std::size_t r = 0; r < plan.regions.size(); ++r) {
     const ImportRegion& region = plan.regions[r];
     if (!region.imported()) continue;
-    auto mapping = state.files.at(region.file)->map(region.offset, region.used);
+    auto mapping = state.files.at(region.file)->map(region.offset, region.used,
+                                                        resident ? MapAccess::resident : MapAccess::normal);
     if (!mapping) {
       declined.push_back({r, "the file cannot be mapped"});
       continue;

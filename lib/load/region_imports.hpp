@@ -19,6 +19,8 @@ struct ImportedRegion {
 // Maps and imports every region of state.plan from state.files. Returns one entry per region,
 // under the region's own number (declined ones, at plan or at load time, empty). Throws what the
 // device throws for real failures; refusals become direct (or staged) tensors with the reason.
-std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device);
+// `resident`: the regions will be made resident next (not a lazy load), so they are mapped with
+// MapAccess::resident.
+std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device, bool resident);
 
 }  // namespace lwload::loading

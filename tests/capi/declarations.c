@@ -4,6 +4,7 @@
  * unchanged. New functions and trailing struct fields may come; these may not change. Nothing here
  * runs. */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lwload/lwload.h"
 
@@ -61,12 +62,23 @@ _Static_assert(LWLOAD_OK == 0 && LWLOAD_BAD_INPUT == 1 && LWLOAD_IO == 2 && LWLO
                    LWLOAD_OUT_OF_MEMORY == 4 && LWLOAD_DOES_NOT_FIT == 5 && LWLOAD_CANCELLED == 6 &&
                    LWLOAD_USAGE == 7 && LWLOAD_UNSUPPORTED == 8 && LWLOAD_NOT_FOUND == 9,
                "lwload_status values of LWLOAD_1");
+// The layouts per data model: LP64 (x86-64, aarch64), and ILP32 with 8-byte-aligned 64-bit
+// integers (32-bit ARM EABI: armhf, armeabi-v7a).
+#if UINTPTR_MAX > 0xFFFFFFFFu
 _Static_assert(offsetof(lwload_tensor_info, struct_size) == 0 && offsetof(lwload_tensor_info, name) == 8 &&
                    offsetof(lwload_tensor_info, bytes) == 40 && offsetof(lwload_tensor_info, file) == 48,
                "lwload_tensor_info's LWLOAD_1 layout");
 _Static_assert(offsetof(lwload_tensor_handle, struct_size) == 0 && offsetof(lwload_tensor_handle, name) == 8 &&
                    offsetof(lwload_tensor_handle, native) == 32 && offsetof(lwload_tensor_handle, file_offset) == 56,
                "lwload_tensor_handle's LWLOAD_1 layout");
+#elif defined(__ARM_EABI__)
+_Static_assert(offsetof(lwload_tensor_info, struct_size) == 0 && offsetof(lwload_tensor_info, name) == 4 &&
+                   offsetof(lwload_tensor_info, bytes) == 24 && offsetof(lwload_tensor_info, file) == 32,
+               "lwload_tensor_info's LWLOAD_1 layout (32-bit ARM)");
+_Static_assert(offsetof(lwload_tensor_handle, struct_size) == 0 && offsetof(lwload_tensor_handle, name) == 4 &&
+                   offsetof(lwload_tensor_handle, native) == 16 && offsetof(lwload_tensor_handle, file_offset) == 40,
+               "lwload_tensor_handle's LWLOAD_1 layout (32-bit ARM)");
+#endif
 _Static_assert(LWLOAD_VERSION_NUMBER == LWLOAD_VERSION_MAJOR * 1000000 + LWLOAD_VERSION_MINOR * 1000 +
                                             LWLOAD_VERSION_PATCH,
                "LWLOAD_VERSION_NUMBER's encoding");

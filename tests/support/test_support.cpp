@@ -4,6 +4,8 @@
 
 #include "test_support.hpp"
 
+#include "core/align.hpp"
+
 #include <boost/json.hpp>
 
 #include <unistd.h>
@@ -16,6 +18,26 @@
 #include <stdexcept>
 
 namespace lwload::test {
+namespace {
+
+// LWLOAD_PAGE_SIZE=BYTES: the suite runs as on a kernel with that page size (core/align's seam;
+// tests/meson.build runs suites at 16 and 64 KiB). A size this machine cannot stand in for (not a
+// power-of-two multiple of its own) skips the suite: exit status 77.
+const bool g_page_size_set = [] {
+  const char* env = std::getenv("LWLOAD_PAGE_SIZE");
+  if (!env || !*env) return false;
+  const auto bytes = static_cast<std::size_t>(std::strtoull(env, nullptr, 0));
+  if (!lwload::testing::set_page_size(bytes)) {
+    std::fprintf(stderr, "LWLOAD_PAGE_SIZE=%s: not a power-of-two multiple of this system's %zu-byte pages; skipped\n",
+                 env, lwload::system_page_size());
+    std::_Exit(77);
+  }
+  std::fprintf(stderr, "page size: %zu bytes (LWLOAD_PAGE_SIZE; the system's is %zu)\n", page_size(),
+               lwload::system_page_size());
+  return true;
+}();
+
+}  // namespace
 
 std::filesystem::path testdata() {
   const char* env = std::getenv("LWLOAD_TESTDATA");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
@@ -65,9 +66,11 @@ WholeFiles::WholeFiles(const Manifest& manifest, FileSystem& fs, NaiveMemory mem
   for (const auto& path : manifest.files) {
     const auto file = fs.open(path);
     const std::uint64_t size = file->size();
+    if (size > std::numeric_limits<std::size_t>::max())
+      fail(ErrorCode::out_of_memory, "bench naive: ", path.string(), " (", size, " bytes) exceeds the address space");
     std::unique_ptr<std::byte, FreeDeleter> whole(naive_block(size, memory));
     if (!whole) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", size, " bytes for ", path.string());
-    file->read_exact(0, {whole.get(), size}, "whole file");
+    file->read_exact(0, {whole.get(), static_cast<std::size_t>(size)}, "whole file");  // allocated: fits
     bytes_.push_back(std::move(whole));
     sizes_.push_back(size);
   }
@@ -145,7 +148,7 @@ std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_
   const AlignedBuffer buffer = aligned_buffer(buffer_bytes, 4096);
   std::uint64_t total = 0;
   for (const auto& path : manifest.files)
-    total += read_sequentially(*fs.open(path), {buffer.get(), buffer_bytes});
+    total += read_sequentially(*fs.open(path), {buffer.get(), static_cast<std::size_t>(buffer_bytes)});
   if (ready) ready();
   return total;
 }
@@ -188,7 +191,7 @@ std::uint64_t direct_read_files(const Manifest& manifest, FileSystem& fs, std::u
     std::unique_ptr<RandomAccessFile> file;
     try {
       file = fs.open(path, FileOpenFlags{.direct_io = true});
-      total += read_sequentially(*file, {buffer.get(), buffer_bytes});
+      total += read_sequentially(*file, {buffer.get(), static_cast<std::size_t>(buffer_bytes)});
     } catch (const Error& e) {
       fail(ErrorCode::unsupported, "O_DIRECT read refused: ", e.what());
     }

@@ -90,6 +90,7 @@ int report_error(const std::exception& error);
 // The subcommands; each file cmd_<name>.cpp defines one.
 int cmd_inspect(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
+int cmd_doctor(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
 int cmd_load(int argc, char** argv);
 int cmd_profile(int argc, char** argv);

@@ -20,6 +20,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"inspect", lwload::cli::cmd_inspect, "tensors, dtypes, shapes and byte extents of a model"},
     {"devices", lwload::cli::cmd_devices, "devices of every backend and what they can do"},
+    {"doctor", lwload::cli::cmd_doctor, "kernel features found and the fallbacks in force"},
     {"plan", lwload::cli::cmd_plan, "per-tensor placement and predicted memory for a device"},
     {"load", lwload::cli::cmd_load, "load a model onto a device (--verify reads it back)"},
     {"profile", lwload::cli::cmd_profile, "load while sampling memory; report peak, timeline, SVG"},
