@@ -308,8 +308,8 @@ TEST_CASE("a device importing at less than page alignment: each region's mapping
   const Plan plan = make_plan(m, info);
   REQUIRE(!plan.regions.empty());
   CHECK(plan.regions[0].offset == 4096 + 192);  // aligned down to 64, not to the page
-  CHECK(plan.regions[0].map_offset == 4096);
-  const std::uint64_t page = page_size();
+  const std::uint64_t page = page_size();        // 4 KiB, or 16 / 64 KiB in the page_sizes suite
+  CHECK(plan.regions[0].map_offset == (4096 + 192) / page * page);
   for (const ImportRegion& r : plan.regions) {
     CAPTURE(r.offset);
     CHECK(r.map_offset % page == 0);
