@@ -29,24 +29,13 @@ std::string describe(const json::value& v) {
   return text;
 }
 
-// What json::basic_parser asks of every handler besides its callbacks: the size limits (Boost's
-// own) and the types the callbacks take.
-struct HandlerBasics {
-  static constexpr std::size_t max_object_size = json::object::max_size();
-  static constexpr std::size_t max_array_size = json::array::max_size();
-  static constexpr std::size_t max_key_size = json::string::max_size();
-  static constexpr std::size_t max_string_size = json::string::max_size();
-  using error_code = boost::system::error_code;
-  using string_view = json::string_view;
-};
-
 // Boost.JSON's own tree builder (a value_stack fed by basic_parser, as its stream_parser does),
 // except for numbers with a fraction or exponent: Boost 1.81 converts those with an algorithm that
 // is not correctly rounded (0.023198612531026206 becomes 0x1.7c1608888888ap-6, one ulp below
 // 0x1.7c16088888889p-6), and a TFJS quantization scale must be the double tfjs computes, or
 // dequantized weights differ. std::from_chars on the number's text is exact. Written by hand
 // because Boost 1.81 has no precise-number option (parse_options::numbers came in 1.83).
-struct ExactNumbers : HandlerBasics {
+struct ExactNumbers : JsonHandlerBasics {
   json::value_stack st;
   std::string number;  // a number's text received in parts (split across chunks)
 
@@ -86,7 +75,7 @@ struct ExactNumbers : HandlerBasics {
 
 // A handler that keeps no values: only the nesting, and the wanted keys seen at the level that
 // matters (depth 1 of an object, depth 2 inside the first element of an array).
-struct TopKeys : HandlerBasics {
+struct TopKeys : JsonHandlerBasics {
   std::vector<std::string_view> wanted;
   JsonTop top;
   std::size_t depth = 0;

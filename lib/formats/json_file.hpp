@@ -22,6 +22,17 @@
 
 namespace lwload::formats {
 
+// What boost::json::basic_parser asks of every handler besides its callbacks: the size limits
+// (Boost's own) and the types the callbacks take. The JSON readers' handlers derive from it.
+struct JsonHandlerBasics {
+  static constexpr std::size_t max_object_size = boost::json::object::max_size();
+  static constexpr std::size_t max_array_size = boost::json::array::max_size();
+  static constexpr std::size_t max_key_size = boost::json::string::max_size();
+  static constexpr std::size_t max_string_size = boost::json::string::max_size();
+  using error_code = boost::system::error_code;
+  using string_view = boost::json::string_view;
+};
+
 // Parses bytes [begin, begin + length) of `file` as one JSON value. The parsed tree lives in a
 // monotonic arena owned by the returned value, so memory stays proportional to the header.
 // Throws Error(bad_input) "<file>: <what>: malformed JSON at byte N of the file: <Boost.JSON's message>".

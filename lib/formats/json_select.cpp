@@ -9,6 +9,7 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "formats/json_file.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
@@ -43,13 +44,7 @@ class CappedResource final : public json::memory_resource {
 
 // A value_stack fed by basic_parser (as Boost's own parser does), with the members of the top-level
 // object that are not wanted skipped: their events change nothing but the depth.
-struct Selecting {
-  static constexpr std::size_t max_object_size = json::object::max_size();
-  static constexpr std::size_t max_array_size = json::array::max_size();
-  static constexpr std::size_t max_key_size = json::string::max_size();
-  static constexpr std::size_t max_string_size = json::string::max_size();
-  using error_code = boost::system::error_code;
-  using string_view = json::string_view;
+struct Selecting : JsonHandlerBasics {
 
   json::value_stack st;
   std::vector<std::string_view> keep;
