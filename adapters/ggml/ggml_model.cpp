@@ -96,8 +96,15 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
   std::size_t described = 0;
   for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
     if (plan.tensors[i].placement == Placement::skipped) continue;
-    type_of(manifest.tensors[i], manifest.format);
-    ne_of(manifest.tensors[i], manifest.format);
+    const TensorInfo& t = manifest.tensors[i];
+    const ggml_type type = type_of(t, manifest.format);
+    const auto ne = ne_of(t, manifest.format);
+    // A ggml tensor is its dense bytes: a tensor the file stores sparse (TFLite) is its stored
+    // values unless the model was opened densified.
+    const std::uint64_t dense = ggml_row_size(type, ne[0]) * static_cast<std::uint64_t>(ne[1] * ne[2] * ne[3]);
+    if (dense != t.bytes)
+      fail(ErrorCode::unsupported, "tensor '", t.name, "': ggml counts ", dense, " bytes for its type and shape, the load holds ",
+           t.bytes, t.sparsity ? " (it is stored sparse: open the model with OpenOptions::densify)" : "");
     ++described;
   }
 
@@ -114,10 +121,7 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
     const TensorInfo& info = *handle.info;
     const auto ne = ne_of(info, format);
     ggml_tensor* tensor = ggml_new_tensor(state->context, type_of(info, format), GGML_MAX_DIMS, ne.data());
-    ggml_set_name(tensor, info.name.c_str());
-    if (ggml_nbytes(tensor) != handle.bytes)
-      fail(ErrorCode::unsupported, "tensor '", info.name, "': ggml counts ", ggml_nbytes(tensor),
-           " bytes for its type and shape, the file holds ", handle.bytes);
+    ggml_set_name(tensor, info.name.c_str());  // its byte count was checked against the load's before it
     ggml_backend_buffer_t buffer = buffer_of(handle.buffer);
     if (!buffer) fail(ErrorCode::device, "tensor '", info.name, "' was not loaded into a ggml buffer");
     const std::uint64_t end = handle.offset + ggml_backend_buffer_get_alloc_size(buffer, tensor);

@@ -16,7 +16,8 @@
 // F16, BF16, F64, I8, I16, I32 and I64 tensors get the ggml type of the same name. Shapes become
 // ggml's `ne` (GGUF: as stored; row-major formats: reversed, so ne[0] is the innermost dimension),
 // at most 4 of them. Any other tensor is refused before anything is loaded, with Error(unsupported)
-// naming it. Tensors the load skips (LoadOptions::plan.only, empty ones) are not in the context.
+// naming it — so is one whose bytes are not its dense tensor's (a TFLite tensor stored sparse, unless
+// the model was opened with OpenOptions::densify). Tensors the load skips (LoadOptions::plan.only, empty ones) are not in the context.
 #pragma once
 
 #include <cstddef>

@@ -178,6 +178,14 @@ run = subprocess.run([exe, str(bad), "--backend", backend], capture_output=True,
 check("a U8 tensor is refused, naming it", run.returncode != 0 and "mask.u8" in run.stderr and "ggml type" in run.stderr,
       f"exit {run.returncode}, stderr: {run.stderr.strip()[-300:]}")
 
+# A tensor stored sparse (MediaPipe's face detector, shipped TFLite) is its stored values, not ggml's
+# dense tensor: refused before anything loads, saying how to get the dense one.
+sparse = Path(testdata) / "tflite" / "face_detection_full_range_sparse.tflite"
+run = subprocess.run([exe, str(sparse), "--backend", backend], capture_output=True, text=True, env=env, timeout=300)
+check("a TFLite tensor stored sparse is refused, naming it and densify",
+      run.returncode != 0 and "Conv2D_dequantize" in run.stderr and "densify" in run.stderr,
+      f"exit {run.returncode}, stderr: {run.stderr.strip()[-300:]}")
+
 # lwload profile --compare ggml: ggml's own loading as a row beside lwload's, in one SVG.
 svg = scratch / "compare.svg"
 device = "vulkan:0" if backend == "vulkan" else "host"
