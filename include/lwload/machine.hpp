@@ -24,7 +24,7 @@ struct MachineMemory {
   std::string cgroup;               // which: "cgroup v2 /sys/fs/cgroup/a/b memory.max"
 
   std::uint64_t address_space_limit = 0;  // RLIMIT_AS (soft), at most 3 GiB in a 32-bit process; 0 = unlimited
-  std::uint64_t address_space_used = 0;   // the process's mappings now (VmSize)
+  std::uint64_t address_space_used = 0;   // the process's mappings now (/proc/self/maps)
 
   // What the cgroup still allows: limit − (usage − page cache), at least 0; UINT64_MAX when no limit.
   std::uint64_t cgroup_headroom() const noexcept;

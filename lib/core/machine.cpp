@@ -167,6 +167,27 @@ void read_cgroups(MachineMemory& m, const std::filesystem::path& root) {
 // 3G/1G split, whatever RLIMIT_AS says: that bounds it too.
 constexpr std::uint64_t kPointerSpace = sizeof(void*) < 8 ? 3ull << 30 : 0;
 
+// The process's mappings now: the sum of /proc/self/maps' ranges. Not VmSize: under qemu-user
+// (an ARM userland emulated on x86-64) /proc/self/status is the emulator's own, with its
+// reservation for the whole guest address space, while /proc/self/maps is the guest's. The kernel's
+// [vsyscall] page is not the process's and VmSize leaves it out too. VmSize when maps is unreadable.
+std::uint64_t mapped_bytes() {
+  std::ifstream in("/proc/self/maps");
+  std::uint64_t total = 0;
+  bool any = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("[vsyscall]") != std::string::npos) continue;
+    std::uint64_t start = 0, end = 0;
+    const char* const last = line.data() + line.size();
+    const auto first = std::from_chars(line.data(), last, start, 16);
+    if (first.ec != std::errc{} || first.ptr == last || *first.ptr != '-') continue;
+    if (std::from_chars(first.ptr + 1, last, end, 16).ec != std::errc{} || end < start) continue;
+    total += end - start;
+    any = true;
+  }
+  return any ? total : kib_field("/proc/self/status", "VmSize");
+}
+
 void read_address_space(MachineMemory& m) {
   rlimit limit{};
   std::uint64_t bound = kPointerSpace;
@@ -174,7 +195,7 @@ void read_address_space(MachineMemory& m) {
     bound = bound == 0 ? static_cast<std::uint64_t>(limit.rlim_cur) : std::min<std::uint64_t>(bound, limit.rlim_cur);
   if (bound != 0) {
     m.address_space_limit = bound;
-    m.address_space_used = kib_field("/proc/self/status", "VmSize");
+    m.address_space_used = mapped_bytes();
   }
 }
 
