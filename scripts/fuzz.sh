@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 build=build-fuzz
 if [ ! -f "$build/build.ninja" ]; then
-  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=true -Dtools=true -Dexamples=false \
+  CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=true -Dtools=true -Dexamples=true \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
 ninja -C "$build"

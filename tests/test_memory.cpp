@@ -329,6 +329,7 @@ TEST_CASE("byte sums that would pass 2^64 are refused, not wrapped") {
 }
 
 TEST_CASE("RLIMIT_AS below the model's size: the plan refuses or falls back before any read, natively") {
+  if (!test::available("rlimit_as", !test::kAddressSanitizer, "AddressSanitizer's shadow memory is reserved address space")) return;
   TempDir dir;
   const auto path = sparse_safetensors(dir, 2 * GiB);
   const Manifest manifest = open_manifest(path);

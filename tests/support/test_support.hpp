@@ -87,6 +87,20 @@ bool available(std::string_view what, bool present, std::string_view why);
 // available("exe", ...) for LWLOAD_EXE.
 bool have_exe();
 
+// Built with AddressSanitizer (the clang ASan/UBSan build CI also runs the suites in): its shadow
+// memory is terabytes of reserved address space, so a case that sets RLIMIT_AS cannot run there.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 // /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
 inline constexpr const char* kPython = "/usr/bin/python3";
 
