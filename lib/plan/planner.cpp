@@ -366,6 +366,21 @@ void host_figures(const DeviceInfo& device, Plan& plan, const Manifest& manifest
   h.address_space = checked_add(address, checked_add(staging, plan.decode_bytes, "address space"), "address space");
 }
 
+// The tensor whose decode takes Plan::decode_bytes, for the whole load's refusals (the decode
+// rule has passed it alone; with the rest it may not fit): "" when nothing is decoded.
+std::string decode_text(const Manifest& manifest, const Plan& plan) {
+  if (plan.decode_bytes == 0) return {};
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorInfo& t = manifest.tensors[i];
+    const Placement p = plan.tensors[i].placement;
+    if (p == Placement::skipped || t.encoding == Encoding::raw) continue;
+    if (saturating_add(encoded_length(t), p == Placement::staged ? t.bytes : 0) == plan.decode_bytes)
+      return str("; of it, ", t.encoding == Encoding::sparse ? "densifying" : "decoding", " tensor '", t.name, "' (",
+                 file_of(manifest, t), ") holds ", plan.decode_bytes, " bytes of scratch");
+  }
+  return {};
+}
+
 // Declines imported regions, in file order, from the first one whose map_length would take the
 // running total past `budget`; `why(taken, length)` says why for each.
 template <typename Why>
@@ -411,7 +426,8 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
     if (h.address_space > address_left)
       fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.address_space),
            " of address space (mapped file pages, host-visible allocations, staging, scratch) but RLIMIT_AS (",
-           m.address_space_limit, " bytes) leaves ", size_text(address_left), " to this process; nothing was read");
+           m.address_space_limit, " bytes) leaves ", size_text(address_left), " to this process",
+           decode_text(manifest, plan), "; nothing was read");
   }
 
   const std::uint64_t available = m.host_available();
@@ -434,6 +450,7 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
     fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.resident), " of host memory resident at once (",
          h.lazy ? "" : str("file pages ", h.evictable, " + "), "pinned ", h.resident - h.anonymous - (h.lazy ? 0 : h.evictable),
          " + anonymous ", h.anonymous, ") but the machine has ", size_text(available), " available (", bound_by, ")",
+         decode_text(manifest, plan),
          lazy_helps ? "; --lazy maps the file without making it resident and lets the kernel page it in on use" : "",
          "; nothing was read");
   }
