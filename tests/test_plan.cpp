@@ -525,6 +525,59 @@ TEST_CASE("strings and empty tensors are skipped; encoded and split tensors are 
   CHECK(staged.count(Placement::skipped) == 2);
 }
 
+// The decode rule (check_decodes_fit) for every encoding, not only densified sparse tensors: the
+// encoded + decoded bytes against the machine, for the tensors the load decodes.
+TEST_CASE("the decode rule: any encoding, named; only selected tensors; sums past 2^64 refused, not wrapped") {
+  Manifest m;
+  m.format = "test";
+  m.files = {"x.onnx"};
+  TensorInfo ids = raw_tensor("ids", 8192, 24);
+  ids.dtype = DType::I64;
+  ids.shape = {3};
+  ids.encoding = Encoding::onnx_varint;
+  ids.pieces = {Piece{0, 8192, 3}};
+  TensorInfo raw = raw_tensor("raw", 16384, 64);
+  m.tensors = {ids, raw};
+  MachineMemory small;
+  small.mem_available = 26;  // ids needs 3 + 24 at once
+  PlanOptions options;
+  options.machine = small;
+  const Error e = error_of([&] { make_plan(m, null_info(), options); });
+  CHECK(e.code() == ErrorCode::does_not_fit);
+  CHECK(std::string(e.what()) ==
+        "x.onnx: decoding tensor 'ids' (onnx_varint encoding) needs 27 bytes (0.0 MiB) at once (3 bytes encoded + 24 bytes "
+        "decoded) but the machine has 26 bytes (0.0 MiB) of host memory available (MemAvailable); nothing was read");
+  CHECK(error_of([&] { check_decodes_fit(m, small); }).what() == std::string(e.what()));
+  // Left out by `only`: not decoded, not checked. (The host maps "raw" in place; lazy, its pages
+  // need not be resident in 26 bytes.)
+  options.lazy = true;
+  CHECK(error_of([&] { make_plan(m, host_info(), options); }).what() == std::string(e.what()));
+  options.only = {"raw"};
+  const Plan raw_only = make_plan(m, host_info(), options);
+  CHECK(raw_only.tensors[0].placement == Placement::skipped);
+  CHECK(raw_only.decode_bytes == 0);
+
+  // More than the encoding can make of its bytes (ONNX: at least one byte per element): malformed,
+  // refused before anything is allocated, whatever the machine has. Sparse tensors have no such
+  // bound (tests/test_tflite.cpp): only memory bounds them.
+  m.tensors[0].shape = {4};
+  m.tensors[0].bytes = 32;
+  const Error malformed = error_of([&] { check_decodes_fit(m, MachineMemory{}); });
+  CHECK(malformed.code() == ErrorCode::bad_input);
+  CHECK(std::string(malformed.what()) ==
+        "x.onnx: tensor 'ids': its 32 bytes cannot come from 3 encoded bytes (onnx_varint: at least one encoded byte per element)");
+  options.only = {};
+  CHECK(error_of([&] { make_plan(m, host_info(), options); }).what() == std::string(malformed.what()));
+
+  // A hand-built manifest whose encoded + decoded bytes pass 2^64: the one hard bound, a checked sum.
+  m.tensors[0].encoding = Encoding::sparse;  // no bound but memory's
+  m.tensors[0].bytes = UINT64_MAX;
+  m.tensors[0].pieces = {Piece{0, 8192, 8}};
+  const Error wraps = error_of([&] { check_decodes_fit(m, MachineMemory{}); });
+  CHECK(wraps.code() == ErrorCode::does_not_fit);
+  CHECK(std::string(wraps.what()).find("tensor 'ids' decode: 8 + 18446744073709551615 bytes passes 2^64") != std::string::npos);
+}
+
 TEST_CASE("plan_to_json carries every decision") {
   TempDir dir;
   const Manifest m = synth_manifest(dir, "p.safetensors", 0, 3);

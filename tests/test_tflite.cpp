@@ -20,7 +20,10 @@
 #include <vector>
 
 #include "lwload/error.hpp"
+#include "lwload/loader.hpp"
+#include "lwload/machine.hpp"
 #include "lwload/manifest.hpp"
+#include "lwload/plan.hpp"
 #include "lwload/memory_file_system.hpp"
 #include "support/test_support.hpp"
 #include "tflite_circle_schema_generated.h"
@@ -659,6 +662,266 @@ TEST_CASE("sparse TFLite tensors: the stored values by default, the dense tensor
     CHECK(expanded == as_bytes(floats(c.dense)));
     CHECK(verify(wd).tensors == 1);
   }
+}
+
+// ---- densify bounded by memory, not by a ratio (README "Over-memory loads", check_decodes_fit) ----
+
+namespace densify_memory {
+
+// A [rows, cols] FLOAT32 tensor "w" stored sparse: level 0 lists the rows that hold values (CSR),
+// level 1 each such row's columns (CSR), or every column of them when `dense_rows` (then no index
+// arrays grow with the tensor). Beside it a raw tensor "b" (4 floats). `values` inline, or — when
+// `hole_offset` is not 0 — `stored_bytes` of zeros in a hole of the file at that offset (an
+// extended buffer: a large sparse tensor costs no disk).
+struct Sparse2d {
+  std::int32_t rows = 0, cols = 0;
+  std::vector<std::int32_t> value_rows;               // rows holding values, ascending
+  std::vector<std::vector<std::int32_t>> value_cols;  // per such row, its columns (unless dense_rows)
+  bool dense_rows = false;
+  std::vector<float> values;
+  std::uint64_t hole_offset = 0;
+  std::uint64_t stored_bytes = 0;
+};
+
+std::vector<std::uint8_t> float_bytes(const std::vector<float>& v) {
+  std::vector<std::uint8_t> out(v.size() * 4);
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+void write_sparse2d(const fs::path& path, const Sparse2d& s) {
+  TensorSpec::Sparse sparse{{0, 1}};
+  std::vector<std::int32_t> row_segments{0, static_cast<std::int32_t>(s.value_rows.size())};
+  sparse.levels.push_back({true, 0, row_segments, s.value_rows});
+  if (s.dense_rows) {
+    sparse.levels.push_back({false, s.cols});
+  } else {
+    std::vector<std::int32_t> segments{0}, indices;
+    for (const auto& cols : s.value_cols) {
+      indices.insert(indices.end(), cols.begin(), cols.end());
+      segments.push_back(static_cast<std::int32_t>(indices.size()));
+    }
+    sparse.levels.push_back({true, 0, segments, indices});
+  }
+  ModelSpec spec;
+  if (s.hole_offset == 0) spec.buffers.push_back(BufferSpec{float_bytes(s.values)});
+  else spec.buffers.push_back(BufferSpec{{}, s.hole_offset, s.stored_bytes});
+  spec.buffers.push_back(BufferSpec{float_bytes({1, 2, 3, 4})});
+  TensorSpec w{"w", 0, {s.rows, s.cols}, 1};
+  w.sparse = sparse;
+  spec.subgraphs.push_back({"main", {w, {"b", 0, {4}, 2}}});
+  test::write_file(path, build_tflite(spec));
+  if (s.hole_offset != 0) {
+    REQUIRE(fs::file_size(path) <= s.hole_offset);
+    fs::resize_file(path, s.hole_offset + s.stored_bytes);  // the stored values: a hole, zeros
+  }
+}
+
+// The dense tensor TFLite's Densify makes of `s` (inline values only).
+std::vector<std::byte> dense_of(const Sparse2d& s) {
+  std::vector<float> dense(static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols), 0.0f);
+  std::size_t next = 0;
+  for (std::size_t r = 0; r < s.value_rows.size(); ++r)
+    for (const std::int32_t c : s.value_cols[r])
+      dense[static_cast<std::size_t>(s.value_rows[r]) * static_cast<std::size_t>(s.cols) + static_cast<std::size_t>(c)] =
+          s.values[next++];
+  return as_bytes(float_bytes(dense));
+}
+
+// 256 × 1024 floats (1 MiB) from four stored values (16 bytes): 65536 times its stored bytes.
+Sparse2d far_past_16x() {
+  return {256, 1024, {0, 17, 100, 255}, {{5}, {1000}, {0}, {1023}}, false, {1.5f, -2.0f, 7.0f, 3.25f}};
+}
+
+// 4 × 8 floats (128 bytes) from rows 1 and 2 stored whole (64 bytes): twice its stored bytes.
+Sparse2d twice() {
+  return {4, 8, {1, 2}, {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}}, false,
+          {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+}
+
+MachineMemory available(std::uint64_t bytes) {
+  MachineMemory m;
+  m.mem_total = m.mem_available = bytes;
+  return m;
+}
+
+OpenOptions densified() {
+  OpenOptions o;
+  o.densify = true;
+  return o;
+}
+
+}  // namespace densify_memory
+
+TEST_CASE("densify: a tensor 65536 times its stored bytes loads when it fits memory, byte for byte, direct and staged") {
+  using namespace densify_memory;
+  TempDir dir;
+  const fs::path path = dir / "far.tflite";
+  const Sparse2d s = far_past_16x();
+  write_sparse2d(path, s);
+  const Manifest m = open_manifest(path, densified());
+  const TensorInfo& w = *m.find("w");
+  REQUIRE(w.encoding == Encoding::sparse);
+  REQUIRE(w.pieces.size() == 1);
+  const std::uint64_t stored = w.pieces[0].length, dense = w.bytes;
+  CHECK(stored == 16);
+  CHECK(dense == 1u << 20);
+  CHECK(dense / stored == 65536);  // far past the 16× a ratio rule allowed
+  const std::vector<std::byte> reference = dense_of(s);
+  REQUIRE(reference.size() == dense);
+
+  // The rule: stored + dense bytes at once, against the machine — exactly, not a byte more.
+  check_decodes_fit(m, available(stored + dense));
+  check_decodes_fit(m, MachineMemory{});  // nothing known: nothing checked
+  CHECK(error_of([&] { check_decodes_fit(m, available(stored + dense - 1)); }).code() == ErrorCode::does_not_fit);
+
+  const auto device = open_device("host");
+  for (const Placement placement : {Placement::direct, Placement::staged}) {
+    CAPTURE(placement_name(placement));
+    LoadOptions options;
+    options.plan.force = placement;
+    options.plan.machine = available(std::uint64_t{1} << 30);
+    const Weights weights = load(m, *device, options);
+    const std::size_t index = static_cast<std::size_t>(&w - m.tensors.data());
+    REQUIRE(weights.plan().tensors[index].placement == placement);
+    // The decode scratch the plan counts: the stored bytes, and the dense ones when staged (direct
+    // decodes straight into the tensor's host-visible buffer).
+    CHECK(weights.plan().decode_bytes == (placement == Placement::staged ? stored + dense : stored));
+    std::vector<std::byte> got(dense);
+    weights.read_back(*weights.find("w"), 0, got);
+    CHECK(got == reference);
+    CHECK(verify(weights).tensors == 2);
+  }
+}
+
+TEST_CASE("densify: memory too small for stored + dense bytes is refused before any read, by the plan, the load and inspect's check alike") {
+  using namespace densify_memory;
+  TempDir dir;
+  const fs::path path = dir / "twice.tflite";
+  write_sparse2d(path, twice());
+  const Manifest m = open_manifest(path, densified());
+  const TensorInfo& w = *m.find("w");
+  REQUIRE(w.bytes == 128);
+  REQUIRE(w.pieces.at(0).length == 64);  // twice: well inside any ratio rule, refused by memory alone
+  const auto device = open_device("host");
+
+  // Each way of asking: inspect's check, the plan, the load; the same Error, word for word.
+  const auto refusals = [&](const MachineMemory& machine) {
+    std::vector<std::string> what;
+    const Error checked = error_of([&] { check_decodes_fit(m, machine); });
+    PlanOptions plan_options;
+    plan_options.machine = machine;
+    const Error planned = error_of([&] { make_plan(m, device->info(), plan_options); });
+    LoadOptions load_options;
+    load_options.plan.machine = machine;
+    const Error loaded = error_of([&] { load(m, *device, load_options); });
+    for (const Error* e : {&checked, &planned, &loaded}) {
+      CHECK(e->code() == ErrorCode::does_not_fit);
+      what.emplace_back(e->what());
+    }
+    CHECK(what[1] == what[0]);
+    CHECK(what[2] == what[0]);
+    return what[0];
+  };
+
+  const std::string host = refusals(available(191));
+  CHECK(host == path.string() + ": densifying tensor 'w' needs 192 bytes (0.0 MiB) at once (64 bytes stored + 128 bytes dense) "
+                "but the machine has 191 bytes (0.0 MiB) of host memory available (MemAvailable); nothing was read");
+
+  MachineMemory limited = available(std::uint64_t{1} << 30);
+  limited.address_space_limit = 1000;
+  limited.address_space_used = 1000 - 150;
+  const std::string address = refusals(limited);
+  CHECK(contains(address, path.string() + ": densifying tensor 'w' needs 192 bytes"));
+  CHECK(contains(address, "but RLIMIT_AS (1000 bytes) leaves 150 bytes (0.0 MiB) of address space to this process"));
+
+  // Exactly enough for the decode passes the rule; the whole load (the host's allocations are
+  // this process's memory: "w" 128 and "b" 16 bytes, direct, beside the 64 of scratch) does not
+  // fit 200 bytes, and its refusal says what the decode holds of it.
+  check_decodes_fit(m, available(192));
+  LoadOptions direct;
+  direct.plan.force = Placement::direct;
+  direct.plan.machine = available(200);
+  const std::string whole = error_of([&] { load(m, *device, direct); }).what();
+  CHECK(contains(whole, "the load needs 208 bytes (0.0 MiB) of host memory resident at once"));
+  CHECK(contains(whole, "; of it, densifying tensor 'w' (" + path.string() + ") holds 64 bytes of scratch"));
+  direct.plan.machine = available(208);
+  CHECK(load(m, *device, direct).plan().host.resident == 208);
+  // With room for the rest of the load, it loads.
+  LoadOptions fits;
+  fits.plan.machine = available(std::uint64_t{1} << 30);
+  CHECK(load(m, *device, fits).plan().decode_bytes == 64);
+  // A load that leaves the tensor out does not decode it: nothing to refuse (lazy: the mapped
+  // pages of "b" need not be resident in 191 bytes either).
+  LoadOptions only_b;
+  only_b.plan.machine = available(191);
+  only_b.plan.lazy = true;
+  only_b.plan.only = {"b"};
+  CHECK(load(m, *device, only_b).plan().count(Placement::skipped) == 1);
+  // The stored values, not densified: no decode, no refusal.
+  PlanOptions stored;
+  stored.machine = available(191);
+  stored.lazy = true;
+  const Plan plan = make_plan(open_manifest(path), device->info(), stored);
+  CHECK(plan.model_bytes == 64 + 16);
+  CHECK(plan.decode_bytes == 0);
+}
+
+TEST_CASE("lwload inspect --densify, plan --densify and load --densify agree on every file: load, or the same refusal") {
+  using namespace densify_memory;
+  if (!test::have_exe()) return;
+  TempDir dir;
+  // 2 GiB dense from 128 MiB stored (16×, the most a ratio rule let through), stored in a hole.
+  const std::int32_t wide_cols = 32 << 20;
+  Sparse2d wide{16, wide_cols, {3}, {}, true, {}, 4096, std::uint64_t{wide_cols} * 4};
+  // 1 TiB dense from one stored value.
+  Sparse2d vast{1 << 16, 1 << 22, {65535}, {{4194303}}, false, {9.0f}};
+  write_sparse2d(dir / "far.tflite", far_past_16x());
+  write_sparse2d(dir / "twice.tflite", twice());
+  write_sparse2d(dir / "wide.tflite", wide);
+  write_sparse2d(dir / "vast.tflite", vast);
+  fs::copy_file(test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite", dir / "face.tflite");
+
+  // Every run under 1 GiB of address space: nothing here may take more, whatever the machine has.
+  const std::uint64_t limit = std::uint64_t{1} << 30;
+  const auto run = [&](const std::string& args, std::string* err) {
+    const std::string command = "bash -c \"ulimit -v " + std::to_string(limit / 1024) + "; exec '" +
+                                std::getenv("LWLOAD_EXE") + "' " + args + "\" 2>&1 >/dev/null";
+    err->clear();
+    return test::run_command(command, err);
+  };
+  struct Expect {
+    const char* file;
+    bool loads;
+  };
+  for (const Expect& e : {Expect{"far.tflite", true}, Expect{"twice.tflite", true}, Expect{"face.tflite", true},
+                          Expect{"wide.tflite", false}, Expect{"vast.tflite", false}}) {
+    CAPTURE(e.file);
+    const std::string model = "'" + (dir / e.file).string() + "'";
+    std::string inspect_err, plan_err, load_err;
+    const int inspected = run("inspect --densify " + model, &inspect_err);
+    const int planned = run("plan --densify --device host " + model, &plan_err);
+    const int loaded = run("load --densify --device host --verify " + model, &load_err);
+    CAPTURE(inspect_err);
+    CAPTURE(load_err);
+    CHECK(inspected == (e.loads ? 0 : 1));
+    CHECK(planned == inspected);
+    CHECK(loaded == inspected);
+    if (e.loads) continue;
+    // The same refusal: the file, the tensor, the bytes it needs; then what RLIMIT_AS leaves (this
+    // process's own mappings, which differ by a few pages from one command to the other).
+    const std::string head = "lwload: error: " + (dir / e.file).string() + ": densifying tensor 'w' needs ";
+    CHECK(inspect_err.starts_with(head));
+    const auto until_but = [](const std::string& text) { return text.substr(0, text.find(" but ")); };
+    CHECK(until_but(plan_err) == until_but(inspect_err));
+    CHECK(until_but(load_err) == until_but(inspect_err));
+    for (const std::string* err : {&inspect_err, &plan_err, &load_err})
+      CHECK(contains(*err, "but RLIMIT_AS (" + std::to_string(limit) + " bytes) leaves "));
+  }
+  // Their stored values, not densified, load as they are (128 MiB of the hole for "wide").
+  std::string err;
+  CHECK(run("inspect '" + (dir / "wide.tflite").string() + "'", &err) == 0);
+  CHECK(run("load --device host '" + (dir / "vast.tflite").string() + "'", &err) == 0);
 }
 
 namespace truncation {

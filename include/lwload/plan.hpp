@@ -194,7 +194,7 @@ struct LWLOAD_API Plan {
   std::uint32_t staging_slots = 0;
   std::uint64_t slot_bytes = 0;        // one slot (page multiple)
   PlanOptions options;                 // what it was made with (a re-plan decides with them again)
-  std::uint64_t decode_bytes = 0;      // host scratch for the largest encoded tensor (ONNX typed)
+  std::uint64_t decode_bytes = 0;      // host scratch of the largest decode: encoded bytes, + decoded ones when staged
   std::vector<FileResidency> residency;  // per Manifest::files entry
   bool direct_io = false;              // staged tensors are read with O_DIRECT
   std::string direct_io_reason;        // why (or why not), in words
@@ -216,6 +216,21 @@ struct LWLOAD_API Plan {
 // that pin and would not fit host memory, or mappings past RLIMIT_AS, fall back to direct or
 // staged first, with the reason. A refusal comes before any file byte is read.
 LWLOAD_API Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options = {});
+
+// The decode rule (README "Over-memory loads"), one for `lwload inspect` and every load: decoding
+// an encoded tensor (TensorInfo::encoding != raw: a sparse tensor densified, ONNX typed fields, a
+// strided copy) holds at once its encoded bytes, read into host scratch, and its decoded bytes
+// (TensorInfo::bytes), written into host scratch (staged) or straight into its host-visible buffer
+// (direct); tensors are decoded one at a time. Each such tensor's encoded + decoded bytes must fit
+// the host memory `machine` has available (MemAvailable, cgroup headroom) and the address space
+// RLIMIT_AS leaves; no ratio of decoded to encoded bytes is refused as such. Throws
+// Error(does_not_fit) naming the file, the tensor and the sizes ("densifying tensor 'w' needs N
+// bytes at once ... leaves M") for the first tensor that does not fit, and Error(bad_input) for an
+// ONNX-typed or strided tensor claiming more bytes than its encoding can make of its encoded ones
+// (at least one encoded byte per element). Figures `machine` does not know (0) check nothing;
+// STRING and empty tensors, which no load decodes, are passed over. make_plan applies it to the
+// tensors it selects before any other check of the plan; `lwload inspect` to every tensor.
+LWLOAD_API void check_decodes_fit(const Manifest& manifest, const MachineMemory& machine);
 
 // A region the device declined at load time, and the device's reason.
 struct DeclinedRegion {

@@ -4,15 +4,25 @@
 #include <boost/asio/post.hpp>
 
 #include <cstring>
+#include <limits>
 
 #include "core/align.hpp"
+#include "core/checked.hpp"
 #include "formats/encoded.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::loading {
 namespace {
 
-constexpr std::uint64_t kMaxDecodeExpansion = 16;  // decoded bytes per encoded byte, at most
+// Host scratch of `bytes` for tensor `t`. The one hard bound of decoding: a count past size_t (a
+// 32-bit process) would wrap in the allocation, so it is refused here; everywhere RLIMIT_AS is
+// known (every 32-bit process) the plan's decode rule refused it before anything was read.
+std::size_t scratch_size(std::uint64_t bytes, const TensorInfo& t, const std::filesystem::path& path) {
+  if (bytes > std::numeric_limits<std::size_t>::max())
+    fail(ErrorCode::does_not_fit, path.string(), ": tensor '", t.name, "': decoding it needs ", bytes,
+         " bytes of host scratch, more than this process can address; nothing was allocated for it");
+  return static_cast<std::size_t>(bytes);
+}
 
 }  // namespace
 
@@ -102,18 +112,18 @@ std::span<std::byte> DataPipeline::host_span(std::size_t index) {
   return host = span.first(bytes);
 }
 
-// An encoded tensor's stored bytes: its pieces read (bounded by the file, checked at setup) and
-// decoded on the host. One tensor at a time: the plan's decode scratch.
-std::span<const std::byte> DataPipeline::decoded(std::size_t index) {
-  if (decoded_tensor_ == index) return decoded_bytes_;
+// An encoded tensor decoded into `out` (its TensorInfo::bytes): its pieces read into host scratch
+// (bounded by the file, checked at setup), then decoded — into the direct buffer itself, or (staged)
+// into host scratch the slots copy from. The decoders only write `out` (host-visible memory may be
+// write-combined). What this holds at once, encoded + decoded bytes whatever their ratio, is what
+// the plan counted and checked against the machine before anything was read (check_decodes_fit,
+// Plan::decode_bytes).
+void DataPipeline::decode_into(std::size_t index, std::span<std::byte> out) {
   const TensorInfo& t = tensor(index);
-  std::uint64_t encoded_size = 0;
-  for (const Piece& piece : t.pieces) encoded_size += piece.length;
   const auto& path = file_path(t.pieces.empty() ? 0 : t.pieces[0].file);
-  if (t.bytes / kMaxDecodeExpansion > encoded_size + 1)
-    fail(ErrorCode::bad_input, path.string(), ": tensor '", t.name, "': ", t.bytes, " bytes cannot come from ",
-         encoded_size, " encoded bytes");
-  std::vector<std::byte> encoded(encoded_size);
+  std::uint64_t encoded_size = 0;
+  for (const Piece& piece : t.pieces) encoded_size = checked_add(encoded_size, piece.length, str("tensor '", t.name, "' encoded bytes"));
+  std::vector<std::byte> encoded(scratch_size(encoded_size, t, path));
   std::uint64_t at = 0;
   for (const Piece& piece : t.pieces) {
     files_[piece.file]->read_exact(piece.offset, std::span(encoded).subspan(at, piece.length),
@@ -121,9 +131,18 @@ std::span<const std::byte> DataPipeline::decoded(std::size_t index) {
     at += piece.length;
   }
   state_.stats.bytes_read += encoded_size;
+  formats::decode_tensor(t, encoded, out, path);
+}
+
+// A staged encoded tensor's decoded bytes, kept while its chunks go to the slots. One tensor at a
+// time: the previous one's scratch is released before the next one's is taken.
+std::span<const std::byte> DataPipeline::decoded(std::size_t index) {
+  if (decoded_tensor_ == index) return decoded_bytes_;
   decoded_tensor_ = static_cast<std::size_t>(-1);
-  decoded_bytes_.assign(t.bytes, std::byte{0});
-  formats::decode_tensor(t, encoded, decoded_bytes_, path);
+  decoded_bytes_ = {};
+  const TensorInfo& t = tensor(index);
+  decoded_bytes_.resize(scratch_size(t.bytes, t, file_path(t.pieces.empty() ? 0 : t.pieces[0].file)));
+  decode_into(index, decoded_bytes_);
   decoded_tensor_ = index;
   return decoded_bytes_;
 }
@@ -194,9 +213,8 @@ bool DataPipeline::issue(const Read& read) {
     const std::span<std::byte> host = host_span(s.tensor);
     progress_.start(s.tensor);
     if (read.decoded) {  // decoded straight into the host-visible buffer: nothing to wait for
-      const auto bytes = decoded(s.tensor);
-      std::memcpy(host.data(), bytes.data(), bytes.size());
-      complete(s.tensor, bytes.size());
+      decode_into(s.tensor, host);
+      complete(s.tensor, host.size());
       return true;
     }
     ++reads_in_flight_;

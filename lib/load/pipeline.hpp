@@ -40,6 +40,7 @@ class DataPipeline {
   void pump();
   bool issue(const Read& read);
   std::span<std::byte> host_span(std::size_t index);
+  void decode_into(std::size_t index, std::span<std::byte> out);
   std::span<const std::byte> decoded(std::size_t index);
   void complete(std::size_t index, std::uint64_t bytes);
   void on_direct_read(const Read& read, std::exception_ptr error, std::size_t got);

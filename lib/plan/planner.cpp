@@ -189,7 +189,9 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
       plan.device_bytes = checked_add(plan.device_bytes, t.bytes, "device memory");
     if (tp.placement == Placement::staged) staged_bytes = checked_add(staged_bytes, t.bytes, "staged bytes");
     if (t.encoding != Encoding::raw) {
-      // Encoded bytes are read into host scratch; staged ones are also decoded there first.
+      // What the pipeline holds while it decodes (check_decode_fits): encoded bytes in host
+      // scratch; staged tensors are decoded into host scratch too, direct ones straight into
+      // their host-visible buffer (counted with the device's allocations).
       const std::uint64_t scratch = checked_add(encoded_length(t), tp.placement == Placement::staged ? t.bytes : 0,
                                                 str("tensor '", t.name, "' decode scratch"));
       plan.decode_bytes = std::max(plan.decode_bytes, scratch);
@@ -269,6 +271,64 @@ std::string size_text(std::uint64_t bytes) {
   return str(bytes, " bytes (", text, ")");
 }
 
+// The model file a tensor's bytes come from, for messages (a manifest built by hand may name none).
+std::string file_of(const Manifest& manifest, const TensorInfo& t) {
+  const std::uint32_t file = t.pieces.empty() ? 0 : t.pieces.front().file;
+  return file < manifest.files.size() ? manifest.files[file].string() : std::string("(no file)");
+}
+
+// Whether a load decodes this tensor on the host: encoded, and not one the planner skips (STRING,
+// empty) whatever is selected.
+bool decoded_on_host(const TensorInfo& t) { return t.encoding != Encoding::raw && t.dtype != DType::STRING && t.bytes != 0; }
+
+// The most bytes an encoding can decode `encoded` bytes into, by its own structure, where every
+// element takes at least one encoded byte: ONNX typed fields (a varint, or a tag and a fixed value,
+// per element) and strided spans (each element once in the span). A tensor claiming more is
+// malformed and refused before anything is allocated for it. nullopt for a sparse tensor: its
+// sparsity (checked at open) may rightly place a few stored values in a dense tensor of any size,
+// which the machine's memory alone bounds.
+std::optional<std::uint64_t> most_decoded(const TensorInfo& t, std::uint64_t encoded) {
+  switch (t.encoding) {
+    case Encoding::onnx_varint:
+    case Encoding::onnx_fixed: {
+      const auto layout = dtype_layout(t.dtype);
+      const std::uint64_t width = layout && layout->block_elems == 1 ? layout->block_bytes : 16;
+      return encoded > UINT64_MAX / width ? UINT64_MAX : encoded * width;
+    }
+    case Encoding::strided: return encoded;
+    case Encoding::raw:
+    case Encoding::sparse: break;
+  }
+  return std::nullopt;
+}
+
+// check_decodes_fit for one tensor (lwload/plan.hpp): its encoded bytes in host scratch and its
+// decoded bytes (host scratch, or the host-visible buffer it is decoded into) at once, against
+// the address space RLIMIT_AS leaves and then the host memory available — the order fit_machine
+// checks the whole load in. Measured against the machine, not against the encoded size: a sparse
+// tensor may rightly be thousands of times its stored values.
+void check_decode_fits(const Manifest& manifest, const TensorInfo& t, const MachineMemory& m) {
+  const std::uint64_t encoded = encoded_length(t);
+  if (const auto most = most_decoded(t, encoded); most && t.bytes > *most)
+    fail(ErrorCode::bad_input, file_of(manifest, t), ": tensor '", t.name, "': its ", t.bytes, " bytes cannot come from ", encoded,
+         " encoded bytes (", encoding_name(t.encoding), ": at least one encoded byte per element)");
+  // The one hard bound: a hand-built manifest may give sizes whose sum passes 2^64 (refused, not wrapped).
+  const std::uint64_t needed = checked_add(encoded, t.bytes, str("tensor '", t.name, "' decode"));
+  const auto refuse = [&](const std::string& but) {
+    const bool sparse = t.encoding == Encoding::sparse;
+    fail(ErrorCode::does_not_fit, file_of(manifest, t), ": ", sparse ? "densifying" : "decoding", " tensor '", t.name, "'",
+         sparse ? std::string() : str(" (", encoding_name(t.encoding), " encoding)"), " needs ", size_text(needed),
+         " at once (", encoded, sparse ? " bytes stored + " : " bytes encoded + ", t.bytes, sparse ? " bytes dense" : " bytes decoded",
+         ") but ", but, "; nothing was read");
+  };
+  const std::uint64_t address_left = m.address_space_left();
+  if (m.address_space_limit != 0 && needed > address_left)
+    refuse(str("RLIMIT_AS (", m.address_space_limit, " bytes) leaves ", size_text(address_left), " of address space to this process"));
+  const std::uint64_t available = m.host_available();
+  if (available != 0 && needed > available)
+    refuse(str("the machine has ", size_text(available), " of host memory available (", m.host_bound_by(), ")"));
+}
+
 // Plan::host's figures from the placements (README "Over-memory loads"): what the load will hold
 // of the host's memory, by kind. The mapped bytes are whole pages (map_length).
 void host_figures(const DeviceInfo& device, Plan& plan, const Manifest& manifest) {
@@ -304,6 +364,21 @@ void host_figures(const DeviceInfo& device, Plan& plan, const Manifest& manifest
   std::uint64_t address = checked_add(mapped, unified || cpu ? direct : 0, "address space");
   address = checked_add(address, cpu ? staged : 0, "address space");
   h.address_space = checked_add(address, checked_add(staging, plan.decode_bytes, "address space"), "address space");
+}
+
+// The tensor whose decode takes Plan::decode_bytes, for the whole load's refusals (the decode
+// rule has passed it alone; with the rest it may not fit): "" when nothing is decoded.
+std::string decode_text(const Manifest& manifest, const Plan& plan) {
+  if (plan.decode_bytes == 0) return {};
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorInfo& t = manifest.tensors[i];
+    const Placement p = plan.tensors[i].placement;
+    if (p == Placement::skipped || t.encoding == Encoding::raw) continue;
+    if (saturating_add(encoded_length(t), p == Placement::staged ? t.bytes : 0) == plan.decode_bytes)
+      return str("; of it, ", t.encoding == Encoding::sparse ? "densifying" : "decoding", " tensor '", t.name, "' (",
+                 file_of(manifest, t), ") holds ", plan.decode_bytes, " bytes of scratch");
+  }
+  return {};
 }
 
 // Declines imported regions, in file order, from the first one whose map_length would take the
@@ -351,7 +426,8 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
     if (h.address_space > address_left)
       fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.address_space),
            " of address space (mapped file pages, host-visible allocations, staging, scratch) but RLIMIT_AS (",
-           m.address_space_limit, " bytes) leaves ", size_text(address_left), " to this process; nothing was read");
+           m.address_space_limit, " bytes) leaves ", size_text(address_left), " to this process",
+           decode_text(manifest, plan), "; nothing was read");
   }
 
   const std::uint64_t available = m.host_available();
@@ -374,6 +450,7 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
     fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.resident), " of host memory resident at once (",
          h.lazy ? "" : str("file pages ", h.evictable, " + "), "pinned ", h.resident - h.anonymous - (h.lazy ? 0 : h.evictable),
          " + anonymous ", h.anonymous, ") but the machine has ", size_text(available), " available (", bound_by, ")",
+         decode_text(manifest, plan),
          lazy_helps ? "; --lazy maps the file without making it resident and lets the kernel page it in on use" : "",
          "; nothing was read");
   }
@@ -503,16 +580,27 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
     plan.tensors.push_back(std::move(tp));
   }
 
+  plan.host.machine = options.machine ? *options.machine : machine_memory();
+  plan.host.lazy = options.lazy;
+  // The decode rule first: it depends on the selection alone, and its refusal names the tensor
+  // (the device's and the whole load's checks would only count it among the rest).
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i)
+    if (plan.tensors[i].placement != Placement::skipped && decoded_on_host(manifest.tensors[i]))
+      check_decode_fits(manifest, manifest.tensors[i], plan.host.machine);
+
   group_regions(manifest, caps, plan);
   decline(plan, device, beyond_mapped_pages(plan), "");
   limit_imports(plan, device);
   compute_totals(manifest, device, plan);
-  plan.host.machine = options.machine ? *options.machine : machine_memory();
-  plan.host.lazy = options.lazy;
   fit_machine(manifest, device, plan, true);
   measure_residency(manifest, plan);
   planning::schedule(manifest, plan);
   return plan;
+}
+
+void check_decodes_fit(const Manifest& manifest, const MachineMemory& machine) {
+  for (const TensorInfo& t : manifest.tensors)
+    if (decoded_on_host(t)) check_decode_fits(manifest, t, machine);
 }
 
 void replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& device,

@@ -10,6 +10,7 @@
 #include "load_options.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/manifest_json.hpp"
+#include "lwload/plan.hpp"
 
 namespace lwload::cli {
 namespace {
@@ -110,6 +111,10 @@ int cmd_inspect(int argc, char** argv) {
               << read_bytes << " bytes of " << file_bytes << " (" << manifest.tensors.size()
               << " tensors), peak RSS " << peak_rss_kib() << " KiB\n";
   }
+  // The rule every load applies before reading (lwload/plan.hpp): decoding each encoded tensor
+  // (--densify's sparse tensors among them) must fit this machine's memory. A model load would
+  // refuse is refused here the same way, never described as if it would load.
+  check_decodes_fit(manifest, machine_memory());
   if (args.flag("--json")) {
     std::ostringstream json;
     write_manifest_json(json, manifest, args.flag("--metadata"));
