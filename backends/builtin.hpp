@@ -1,6 +1,8 @@
 // The backends compiled into this build, registered by BackendRegistry on first use.
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <memory>
 #include <vector>
 

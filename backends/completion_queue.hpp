@@ -5,6 +5,8 @@
 // TransferDone. wait_idle() returns once every done() has returned.
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <condition_variable>
 #include <deque>
 #include <exception>

@@ -2,6 +2,8 @@
 // `info`, in index order): the infos `devices()` answers, and the record `open(index)` opens.
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <cstdint>
 #include <string_view>
 #include <vector>

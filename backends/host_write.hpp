@@ -3,6 +3,8 @@
 // nothing for any other kind (the loader stages those).
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

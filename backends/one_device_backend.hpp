@@ -1,6 +1,8 @@
 // A backend of exactly one device, NAME:0, described afresh on every listing (host, null).
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string_view>

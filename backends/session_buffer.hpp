@@ -3,6 +3,8 @@
 // and so is never copied. Each backend's buffer adds its driver handles and its kind of memory.
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <utility>

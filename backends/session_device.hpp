@@ -6,6 +6,8 @@
 // A device of such a backend writes only its start_upload().
 #pragma once
 
+#include "backends/layer.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>

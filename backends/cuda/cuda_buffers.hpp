@@ -3,6 +3,8 @@
 // DEVICEMAP). Every kind is addressed by the device as a CUdeviceptr (NativeType::cu_deviceptr handles).
 #pragma once
 
+#include "backends/cuda/layer.hpp"
+
 #include <memory>
 #include <span>
 

@@ -6,6 +6,8 @@
 // and values have been stable since CUDA 4/6.
 #pragma once
 
+#include "backends/cuda/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>

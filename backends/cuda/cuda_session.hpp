@@ -3,6 +3,8 @@
 // Driver calls from lwload's threads run with the context pushed (ContextScope).
 #pragma once
 
+#include "backends/cuda/layer.hpp"
+
 #include <memory>
 #include <string>
 

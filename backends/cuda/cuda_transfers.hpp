@@ -3,6 +3,8 @@
 // each upload's TransferDone. The staging ring bounds how many are in flight.
 #pragma once
 
+#include "backends/cuda/layer.hpp"
+
 #include <memory>
 
 #include "backends/completion_queue.hpp"

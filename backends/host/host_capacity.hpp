@@ -4,6 +4,8 @@
 // more, before anything is allocated, instead of letting the OOM killer decide mid-load.
 #pragma once
 
+#include "backends/host/layer.hpp"
+
 #include <cstdint>
 #include <string>
 

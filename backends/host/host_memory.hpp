@@ -2,6 +2,8 @@
 // untouched pages cost nothing and freeing returns them to the OS at once.
 #pragma once
 
+#include "backends/host/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

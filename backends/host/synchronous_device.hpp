@@ -3,6 +3,8 @@
 // memory.
 #pragma once
 
+#include "backends/host/layer.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>

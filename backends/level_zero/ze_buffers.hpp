@@ -3,6 +3,8 @@
 // Each buffer releases exactly what it acquired, in its destructor.
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>

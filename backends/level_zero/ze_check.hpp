@@ -2,6 +2,8 @@
 // decides which of them are out-of-memory (so callers can tell "too big" from "driver broke").
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <level_zero/ze_api.h>
 
 #include <string_view>

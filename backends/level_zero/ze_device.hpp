@@ -2,6 +2,8 @@
 // zeMemAllocHost (direct) and host-pointer import (zero-copy); uploads go through TransferQueue.
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <memory>
 
 #include "backends/level_zero/ze_discovery.hpp"

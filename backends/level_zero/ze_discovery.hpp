@@ -2,6 +2,8 @@
 // lwload DeviceInfo (kind, unified/discrete memory, limits, extensions, how host memory is imported).
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <level_zero/ze_api.h>
 
 #include <cstdint>

@@ -9,6 +9,8 @@
 //   the first thing to verify against a real driver's ze_api.h (see docs / the closing note).
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <level_zero/ze_api.h>
 
 #include <cstdint>

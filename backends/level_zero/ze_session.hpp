@@ -3,6 +3,8 @@
 // Device object and the context is destroyed only after the last of them is freed.
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <level_zero/ze_api.h>
 
 #include <memory>

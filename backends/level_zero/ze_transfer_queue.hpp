@@ -5,6 +5,8 @@
 // (that is the backpressure on staging slots).
 #pragma once
 
+#include "backends/level_zero/layer.hpp"
+
 #include <level_zero/ze_api.h>
 
 #include <condition_variable>

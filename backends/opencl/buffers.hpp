@@ -2,6 +2,8 @@
 // host range, or a sub-buffer view of one of those. The native handle is {NativeType::cl_mem, cl_mem}.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <memory>
 #include <string_view>
 

@@ -4,6 +4,8 @@
 // a bare number.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <string_view>
 
 #include "backends/opencl/cl_headers.hpp"

@@ -4,6 +4,8 @@
 // call and the error code in the lwload::Error it throws.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #ifndef CL_HPP_TARGET_OPENCL_VERSION
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #endif

@@ -6,6 +6,8 @@
 // kernel ignores it.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <cstdint>
 
 #include "backends/opencl/session.hpp"

@@ -3,6 +3,8 @@
 // facts the planner needs (unified or discrete memory, import ability, alignments, limits).
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <vector>
 
 #include "backends/opencl/cl_headers.hpp"

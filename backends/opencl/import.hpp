@@ -3,6 +3,8 @@
 // give back the same pointer), fine-grain system SVM (the pointer is the device address).
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <memory>
 #include <span>
 #include <string>

@@ -4,6 +4,8 @@
 // Error(out_of_memory) at allocation time, before any byte moves.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>

@@ -3,6 +3,8 @@
 // of each path.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <memory>
 #include <string>
 

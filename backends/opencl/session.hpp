@@ -3,6 +3,8 @@
 // shared_ptr so buffers stay valid even if the application drops the Device first.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <memory>
 
 #include "backends/opencl/cl_headers.hpp"

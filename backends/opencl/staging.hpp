@@ -4,6 +4,8 @@
 // mapped pointer whose event's CL_COMPLETE callback tells the loader the slot is free again.
 #pragma once
 
+#include "backends/opencl/layer.hpp"
+
 #include <cstdint>
 #include <memory>
 

@@ -4,6 +4,8 @@
 // (direct), device-local memory (staged), and mapped host-visible staging slots.
 #pragma once
 
+#include "backends/vulkan/layer.hpp"
+
 #include <memory>
 #include <span>
 

@@ -2,6 +2,8 @@
 // LWLOAD_VULKAN_VALIDATION=1 and the layer is installed), physical devices and their facts.
 #pragma once
 
+#include "backends/vulkan/layer.hpp"
+
 #include <vulkan/vulkan.h>
 
 #include <memory>

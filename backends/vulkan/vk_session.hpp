@@ -3,6 +3,8 @@
 // the memory types and the VK_EXT_external_memory_host entry point imports need.
 #pragma once
 
+#include "backends/vulkan/layer.hpp"
+
 #include <vulkan/vulkan.h>
 
 #include <memory>

@@ -2,6 +2,8 @@
 // no exception crosses into C.
 #pragma once
 
+#include "capi/layer.hpp"
+
 #include <exception>
 #include <memory>
 #include <string>

@@ -4,6 +4,8 @@
 // that fit, never past struct_size, and answers how much it filled in struct_size.
 #pragma once
 
+#include "capi/layer.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>

@@ -3,6 +3,8 @@
 // for whatever limit it is compared with next).
 #pragma once
 
+#include "core/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>

@@ -3,6 +3,8 @@
 // a small number that fits.
 #pragma once
 
+#include "core/layer.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <string_view>

@@ -3,6 +3,8 @@
 // what Boost.JSON's serializer would write for the same values.
 #pragma once
 
+#include "core/layer.hpp"
+
 #include <charconv>
 #include <string>
 #include <string_view>

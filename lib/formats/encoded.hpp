@@ -2,6 +2,8 @@
 // the encoded pieces into host memory and calls this to produce the tensor's stored bytes.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstddef>
 #include <filesystem>
 #include <span>

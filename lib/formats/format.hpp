@@ -2,6 +2,8 @@
 // lib/formats/; registry.cpp lists them in detection order. Readers know nothing of devices.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <span>

@@ -3,6 +3,8 @@
 // split.tensors.count. Opening any part gives the whole model.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <filesystem>
 
 #include "formats/format.hpp"

@@ -4,6 +4,8 @@
 // field being read and its offset.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <array>
 #include <bit>
 #include <cstring>

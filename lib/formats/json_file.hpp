@@ -4,6 +4,8 @@
 // "<file>: <field>: <problem> (<value>)".
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>

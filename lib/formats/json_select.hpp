@@ -5,6 +5,8 @@
 // whatever its size.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <initializer_list>
 #include <string_view>

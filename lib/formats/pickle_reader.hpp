@@ -10,6 +10,8 @@
 // pickle executes by design. A data-only pickle is a small stack machine.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <deque>
 #include <filesystem>

@@ -4,6 +4,8 @@
 // time, so both agree on one table.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string_view>

@@ -8,6 +8,8 @@
 // the caller asks for them. Every length is checked against the enclosing message before use.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>

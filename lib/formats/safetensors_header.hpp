@@ -1,6 +1,8 @@
 // The JSON header of one safetensors file, parsed as a stream straight into manifest records.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <filesystem>
 

@@ -2,6 +2,8 @@
 // mapping, and the decisions about types that hold no weights, live in one small table.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <string_view>

@@ -3,6 +3,8 @@
 // and model metadata. Only the flatbuffer's tables are touched, never tensor data.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <span>
 #include <utility>

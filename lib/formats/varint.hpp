@@ -2,6 +2,8 @@
 // HeaderReader::varint (file headers), ONNX format detection and ONNX typed-field decoding.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

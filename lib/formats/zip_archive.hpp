@@ -5,6 +5,8 @@
 // hide the one thing we need: the absolute offset of each record's data.
 #pragma once
 
+#include "formats/layer.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>

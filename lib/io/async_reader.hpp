@@ -3,6 +3,8 @@
 // way the completion runs on the loader's io_context thread, so the pipeline needs no locks.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <boost/asio/io_context.hpp>
 
 #include <cstddef>

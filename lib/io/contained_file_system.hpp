@@ -15,6 +15,8 @@
 // there the resolved path (FileSystem::real_path) is checked, then the file opened by path.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <filesystem>
 #include <memory>
 

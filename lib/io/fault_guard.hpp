@@ -7,6 +7,8 @@
 // "Zero-copy on the files people have"); `--placement direct` keeps no mapping.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <cstddef>
 
 namespace lwload::io {

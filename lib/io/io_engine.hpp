@@ -2,6 +2,8 @@
 // and container sandboxes may refuse it at run time, so it is probed before use.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <string>
 
 namespace lwload::io {

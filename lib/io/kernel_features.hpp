@@ -4,6 +4,8 @@
 // refuse io_uring and process_vm_readv. `lwload doctor` prints these.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <string>
 
 namespace lwload::io {

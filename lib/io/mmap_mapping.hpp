@@ -4,6 +4,8 @@
 // outlive every device buffer made from it: hold it by shared_ptr from whatever owns those buffers.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include "core/align.hpp"
 
 #include <cstddef>

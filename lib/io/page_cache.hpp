@@ -2,6 +2,8 @@
 // discrete device is read with O_DIRECT) and what `plan` shows.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <cstdint>
 
 #include "lwload/file_system.hpp"

@@ -8,6 +8,8 @@
 // (never from the file system), so the walk cannot leave the folder either.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <filesystem>
 #include <memory>
 #include <utility>

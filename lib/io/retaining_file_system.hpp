@@ -4,6 +4,8 @@
 // load() and verify() (Manifest::opened) instead of being opened again by path.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <filesystem>
 #include <memory>
 #include <string>

@@ -2,6 +2,8 @@
 // manifest keeps the file itself (io::RetainingFileSystem, io::SingleFileSystem).
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <memory>
 
 #include "lwload/file_system.hpp"

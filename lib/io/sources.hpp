@@ -5,6 +5,8 @@
 // stands for the path in messages.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>

@@ -2,6 +2,8 @@
 // once), handed out and returned as reads fill them and uploads drain them.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

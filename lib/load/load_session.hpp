@@ -6,6 +6,8 @@
 // the parts drain and release what they made, and nothing is handed out.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <chrono>
 #include <memory>
 #include <optional>

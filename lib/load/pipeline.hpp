@@ -6,6 +6,8 @@
 // Whatever goes wrong, the pipeline drains what is in flight before the failure propagates.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <boost/asio/io_context.hpp>
 
 #include <exception>

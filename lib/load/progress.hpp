@@ -4,6 +4,8 @@
 // User callbacks may throw: that fails the load.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string_view>

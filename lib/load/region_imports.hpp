@@ -4,6 +4,8 @@
 // executing is the planner's, never an edit of the loader's own.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <memory>
 #include <vector>
 

@@ -4,6 +4,8 @@
 // callbacks stream while later pages are still arriving.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <functional>
 #include <vector>
 

@@ -5,6 +5,8 @@
 // released with it.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <vector>
 
 #include "load/region_imports.hpp"

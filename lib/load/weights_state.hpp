@@ -3,6 +3,8 @@
 // "mappings outlive the buffers that use them" needs.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <memory>
 #include <string>
 #include <string_view>

@@ -3,6 +3,8 @@
 // its queue (include/lwload/plan.hpp, Schedule). The loader executes it and derives nothing.
 #pragma once
 
+#include "plan/layer.hpp"
+
 #include "lwload/plan.hpp"
 
 namespace lwload::planning {

@@ -2,6 +2,8 @@
 // written as plain text, so escaping, number formatting and axis ticks live here once.
 #pragma once
 
+#include "profile/layer.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

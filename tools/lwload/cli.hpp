@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/option_text.hpp"
+#include "load/option_text.hpp"
 
 namespace lwload::cli {
 
@@ -72,7 +72,7 @@ class Args {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
-using lwload::parse_size;  // "64MiB", "2GiB", "4096" → bytes (core/option_text.hpp)
+using lwload::parse_size;  // "64MiB", "2GiB", "4096" → bytes (load/option_text.hpp)
 std::string format_bytes(std::uint64_t bytes);  // "2.00 GiB"
 
 // `text` with terminal control characters (C0, DEL, C1) written as \xNN, so a tensor name or an

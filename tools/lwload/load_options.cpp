@@ -75,7 +75,7 @@ DeviceOverrides device_overrides(const Args& args) {
 
 namespace {
 
-// Each of `names` the command line gave, through the parser the C API shares (core/option_text).
+// Each of `names` the command line gave, through the parser the C API shares (load/option_text).
 void set_given(const Args& args, LoadOptions& options, std::initializer_list<std::string_view> names) {
   for (std::string_view name : names) {
     const std::string option = str("--", name);

@@ -37,6 +37,6 @@ void apply_io_options(const Args& args, LoadOptions& options);  // --io, --direc
 // One stderr line per tensor the plan (as executed) did not place as --placement asked, with why.
 void warn_unhonoured_placement(const PlanOptions& asked, const Plan& plan, const Manifest& manifest);
 
-using lwload::split_names;  // core/option_text.hpp
+using lwload::split_names;  // load/option_text.hpp
 
 }  // namespace lwload::cli

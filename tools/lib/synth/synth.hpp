@@ -3,6 +3,8 @@
 // checked against expected_bytes() without reading the file again.
 #pragma once
 
+#include "tools/lib/layer.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>

@@ -3,6 +3,8 @@
 // lwload_load_options_set, so the two cannot drift apart.
 #pragma once
 
+#include "load/layer.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string>

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The layer table in meson.build holds: an #include that crosses layers the wrong way does not compile.
+
+Called by the `layers` test (tests/meson.build) with the build's compiler and arguments:
+  check_layers.py --source-root DIR --compiler CMD... --args ARGS... --layer NAME=BELOW=MACROS ...
+                  [--absent NAME...]
+where --absent names the layers this configuration does not build (a backend turned off), BELOW is the comma-separated layers NAME declares it may include and MACROS the comma-separated
+-DLWLOAD_LAYER_* its library is compiled with. It checks that
+  1. every header under lib/, backends/ and tools/lib/ lies in a folder with a layer guard (layer.hpp)
+     and includes that guard;
+  2. each layer's macros are itself and exactly the layers it reaches through the table;
+  3. for every layer and every guarded folder, a header of that folder preprocesses with the layer's
+     arguments if the folder's layer is the layer itself or below it, and otherwise fails with the
+     guard's #error;
+  4. full compiles: formats including a load/ header fails with the guard's message; formats
+     including an io/ header compiles; load including the tools library's synth.hpp fails.
+"""
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+KEYS = ('--source-root', '--compiler', '--args', '--layer', '--absent')
+
+
+def parse(argv):
+    opts = {k: [] for k in KEYS}
+    key = None
+    for a in argv:
+        if a in KEYS:
+            key = a
+        elif key is None:
+            sys.exit(f'unexpected argument {a!r}')
+        else:
+            opts[key].append(a)
+    return opts
+
+
+def guards(root):
+    """folder (relative to root) -> (macro, include spelling of its guard)."""
+    found = {}
+    for top in ('lib', 'backends', 'tools/lib'):
+        for dp, _, fn in os.walk(os.path.join(root, top)):
+            if 'layer.hpp' in fn:
+                folder = os.path.relpath(dp, root)
+                text = open(os.path.join(dp, 'layer.hpp')).read()
+                m = re.search(r'#if !defined\((LWLOAD_LAYER_\w+)\)', text)
+                if not m or '#error "lwload layering: ' + folder + '/' not in text:
+                    sys.exit(f'{folder}/layer.hpp: not a layer guard')
+                spelling = folder[len('lib/'):] if folder.startswith('lib/') else folder
+                found[folder] = (m.group(1), spelling + '/layer.hpp')
+    return found
+
+
+def headers_of(root, folder, all_guards):
+    out = []
+    for dp, dn, fn in os.walk(os.path.join(root, folder)):
+        rel = os.path.relpath(dp, root)
+        if rel != folder and rel in all_guards:
+            dn[:] = []
+            continue
+        out += [os.path.join(rel, n) for n in sorted(fn) if n.endswith(('.hpp', '.h')) and n != 'layer.hpp']
+    return sorted(out)
+
+
+def run(cmd, source):
+    with tempfile.NamedTemporaryFile('w', suffix='.cpp', delete=False) as f:
+        f.write(source)
+        path = f.name
+    try:
+        p = subprocess.run(cmd + [path], capture_output=True, text=True)
+        return p.returncode, p.stderr
+    finally:
+        os.unlink(path)
+
+
+def main():
+    opts = parse(sys.argv[1:])
+    root = opts['--source-root'][0]
+    compiler, args = opts['--compiler'], opts['--args']
+    failures = []
+
+    table = {}
+    for spec in opts['--layer']:
+        name, below, macros = spec.split('=')
+        table[name] = ([b for b in below.split(',') if b], set(m for m in macros.split(',') if m))
+
+    # 1. Every header is guarded, and includes its guard.
+    all_guards = guards(root)
+    for top in ('lib', 'backends', 'tools/lib'):
+        for dp, _, fn in os.walk(os.path.join(root, top)):
+            for n in fn:
+                if not n.endswith(('.hpp', '.h')) or n == 'layer.hpp':
+                    continue
+                rel = os.path.relpath(os.path.join(dp, n), root)
+                folder = os.path.dirname(rel)
+                while folder and folder not in all_guards:
+                    folder = os.path.dirname(folder)
+                if not folder:
+                    failures.append(f'{rel}: in no folder with a layer guard (layer.hpp)')
+                    continue
+                spelling = all_guards[folder][1]
+                if f'#include "{spelling}"' not in open(os.path.join(root, rel)).read():
+                    failures.append(f'{rel}: does not include its layer guard "{spelling}"')
+
+    # 2. Each layer's macros: itself and the layers it reaches.
+    def reach(name, seen):
+        for b in table[name][0]:
+            if b not in table:
+                failures.append(f'layer {name}: declares unknown layer {b}')
+            elif b not in seen:
+                seen.add(b)
+                reach(b, seen)
+        return seen
+    for name, (below, macros) in table.items():
+        want = {'-DLWLOAD_LAYER_' + n.upper() for n in reach(name, {name})}
+        if macros != want:
+            failures.append(f'layer {name}: compiled with {sorted(macros)}, the table says {sorted(want)}')
+
+    macro_to_layer = {'-DLWLOAD_LAYER_' + n.upper(): n for n in table}
+    absent = {'LWLOAD_LAYER_' + n.upper() for n in opts['--absent']}
+    for folder, (macro, _) in list(all_guards.items()):
+        if macro in absent:
+            del all_guards[folder]  # not built here: its headers may need an SDK this machine lacks
+        elif '-D' + macro not in macro_to_layer:
+            failures.append(f'{folder}/layer.hpp: {macro} names no layer of the table')
+
+    # 3. The matrix: every layer × every guarded folder, preprocessed.
+    jobs = []
+    for name, (_, macros) in sorted(table.items()):
+        for folder, (macro, _) in sorted(all_guards.items()):
+            hs = headers_of(root, folder, all_guards)
+            if not hs:
+                continue
+            header = hs[0]
+            spelling = header[len('lib/'):] if header.startswith('lib/') else header
+            allowed = '-D' + macro in macros
+            jobs.append((name, folder, spelling, allowed, sorted(macros)))
+
+    def preprocess(job):
+        name, folder, spelling, allowed, macros = job
+        rc, err = run(compiler + args + macros + ['-Wfatal-errors', '-E', '-o', os.devnull],
+                      f'#include "{spelling}"\n')
+        message = f'lwload layering: {folder}/ is not below this layer'
+        if allowed and rc != 0:
+            return f'{name} may include {spelling}, but it does not preprocess:\n{err[-2000:]}'
+        if not allowed and (rc == 0 or message not in err):
+            return f'{name} may not include {spelling}, but it was not refused with "{message}" (rc {rc}):\n{err[-2000:]}'
+        return None
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(preprocess, jobs))
+    failures += [r for r in results if r]
+    refused = sum(1 for j in jobs if not j[3])
+    print(f'matrix: {len(jobs)} layer x folder pairs preprocessed, {refused} refused as the table says, '
+          f'{len(jobs) - refused} allowed')
+
+    # 4. Full compiles with the build's arguments.
+    probes = [
+        ('formats', '#include "load/load_session.hpp"\n', 'lwload layering: lib/load/ is not below this layer'),
+        ('formats', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
+        ('load', '#include "tools/lib/synth/synth.hpp"\n', 'lwload layering: tools/lib/ is not below this layer'),
+        ('core', '#include "backends/layer.hpp"\n', 'lwload layering: backends/ is not below this layer'),
+    ]
+    for name, source, refusal in probes:
+        if name not in table:
+            continue
+        rc, err = run(compiler + args + sorted(table[name][1]) + ['-fsyntax-only'], source)
+        first = source.splitlines()[0]
+        if refusal is None and rc != 0:
+            failures.append(f'{name}: {first} should compile, but:\n{err[-2000:]}')
+        elif refusal is not None and (rc == 0 or refusal not in err):
+            failures.append(f'{name}: {first} should fail with "{refusal}" (rc {rc}):\n{err[-2000:]}')
+        else:
+            print(f'{name}: {first} ' + ('compiles' if refusal is None else f'is refused: {refusal}'))
+
+    for f in failures:
+        print('FAIL:', f)
+    if failures:
+        return 1
+    print(f'layers: {len(table)} layers, {len(all_guards)} guarded folders, all as the table says')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
