@@ -3,7 +3,9 @@
 // loader is tested through load() in test_load.cpp; these pin the parts' contracts.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <set>
+#include <utility>
 
 #include "io/staging_ring.hpp"
 #include "lwload/backend.hpp"
@@ -12,6 +14,9 @@
 #include "lwload/lwload.h"
 #include "plan/schedule.hpp"
 #include "support/test_support.hpp"
+#include "support/range_checks.hpp"
+#include "io/sources.hpp"
+#include "lwload/memory_file_system.hpp"
 #include "synth/synth.hpp"
 
 using namespace lwload;
@@ -145,17 +150,17 @@ TEST_CASE("staging ring: a device that returns short staging buffers is an error
    public:
     ShortStaging() : inner_(open_device("host")) {}
     const DeviceInfo& info() const noexcept override { return inner_->info(); }
-    std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+    std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
       return inner_->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
+    std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
       return inner_->allocate_staging(bytes / 2);
     }
     void finish() override {}
 
    protected:
-    void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
-                      TransferDone done) override {
+    void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
+                   TransferDone done) override {
       done(nullptr);
     }
 
@@ -190,18 +195,18 @@ TEST_CASE("Device::upload checks both ranges once, for every backend, and report
     }
   }
 
-  // A backend that throws from start_upload, and one that calls done and then throws: done runs
+  // A backend that throws from do_upload, and one that calls done and then throws: done runs
   // once either way, with the error.
   struct Throwing final : Device {
     std::unique_ptr<Device> inner = open_device("host");
     bool call_first = false;
     const DeviceInfo& info() const noexcept override { return inner->info(); }
-    std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+    std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
       return inner->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
+    std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
     void finish() override {}
-    void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
+    void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
       if (call_first) done(std::make_exception_ptr(Error(ErrorCode::device, "transfer failed")));
       fail(ErrorCode::device, "queue lost");
     }
@@ -232,7 +237,7 @@ class AppBuffer final : public DeviceBuffer {
   void end_host_write() override { inner_->end_host_write(); }
 
  protected:
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
 
  private:
   std::unique_ptr<DeviceBuffer> inner_;
@@ -245,14 +250,14 @@ class AppDevice final : public Device {
     info_.caps.import_host_ptr = false;  // direct: host-visible allocations of its own
   }
   const DeviceInfo& info() const noexcept override { return info_; }
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
   void finish() override {}
 
  protected:
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
     return std::make_unique<AppBuffer>(inner_->allocate(bytes, place));
   }
-  void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone) override {
+  void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone) override {
     fail(ErrorCode::unsupported, "app: direct only");
   }
 
@@ -302,4 +307,37 @@ TEST_CASE("a backend an application registers hands out its own typed handle, th
   lwload_weights_free(cw);
   lwload_device_free(d);
   lwload_manifest_free(m);
+}
+
+TEST_CASE("DeviceBuffer::read_back and view check ranges once: host and null give the one error") {
+  test::TempDir dir;
+  CHECK(test::check_device_ranges(*open_device("host"), dir.path()) == 3);  // allocated, host_visible, mapped_file
+  CHECK(test::check_device_ranges(*open_device("null"), dir.path(), false) == 1);
+}
+
+TEST_CASE("RandomAccessFile::map checks its range once: every kind of file gives the one error") {
+  test::TempDir dir;
+  const std::vector<std::byte> bytes(1000, std::byte{7});
+  test::write_file(dir / "f.bin", bytes);
+  auto memory = std::make_shared<MemoryFileSystem>();
+  memory->add_file("/m.bin", bytes);
+  std::shared_ptr<const RandomAccessFile> posix = posix_file_system()->open(dir / "f.bin");
+  std::vector<std::unique_ptr<RandomAccessFile>> files;
+  files.push_back(posix_file_system()->open(dir / "f.bin"));
+  files.push_back(memory->open("/m.bin"));
+  files.push_back(io::window(posix, 100, 1000 - 100, "window"));
+  files.push_back(io::borrowed_memory(bytes, "borrowed"));
+  for (const auto& file : files) {
+    const std::uint64_t size = file->size();
+    CAPTURE(file->path().string());
+    for (const auto& [offset, length] : {std::pair<std::uint64_t, std::uint64_t>{size - 10, 11}, {size + 1, 0},
+                                         {std::numeric_limits<std::uint64_t>::max() - 1, 4}}) {
+      const Error e = test::error_of([&] { file->map(offset, length); });
+      CHECK(e.code() == ErrorCode::bad_input);
+      CHECK(std::string(e.what()) == str(file->path().string(), ": mapping [", offset, ", +", length,
+                                         ") extends past the end of the file (", size, " bytes)"));
+    }
+    const auto whole = file->map(0, size);
+    if (whole) CHECK(whole->bytes().size() == size);
+  }
 }

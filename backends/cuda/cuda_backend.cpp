@@ -85,8 +85,8 @@ class CudaDevice final : public SessionDevice<Session, CudaBuffer, CudaStaging, 
   CudaDevice(DeviceInfo info, std::shared_ptr<Session> session) : SessionDevice(std::move(info), session, session) {}
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     auto& target = own<CudaBuffer>(dst, "upload into a buffer");
     in_flight_.submit(target.device_pointer() + dst_offset, staging.bytes().data() + src_offset,
                       static_cast<std::size_t>(bytes), std::move(done));

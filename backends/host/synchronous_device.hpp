@@ -1,5 +1,5 @@
 // What the devices whose memory is the process's own (host, null) share: an upload is done before
-// start_upload returns, so there is nothing in flight to finish, and staging is plain anonymous
+// do_upload returns, so there is nothing in flight to finish, and staging is plain anonymous
 // memory.
 #pragma once
 
@@ -29,7 +29,7 @@ class SynchronousDevice : public Device {
   void finish() final {}
 
  protected:
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) final {
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) final {
     return std::make_unique<AnonymousStaging>(bytes);
   }
 

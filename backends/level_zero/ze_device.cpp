@@ -24,8 +24,8 @@ class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, Transf
       : SessionDevice(std::move(info), session, session, kMaxInFlight) {}
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     const auto src = staging.bytes();
     const NativeHandle target = dst.native();
     if (target.type != NativeType::ze_ptr)

@@ -15,7 +15,7 @@ class NullBuffer final : public DeviceBuffer {
   std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::none, nullptr}; }
   std::string_view mechanism() const noexcept override { return "discarded"; }
-  void copy_out(std::uint64_t, std::span<std::byte>) override {
+  void do_read_back(std::uint64_t, std::span<std::byte>) override {
     fail(ErrorCode::unsupported, "the null device discards uploaded bytes");
   }
 
@@ -42,13 +42,13 @@ class NullDevice final : public host::SynchronousDevice {
  public:
   using SynchronousDevice::SynchronousDevice;
 
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace) override {
     return std::make_unique<NullBuffer>(bytes);
   }
 
  protected:
-  void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
-                    TransferDone done) override {
+  void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
+                 TransferDone done) override {
     done(nullptr);
   }
 };

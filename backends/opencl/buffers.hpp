@@ -23,6 +23,13 @@ class ClBuffer final : public DeviceBuffer {
            std::uint64_t origin = 0, const std::byte* host_pages = nullptr);
   ~ClBuffer() override;
 
+  // Device-local or host-visible memory (OpenClDevice's allocate()); Error(out_of_memory) past
+  // CL_DEVICE_GLOBAL_MEM_SIZE, Error(usage) for host-visible memory on a discrete device.
+  static std::unique_ptr<DeviceBuffer> allocate(const std::shared_ptr<const Session>& session, std::uint64_t bytes,
+                                                MemoryPlace place);
+  // The device's import of `range` (import.cpp's import_range).
+  static ImportResult import(const std::shared_ptr<const Session>& session, std::span<const std::byte> range);
+
   std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::cl_mem, mem_()}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }
@@ -31,10 +38,11 @@ class ClBuffer final : public DeviceBuffer {
   std::span<std::byte> begin_host_write() override;
   void end_host_write() override;
 
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
-  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
-
   const cl::Buffer& mem() const noexcept { return mem_; }
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
   void unmap() noexcept;
@@ -60,14 +68,15 @@ class SvmRange final : public DeviceBuffer {
     return {NativeType::cl_svm_ptr, const_cast<std::byte*>(range_.data())};
   }
   std::string_view mechanism() const noexcept override { return "svm"; }
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
-  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
   std::span<const std::byte> range_;
 };
 
 // Fails with Error(usage) unless [offset, offset + length) lies inside a buffer of `size` bytes.
-void check_range(std::string_view what, std::uint64_t offset, std::uint64_t length, std::uint64_t size);
 
 }  // namespace lwload::opencl

@@ -110,8 +110,8 @@ class VulkanDevice final : public SessionDevice<Session, VkBufferMemory, VkStagi
   using SessionDevice::SessionDevice;
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     auto& source = own<VkStaging>(staging, "upload between buffers");
     auto& target = own<VkBufferMemory>(dst, "upload between buffers");
     const auto submission = session_->submit([&](VkCommandBuffer commands) {

@@ -63,25 +63,33 @@ class LWLOAD_API DeviceBuffer {
   virtual std::span<std::byte> begin_host_write() { return {}; }
   virtual void end_host_write() {}
   // Copies bytes [offset, offset + dst.size()) back to the host (lwload load --verify). Blocking.
-  // Error(usage) for a range outside the buffer, checked here once for every backend.
+  // Error(usage) naming offset, size and buffer size for a range outside the buffer, checked here
+  // once for every backend.
   void read_back(std::uint64_t offset, std::span<std::byte> dst);
   // A buffer addressing [offset, offset+size) of this one (an OpenCL sub-buffer), or nullptr when
   // the backend has no such views or `offset` misses DeviceCaps::sub_buffer_alignment. The view
-  // must not outlive this buffer.
-  virtual std::unique_ptr<DeviceBuffer> view(std::uint64_t /*offset*/, std::uint64_t /*size*/) {
-    return nullptr;
-  }
+  // must not outlive this buffer. Error(usage) for a range outside the buffer, checked here once
+  // for every backend, the same as read_back().
+  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size);
 
  protected:
   // read_back's copy, for a non-empty range inside the buffer. Bytes that are file pages (imports)
-  // are copied with io::copy_guarded, so a file truncated since is Error(io), never a SIGBUS.
-  virtual void copy_out(std::uint64_t offset, std::span<std::byte> dst) = 0;
+  // are copied with read_file_pages(), so a file truncated since is Error(io), never a SIGBUS.
+  virtual void do_read_back(std::uint64_t offset, std::span<std::byte> dst) = 0;
+  // view() after its check: [offset, offset+size) lies inside the buffer. Optional.
+  virtual std::unique_ptr<DeviceBuffer> do_view(std::uint64_t /*offset*/, std::uint64_t /*size*/) { return nullptr; }
 };
 
 // memcpy(dst, src, n) for a backend outside lwload whose buffers are imported file pages: the
 // kernel does the reading, so a page lost since the mapping was made (the file was truncated) is
-// `false`, never a SIGBUS (lwload installs no signal handler). copy_out of such buffers uses it.
+// `false`, never a SIGBUS (lwload installs no signal handler).
 LWLOAD_API bool copy_file_pages(void* dst, const void* src, std::size_t n) noexcept;
+
+// The guarded copy every backend's do_read_back() makes of imported file pages: copy_file_pages
+// of src[0, dst.size()) into dst, or Error(io) "<where>: N bytes at offset O of imported file
+// pages could not be read: the file is shorter than when it was mapped". `offset` is only named.
+LWLOAD_API void read_file_pages(std::span<std::byte> dst, const std::byte* src, std::uint64_t offset,
+                                std::string_view where);
 
 // Pinned host memory the loader reads file bytes into before upload().
 class LWLOAD_API StagingBuffer {
@@ -139,17 +147,17 @@ class LWLOAD_API Device {
   // allocate() and import_host() after their checks: at most DeviceCaps::max_alloc bytes; an
   // import only on a unified-memory device with import_host_ptr, non-empty, aligned to
   // import_alignment and a multiple of size_multiple.
-  virtual std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) = 0;
-  virtual std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) = 0;
-  virtual ImportResult import_range(std::span<const std::byte> /*range*/) {
+  virtual std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) = 0;
+  virtual std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) = 0;
+  virtual ImportResult do_import_host(std::span<const std::byte> /*range*/) {
     return ImportResult::decline("the device cannot import host memory");
   }
 
   // upload() after its range checks: both ranges lie inside their buffers. A failure is reported
   // by throwing (the transfer never started) or through `done`; upload() delivers a throw to
   // `done` and never lets `done` run twice.
-  virtual void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
-                            std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
+  virtual void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
+                         std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
 };
 
 class LWLOAD_API Backend {

@@ -114,12 +114,12 @@ void check_max_alloc(const DeviceInfo& info, std::uint64_t bytes, std::string_vi
 
 std::unique_ptr<DeviceBuffer> Device::allocate(std::uint64_t bytes, MemoryPlace place) {
   check_max_alloc(info(), bytes, place == MemoryPlace::host_visible ? "host-visible allocation" : "allocation");
-  return allocate_memory(bytes, place);
+  return do_allocate(bytes, place);
 }
 
 std::unique_ptr<StagingBuffer> Device::allocate_staging(std::uint64_t bytes) {
   check_max_alloc(info(), bytes, "staging slot");
-  return allocate_staging_memory(bytes);
+  return do_allocate_staging(bytes);
 }
 
 ImportResult Device::import_host(std::span<const std::byte> range) {
@@ -138,7 +138,7 @@ ImportResult Device::import_host(std::span<const std::byte> range) {
                                      " bytes) is not aligned to the import alignment of ", caps.import_alignment, " bytes"));
   if (caps.size_multiple > 1 && range.size() % caps.size_multiple != 0)
     return ImportResult::decline(str("import size ", range.size(), " is not a multiple of ", caps.size_multiple));
-  return import_range(range);
+  return do_import_host(range);
 }
 
 void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
@@ -161,17 +161,31 @@ void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuff
     if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
       fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
            dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
-    start_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
+    do_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
   } catch (...) {
     (*once)(std::current_exception());
   }
 }
 
+namespace {
+
+// The one range rule of read_back() and view(), for every backend.
+void check_buffer_range(const DeviceBuffer& buffer, std::string_view what, std::uint64_t offset, std::uint64_t length) {
+  if (offset > buffer.size() || length > buffer.size() - offset)
+    fail(ErrorCode::usage, what, " of ", length, " bytes at offset ", offset, " is outside a ", buffer.size(),
+         "-byte ", buffer.mechanism(), " buffer");
+}
+
+}  // namespace
+
 void DeviceBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (offset > size() || dst.size() > size() - offset)
-    fail(ErrorCode::usage, "read-back of ", dst.size(), " bytes at offset ", offset, " is outside a ", size(), "-byte ",
-         mechanism(), " buffer");
-  if (!dst.empty()) copy_out(offset, dst);
+  check_buffer_range(*this, "read-back", offset, dst.size());
+  if (!dst.empty()) do_read_back(offset, dst);
+}
+
+std::unique_ptr<DeviceBuffer> DeviceBuffer::view(std::uint64_t offset, std::uint64_t size) {
+  check_buffer_range(*this, "view", offset, size);
+  return do_view(offset, size);
 }
 
 DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {

@@ -23,10 +23,7 @@ class WindowFile final : public RandomAccessFile {
   }
   // No descriptor: the engines would read it at the window's offsets. Reads go through read_at.
   int native_handle() const noexcept override { return -1; }
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
-    if (offset > length_ || length > length_ - offset)
-      fail(ErrorCode::bad_input, label_.string(), ": mapping [", offset, ", +", length, ") extends past its ", length_,
-           " bytes");
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
     return file_->map(offset_ + offset, length, access);
   }
   FileIdentity identity() const override {
@@ -69,10 +66,7 @@ class BorrowedFile final : public RandomAccessFile {
     return n;
   }
   int native_handle() const noexcept override { return -1; }
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
-    if (offset > bytes_.size() || length > bytes_.size() - offset)
-      fail(ErrorCode::bad_input, label_.string(), ": mapping [", offset, ", +", length, ") extends past its ",
-           bytes_.size(), " bytes");
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
     return std::make_shared<BorrowedMapping>(bytes_.subspan(offset, length));
   }
 
