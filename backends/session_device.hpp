@@ -13,13 +13,13 @@
 #include <string_view>
 #include <utility>
 
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 
 template <typename Session, typename Buffer, typename Staging, typename InFlight>
-class SessionDevice : public Device {
+class SessionDevice : public DeviceImpl {
  public:
   // `in_flight_args` make the completion engine.
   template <typename... InFlightArgs>

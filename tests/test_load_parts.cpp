@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "io/staging_ring.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/lwload.h"
@@ -146,7 +146,7 @@ TEST_CASE("staging ring: every slot allocated up front, handed out until none is
 }
 
 TEST_CASE("staging ring: a device that returns short staging buffers is an error") {
-  class ShortStaging final : public Device {
+  class ShortStaging final : public DeviceImpl {
    public:
     ShortStaging() : inner_(open_device("host")) {}
     const DeviceInfo& info() const noexcept override { return inner_->info(); }
@@ -197,7 +197,7 @@ TEST_CASE("Device::upload checks both ranges once, for every backend, and report
 
   // A backend that throws from do_upload, and one that calls done and then throws: done runs
   // once either way, with the error.
-  struct Throwing final : Device {
+  struct Throwing final : DeviceImpl {
     std::unique_ptr<Device> inner = open_device("host");
     bool call_first = false;
     const DeviceInfo& info() const noexcept override { return inner->info(); }
@@ -227,7 +227,7 @@ namespace app_backend {
 // A backend an application brings: its buffers are host memory, handed out as its own handle type.
 const NativeType kAppHandle = register_native_type("app_tensor");
 
-class AppBuffer final : public DeviceBuffer {
+class AppBuffer final : public DeviceBufferImpl {
  public:
   explicit AppBuffer(std::unique_ptr<DeviceBuffer> inner) : inner_(std::move(inner)) {}
   std::uint64_t size() const noexcept override { return inner_->size(); }
@@ -243,7 +243,7 @@ class AppBuffer final : public DeviceBuffer {
   std::unique_ptr<DeviceBuffer> inner_;
 };
 
-class AppDevice final : public Device {
+class AppDevice final : public DeviceImpl {
  public:
   AppDevice() : info_(inner_->info()) {
     info_.backend = "app";
@@ -266,14 +266,36 @@ class AppDevice final : public Device {
   DeviceInfo info_;
 };
 
-class AppBackend final : public Backend {
+class AppBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "app"; }
   std::vector<DeviceInfo> devices() override { return {AppDevice().info()}; }
   std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return std::make_unique<AppDevice>(); }
 };
 
+// The same backend as if compiled against another lwload's backend_impl.hpp.
+class StaleBackend final : public BackendImpl {
+ public:
+  StaleBackend() : BackendImpl(LWLOAD_BACKEND_INTERFACE_VERSION + 1) {}
+  std::string_view name() const noexcept override { return "stale"; }
+  std::vector<DeviceInfo> devices() override { return {}; }
+  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return nullptr; }
+};
+
 }  // namespace app_backend
+
+TEST_CASE("registration refuses a backend built against another backend interface version") {
+  CHECK(app_backend::AppBackend().interface_version() == LWLOAD_BACKEND_INTERFACE_VERSION);
+  const Error e = test::error_of([] { BackendRegistry::instance().add(std::make_shared<app_backend::StaleBackend>()); });
+  CHECK(e.code() == ErrorCode::usage);
+  CHECK(std::string(e.what()) == str("backend 'stale' was built against backend interface version ",
+                                     LWLOAD_BACKEND_INTERFACE_VERSION + 1, "; this lwload implements version ",
+                                     LWLOAD_BACKEND_INTERFACE_VERSION,
+                                     " (rebuild it against this lwload's lwload/backend_impl.hpp)"));
+  CHECK(BackendRegistry::instance().find("stale") == nullptr);
+  for (const auto& backend : BackendRegistry::instance().backends())
+    CHECK(backend->interface_version() == LWLOAD_BACKEND_INTERFACE_VERSION);
+}
 
 TEST_CASE("a backend an application registers hands out its own typed handle, through the C++ and the C API") {
   using namespace app_backend;

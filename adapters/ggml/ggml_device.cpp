@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 #include "lwload/ggml.hpp"
 
@@ -44,7 +45,7 @@ class WholeBuffer {
   ggml_tensor* tensor_ = nullptr;
 };
 
-class GgmlBuffer final : public DeviceBuffer {
+class GgmlBuffer final : public DeviceBufferImpl {
  public:
   // Takes `buffer` (freed here, also when this constructor throws). `imported`: the host range it
   // uses in place (file pages), empty for allocations.
@@ -169,7 +170,7 @@ DeviceInfo describe(ggml_backend_dev_t device) {
   return info;
 }
 
-class GgmlDevice final : public Device {
+class GgmlDevice final : public DeviceImpl {
  public:
   GgmlDevice(ggml_backend_dev_t device, DeviceInfo info) : device_(device), info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept override { return info_; }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backends/builtin.hpp"
+#include "lwload/backend_impl.hpp"
 #include "backends/device_list.hpp"
 #include "core/align.hpp"
 #include "backends/cuda/cuda_buffers.hpp"
@@ -93,7 +94,7 @@ class CudaDevice final : public SessionDevice<Session, CudaBuffer, CudaStaging, 
   }
 };
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "cuda"; }
 

@@ -14,13 +14,14 @@
 #include "backends/host/host_capacity.hpp"
 #include "backends/host/synchronous_device.hpp"
 #include "backends/one_device_backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
 
 // Memory the CPU addresses: either owned (allocated) or borrowed (imported mapped pages).
-class HostBuffer final : public DeviceBuffer {
+class HostBuffer final : public DeviceBufferImpl {
  public:
   HostBuffer(host::AnonymousMemory memory, std::string_view mechanism)
       : memory_(std::move(memory)), data_(memory_.bytes().data()), size_(memory_.bytes().size()),

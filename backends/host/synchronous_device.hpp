@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "backends/host/host_memory.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 
 namespace lwload::host {
 
@@ -22,7 +22,7 @@ class AnonymousStaging final : public StagingBuffer {
   AnonymousMemory memory_;
 };
 
-class SynchronousDevice : public Device {
+class SynchronousDevice : public DeviceImpl {
  public:
   explicit SynchronousDevice(DeviceInfo info) : info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept final { return info_; }

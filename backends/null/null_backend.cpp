@@ -4,12 +4,13 @@
 #include "backends/builtin.hpp"
 #include "backends/host/synchronous_device.hpp"
 #include "backends/one_device_backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
 
-class NullBuffer final : public DeviceBuffer {
+class NullBuffer final : public DeviceBufferImpl {
  public:
   explicit NullBuffer(std::uint64_t size) : size_(size) {}
   std::uint64_t size() const noexcept override { return size_; }

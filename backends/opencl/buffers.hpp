@@ -7,11 +7,11 @@
 
 #include "backends/opencl/memory_account.hpp"
 #include "backends/opencl/session.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 
 namespace lwload::opencl {
 
-class ClBuffer final : public DeviceBuffer {
+class ClBuffer final : public DeviceBufferImpl {
  public:
   // `mem` is owned, and so is the device-memory `reservation` it uses (none for imports and
   // views). `parent`/`origin` are set for sub-buffers: OpenCL cannot make a sub-buffer of a
@@ -60,7 +60,7 @@ class ClBuffer final : public DeviceBuffer {
 
 // A zero-copy range used through fine-grain system SVM: the host pointer itself is what kernels
 // take (clSetKernelArgSVMPointer), so the handle is {NativeType::cl_svm_ptr, pointer}; no cl_mem exists.
-class SvmRange final : public DeviceBuffer {
+class SvmRange final : public DeviceBufferImpl {
  public:
   explicit SvmRange(std::span<const std::byte> range) : range_(range) {}
   std::uint64_t size() const noexcept override { return range_.size(); }

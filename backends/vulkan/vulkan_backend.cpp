@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "backends/builtin.hpp"
+#include "lwload/backend_impl.hpp"
 #include "backends/device_list.hpp"
 #include "core/align.hpp"
 #include "backends/completion_queue.hpp"
@@ -133,7 +134,7 @@ class VulkanDevice final : public SessionDevice<Session, VkBufferMemory, VkStagi
   }
 };
 
-class VulkanBackend final : public Backend {
+class VulkanBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "vulkan"; }
 

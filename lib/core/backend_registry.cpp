@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -72,9 +73,25 @@ NativeType register_native_type(std::string_view name) {
   return static_cast<NativeType>(types.names.size() - 1);
 }
 
-BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {}
+namespace {
+
+// Registration's one check: the hooks lwload calls are those the backend was built with.
+void check_interface_version(const Backend& backend) {
+  if (backend.interface_version() != LWLOAD_BACKEND_INTERFACE_VERSION)
+    fail(ErrorCode::usage, "backend '", backend.name(), "' was built against backend interface version ",
+         backend.interface_version(), "; this lwload implements version ", LWLOAD_BACKEND_INTERFACE_VERSION,
+         " (rebuild it against this lwload's lwload/backend_impl.hpp)");
+}
+
+}  // namespace
+
+BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {
+  for (const auto& backend : backends_) check_interface_version(*backend);
+}
 
 void BackendRegistry::add(std::shared_ptr<Backend> backend) {
+  if (!backend) fail(ErrorCode::usage, "BackendRegistry::add: no backend");
+  check_interface_version(*backend);
   const std::lock_guard lock(mutex_);
   std::erase_if(backends_, [&](const auto& b) { return b->name() == backend->name(); });
   backends_.push_back(std::move(backend));
@@ -114,12 +131,12 @@ void check_max_alloc(const DeviceInfo& info, std::uint64_t bytes, std::string_vi
 
 std::unique_ptr<DeviceBuffer> Device::allocate(std::uint64_t bytes, MemoryPlace place) {
   check_max_alloc(info(), bytes, place == MemoryPlace::host_visible ? "host-visible allocation" : "allocation");
-  return do_allocate(bytes, place);
+  return static_cast<DeviceImpl&>(*this).do_allocate(bytes, place);
 }
 
 std::unique_ptr<StagingBuffer> Device::allocate_staging(std::uint64_t bytes) {
   check_max_alloc(info(), bytes, "staging slot");
-  return do_allocate_staging(bytes);
+  return static_cast<DeviceImpl&>(*this).do_allocate_staging(bytes);
 }
 
 ImportResult Device::import_host(std::span<const std::byte> range) {
@@ -138,7 +155,7 @@ ImportResult Device::import_host(std::span<const std::byte> range) {
                                      " bytes) is not aligned to the import alignment of ", caps.import_alignment, " bytes"));
   if (caps.size_multiple > 1 && range.size() % caps.size_multiple != 0)
     return ImportResult::decline(str("import size ", range.size(), " is not a multiple of ", caps.size_multiple));
-  return do_import_host(range);
+  return static_cast<DeviceImpl&>(*this).do_import_host(range);
 }
 
 void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
@@ -161,7 +178,7 @@ void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuff
     if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
       fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
            dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
-    do_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
+    static_cast<DeviceImpl&>(*this).do_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
   } catch (...) {
     (*once)(std::current_exception());
   }
@@ -180,12 +197,12 @@ void check_buffer_range(const DeviceBuffer& buffer, std::string_view what, std::
 
 void DeviceBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
   check_buffer_range(*this, "read-back", offset, dst.size());
-  if (!dst.empty()) do_read_back(offset, dst);
+  if (!dst.empty()) static_cast<DeviceBufferImpl&>(*this).do_read_back(offset, dst);
 }
 
 std::unique_ptr<DeviceBuffer> DeviceBuffer::view(std::uint64_t offset, std::uint64_t size) {
   check_buffer_range(*this, "view", offset, size);
-  return do_view(offset, size);
+  return static_cast<DeviceBufferImpl&>(*this).do_view(offset, size);
 }
 
 DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {

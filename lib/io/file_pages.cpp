@@ -1,7 +1,7 @@
 // The public face of the guarded copy (lwload/backend.hpp): backends, lwload's own and those built
 // outside it, read their imported file pages through it, with one error for a lost page.
 #include "io/fault_guard.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <memory>
 
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::test {
@@ -22,7 +22,7 @@ struct Counters {
   int uploads = 0;
 };
 
-class CountedBuffer final : public DeviceBuffer {
+class CountedBuffer final : public DeviceBufferImpl {
  public:
   CountedBuffer(std::unique_ptr<DeviceBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
     ++counters_.live_buffers;
@@ -67,7 +67,7 @@ class CountedStaging final : public StagingBuffer {
 };
 
 // Wraps a real device; fails the Nth allocation or upload, or the staging allocation, on request.
-class FaultyDevice final : public Device {
+class FaultyDevice final : public DeviceImpl {
  public:
   explicit FaultyDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)), info_(inner_->info()) {}
   const DeviceInfo& info() const noexcept override { return info_; }
