@@ -19,19 +19,19 @@ namespace {
 
 using namespace cuda;
 
-struct Found {
+struct FoundDevice {
   DeviceInfo info;
   CUdevice device = 0;
 };
 
-std::vector<Found> discover(const Driver& d) {
-  std::vector<Found> out;
+std::vector<FoundDevice> discover(const Driver& d) {
+  std::vector<FoundDevice> out;
   int count = 0;
   if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS) return out;
   int version = 0;
   d.cuDriverGetVersion(&version);
   for (int i = 0; i < count; ++i) {
-    Found f;
+    FoundDevice f;
     if (d.cuDeviceGet(&f.device, i) != CUDA_SUCCESS) continue;
     char name[256] = {};
     d.cuDeviceGetName(name, sizeof name - 1, f.device);

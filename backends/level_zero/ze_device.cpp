@@ -41,11 +41,11 @@ class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, Transf
 
 }  // namespace
 
-std::unique_ptr<Device> open_device(const DiscoveredDevice& found, const DeviceOverrides& overrides) {
+std::unique_ptr<Device> open_device(const FoundDevice& found, const DeviceOverrides& overrides) {
   return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::open(found));
 }
 
-std::unique_ptr<Device> adopt_device(const DiscoveredDevice& found, ze_context_handle_t context,
+std::unique_ptr<Device> adopt_device(const FoundDevice& found, ze_context_handle_t context,
                                      const DeviceOverrides& overrides) {
   return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::adopt(found, context));
 }
