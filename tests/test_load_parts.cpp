@@ -352,8 +352,10 @@ TEST_CASE("RandomAccessFile::map checks its range once: every kind of file gives
   for (const auto& file : files) {
     const std::uint64_t size = file->size();
     CAPTURE(file->path().string());
-    for (const auto& [offset, length] : {std::pair<std::uint64_t, std::uint64_t>{size - 10, 11}, {size + 1, 0},
-                                         {std::numeric_limits<std::uint64_t>::max() - 1, 4}}) {
+    // Not a structured binding: clang 15 cannot capture one in the lambda below.
+    for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{size - 10, 11}, {size + 1, 0},
+                              {std::numeric_limits<std::uint64_t>::max() - 1, 4}}) {
+      const std::uint64_t offset = range.first, length = range.second;
       const Error e = test::error_of([&] { file->map(offset, length); });
       CHECK(e.code() == ErrorCode::bad_input);
       CHECK(std::string(e.what()) == str(file->path().string(), ": mapping [", offset, ", +", length,
