@@ -13,18 +13,18 @@
 
 namespace lwload {
 
-template <typename Found>
-std::vector<DeviceInfo> infos_of(const std::vector<Found>& found) {
+template <typename FoundDevice>
+std::vector<DeviceInfo> infos_of(const std::vector<FoundDevice>& found) {
   std::vector<DeviceInfo> infos;
-  for (const Found& f : found) infos.push_back(f.info);
+  for (const FoundDevice& f : found) infos.push_back(f.info);
   return infos;
 }
 
 // found[index]; past the end, a usage error: "<backend>:<index>: no such device (<n> <title>
 // device(s) present)".
-template <typename Found>
-const Found& device_at(const std::vector<Found>& found, std::uint32_t index, std::string_view backend,
-                       std::string_view title) {
+template <typename FoundDevice>
+const FoundDevice& device_at(const std::vector<FoundDevice>& found, std::uint32_t index, std::string_view backend,
+                             std::string_view title) {
   if (index >= found.size())
     fail(ErrorCode::usage, backend, ":", index, ": no such device (", found.size(), " ", title, " device",
          found.size() == 1 ? "" : "s", " present)");

@@ -8,12 +8,12 @@
 #include <string_view>
 #include <vector>
 
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 
-class OneDeviceBackend final : public Backend {
+class OneDeviceBackend final : public BackendImpl {
  public:
   using Describe = DeviceInfo (*)();
   using Open = std::unique_ptr<Device> (*)(DeviceInfo info);

@@ -9,12 +9,12 @@
 #include <memory>
 #include <utility>
 
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 
 namespace lwload {
 
 template <typename Session>
-class SessionBuffer : public DeviceBuffer {
+class SessionBuffer : public DeviceBufferImpl {
  public:
   SessionBuffer(const SessionBuffer&) = delete;
   SessionBuffer& operator=(const SessionBuffer&) = delete;

@@ -1,9 +1,10 @@
-// What the devices of the GPU backends (CUDA, Level Zero, Vulkan) share: their DeviceInfo, the
+// What the devices of the GPU backends (CUDA, Level Zero, OpenCL, Vulkan) share: their DeviceInfo, the
 // session (the driver's objects) that every buffer keeps alive too, buffers and staging buffers of
 // that backend's kind made in it (Buffer::allocate(session, bytes, place) and
 // Buffer::import(session, range)), and the engine that completes their uploads (InFlight, with
 // wait_idle()). finish() and destruction wait for that engine, and it goes before the session.
-// A device of such a backend writes only its start_upload().
+// A device of such a backend writes only its do_upload() (OpenCL: and a finish() that drains its
+// queue first).
 #pragma once
 
 #include "backends/layer.hpp"
@@ -14,13 +15,13 @@
 #include <string_view>
 #include <utility>
 
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 
 template <typename Session, typename Buffer, typename Staging, typename InFlight>
-class SessionDevice : public Device {
+class SessionDevice : public DeviceImpl {
  public:
   // `in_flight_args` make the completion engine.
   template <typename... InFlightArgs>
@@ -30,16 +31,16 @@ class SessionDevice : public Device {
   ~SessionDevice() override { in_flight_.wait_idle(); }
 
   const DeviceInfo& info() const noexcept final { return info_; }
-  void finish() final { in_flight_.wait_idle(); }
+  void finish() override { in_flight_.wait_idle(); }
 
  protected:
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) final {
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) final {
     return std::make_unique<Staging>(session_, bytes);
   }
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) final {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) final {
     return Buffer::allocate(session_, bytes, place);
   }
-  ImportResult import_range(std::span<const std::byte> range) final { return Buffer::import(session_, range); }
+  ImportResult do_import_host(std::span<const std::byte> range) final { return Buffer::import(session_, range); }
 
   const DeviceInfo info_;
   const std::shared_ptr<Session> session_;

@@ -15,6 +15,7 @@
 #include "lwload/loader.hpp"
 #include "support/budget_checks.hpp"
 #include "support/verify_checks.hpp"
+#include "support/range_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
@@ -186,6 +187,14 @@ TEST_CASE("cuda child: injected faults fail cleanly and leak nothing" * doctest:
   child_ok("cuda child: injected faults fail cleanly and leak nothing");
 }
 
+TEST_CASE("cuda child: ranges" * doctest::skip()) {
+  test::TempDir dir;
+  // device-local; host-visible on every mode; registered file pages on igpu-ro.
+  CHECK(test::check_device_ranges(*open_device("cuda:0"), dir.path()) == (mode() == "igpu-ro" ? 3 : 2));
+  CHECK(sim_live() == 0);
+  child_ok("cuda child: ranges");
+}
+
 TEST_CASE("cuda child: truncated after load" * doctest::skip()) {
   test::check_truncation_after_load("cuda:0");
   CHECK(sim_live() == 0);
@@ -234,6 +243,7 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
     expect_child(m, "cuda child: every placement loads and verifies");
     expect_child(m, "cuda child: budgets");
     expect_child(m, "cuda child: truncated after load");
+    expect_child(m, "cuda child: ranges");
     expect_child(m, "cuda child: a changed device byte");
   }
   expect_child("dgpu", "cuda child: budgets", "LWLOAD_CUDA_SIM_USED_BY_OTHERS=" + std::to_string((15ull << 30) / 2));

@@ -30,6 +30,7 @@
 #include "synth/synth.hpp"
 #include "support/budget_checks.hpp"
 #include "support/verify_checks.hpp"
+#include "support/range_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 
@@ -429,6 +430,12 @@ TEST_CASE("ze child: too big for the device" * doctest::skip()) {
   child_ok("ze child: too big for the device");
 }
 
+TEST_CASE("ze child: ranges" * doctest::skip()) {
+  test::TempDir dir;
+  CHECK(test::check_device_ranges(*open_device("level_zero:0"), dir.path()) >= 1);
+  child_ok("ze child: ranges");
+}
+
 TEST_CASE("ze child: truncated after load" * doctest::skip()) {
   test::check_truncation_after_load("level_zero:0");
   CHECK(sim_live_objects() == 0);
@@ -518,6 +525,7 @@ TEST_CASE("level_zero: the four simulated devices load and verify") {
     expect_child(mode, "ze child: load and verify");
     expect_child(mode, "ze child: budgets");
     expect_child(mode, "ze child: truncated after load");
+    expect_child(mode, "ze child: ranges");
     expect_child(mode, "ze child: a changed device byte");
   }
 }

@@ -3,15 +3,20 @@
 // loader is tested through load() in test_load.cpp; these pin the parts' contracts.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <set>
+#include <utility>
 
 #include "io/staging_ring.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/lwload.h"
 #include "plan/schedule.hpp"
 #include "support/test_support.hpp"
+#include "support/range_checks.hpp"
+#include "io/sources.hpp"
+#include "lwload/memory_file_system.hpp"
 #include "synth/synth.hpp"
 
 using namespace lwload;
@@ -141,21 +146,21 @@ TEST_CASE("staging ring: every slot allocated up front, handed out until none is
 }
 
 TEST_CASE("staging ring: a device that returns short staging buffers is an error") {
-  class ShortStaging final : public Device {
+  class ShortStaging final : public DeviceImpl {
    public:
     ShortStaging() : inner_(open_device("host")) {}
     const DeviceInfo& info() const noexcept override { return inner_->info(); }
-    std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+    std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
       return inner_->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
+    std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
       return inner_->allocate_staging(bytes / 2);
     }
     void finish() override {}
 
    protected:
-    void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
-                      TransferDone done) override {
+    void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
+                   TransferDone done) override {
       done(nullptr);
     }
 
@@ -190,18 +195,18 @@ TEST_CASE("Device::upload checks both ranges once, for every backend, and report
     }
   }
 
-  // A backend that throws from start_upload, and one that calls done and then throws: done runs
+  // A backend that throws from do_upload, and one that calls done and then throws: done runs
   // once either way, with the error.
-  struct Throwing final : Device {
+  struct Throwing final : DeviceImpl {
     std::unique_ptr<Device> inner = open_device("host");
     bool call_first = false;
     const DeviceInfo& info() const noexcept override { return inner->info(); }
-    std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+    std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
       return inner->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
+    std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
     void finish() override {}
-    void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
+    void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
       if (call_first) done(std::make_exception_ptr(Error(ErrorCode::device, "transfer failed")));
       fail(ErrorCode::device, "queue lost");
     }
@@ -222,7 +227,7 @@ namespace app_backend {
 // A backend an application brings: its buffers are host memory, handed out as its own handle type.
 const NativeType kAppHandle = register_native_type("app_tensor");
 
-class AppBuffer final : public DeviceBuffer {
+class AppBuffer final : public DeviceBufferImpl {
  public:
   explicit AppBuffer(std::unique_ptr<DeviceBuffer> inner) : inner_(std::move(inner)) {}
   std::uint64_t size() const noexcept override { return inner_->size(); }
@@ -232,27 +237,27 @@ class AppBuffer final : public DeviceBuffer {
   void end_host_write() override { inner_->end_host_write(); }
 
  protected:
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
 
  private:
   std::unique_ptr<DeviceBuffer> inner_;
 };
 
-class AppDevice final : public Device {
+class AppDevice final : public DeviceImpl {
  public:
   AppDevice() : info_(inner_->info()) {
     info_.backend = "app";
     info_.caps.import_host_ptr = false;  // direct: host-visible allocations of its own
   }
   const DeviceInfo& info() const noexcept override { return info_; }
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
   void finish() override {}
 
  protected:
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
     return std::make_unique<AppBuffer>(inner_->allocate(bytes, place));
   }
-  void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone) override {
+  void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone) override {
     fail(ErrorCode::unsupported, "app: direct only");
   }
 
@@ -261,14 +266,36 @@ class AppDevice final : public Device {
   DeviceInfo info_;
 };
 
-class AppBackend final : public Backend {
+class AppBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "app"; }
   std::vector<DeviceInfo> devices() override { return {AppDevice().info()}; }
   std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return std::make_unique<AppDevice>(); }
 };
 
+// The same backend as if compiled against another lwload's backend_impl.hpp.
+class StaleBackend final : public BackendImpl {
+ public:
+  StaleBackend() : BackendImpl(LWLOAD_BACKEND_INTERFACE_VERSION + 1) {}
+  std::string_view name() const noexcept override { return "stale"; }
+  std::vector<DeviceInfo> devices() override { return {}; }
+  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override { return nullptr; }
+};
+
 }  // namespace app_backend
+
+TEST_CASE("registration refuses a backend built against another backend interface version") {
+  CHECK(app_backend::AppBackend().interface_version() == LWLOAD_BACKEND_INTERFACE_VERSION);
+  const Error e = test::error_of([] { BackendRegistry::instance().add(std::make_shared<app_backend::StaleBackend>()); });
+  CHECK(e.code() == ErrorCode::usage);
+  CHECK(std::string(e.what()) == str("backend 'stale' was built against backend interface version ",
+                                     LWLOAD_BACKEND_INTERFACE_VERSION + 1, "; this lwload implements version ",
+                                     LWLOAD_BACKEND_INTERFACE_VERSION,
+                                     " (rebuild it against this lwload's lwload/backend_impl.hpp)"));
+  CHECK(BackendRegistry::instance().find("stale") == nullptr);
+  for (const auto& backend : BackendRegistry::instance().backends())
+    CHECK(backend->interface_version() == LWLOAD_BACKEND_INTERFACE_VERSION);
+}
 
 TEST_CASE("a backend an application registers hands out its own typed handle, through the C++ and the C API") {
   using namespace app_backend;
@@ -302,4 +329,39 @@ TEST_CASE("a backend an application registers hands out its own typed handle, th
   lwload_weights_free(cw);
   lwload_device_free(d);
   lwload_manifest_free(m);
+}
+
+TEST_CASE("DeviceBuffer::read_back and view check ranges once: host and null give the one error") {
+  test::TempDir dir;
+  CHECK(test::check_device_ranges(*open_device("host"), dir.path()) == 3);  // allocated, host_visible, mapped_file
+  CHECK(test::check_device_ranges(*open_device("null"), dir.path(), false) == 1);
+}
+
+TEST_CASE("RandomAccessFile::map checks its range once: every kind of file gives the one error") {
+  test::TempDir dir;
+  const std::vector<std::byte> bytes(1000, std::byte{7});
+  test::write_file(dir / "f.bin", bytes);
+  auto memory = std::make_shared<MemoryFileSystem>();
+  memory->add_file("/m.bin", bytes);
+  std::shared_ptr<const RandomAccessFile> posix = posix_file_system()->open(dir / "f.bin");
+  std::vector<std::unique_ptr<RandomAccessFile>> files;
+  files.push_back(posix_file_system()->open(dir / "f.bin"));
+  files.push_back(memory->open("/m.bin"));
+  files.push_back(io::window(posix, 100, 1000 - 100, "window"));
+  files.push_back(io::borrowed_memory(bytes, "borrowed"));
+  for (const auto& file : files) {
+    const std::uint64_t size = file->size();
+    CAPTURE(file->path().string());
+    // Not a structured binding: clang 15 cannot capture one in the lambda below.
+    for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{size - 10, 11}, {size + 1, 0},
+                              {std::numeric_limits<std::uint64_t>::max() - 1, 4}}) {
+      const std::uint64_t offset = range.first, length = range.second;
+      const Error e = test::error_of([&] { file->map(offset, length); });
+      CHECK(e.code() == ErrorCode::bad_input);
+      CHECK(std::string(e.what()) == str(file->path().string(), ": mapping [", offset, ", +", length,
+                                         ") extends past the end of the file (", size, " bytes)"));
+    }
+    const auto whole = file->map(0, size);
+    if (whole) CHECK(whole->bytes().size() == size);
+  }
 }

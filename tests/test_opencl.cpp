@@ -22,6 +22,7 @@
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
+#include "support/range_checks.hpp"
 #include "support/test_support.hpp"
 
 using namespace lwload;
@@ -485,4 +486,12 @@ TEST_CASE("zero-byte allocations still yield a usable handle") {
   CHECK(buffer->native().handle != nullptr);
   std::vector<std::byte> none;
   buffer->read_back(0, none);
+}
+
+TEST_CASE("read_back and view out of range: the one error every backend gives") {
+  test::TempDir dir;
+  CHECK(test::check_device_ranges(*open_device("opencl:0"), dir.path()) >= 2);
+  DeviceOverrides discrete;
+  discrete.memory = MemoryModel::discrete;
+  CHECK(test::check_device_ranges(*open_device("opencl:0", discrete), dir.path()) == 1);
 }

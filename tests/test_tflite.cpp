@@ -953,7 +953,9 @@ class TruncatingFileSystem final : public FileSystem {
       return inner_->read_at(offset, dst);
     }
     int native_handle() const noexcept override { return inner_->native_handle(); }
-    std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+
+   protected:
+    std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
       owner_.mapped = true;
       return inner_->map(offset, length, access);
     }

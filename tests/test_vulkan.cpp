@@ -22,6 +22,7 @@
 #include "support/budget_checks.hpp"
 #include "support/verify_checks.hpp"
 #include "support/faulty_device.hpp"
+#include "support/range_checks.hpp"
 #include "support/truncation_checks.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
@@ -203,4 +204,10 @@ TEST_CASE("vulkan: discovery reports the limits the planner needs") {
     CHECK(d.caps.import_alignment >= 1);
     CHECK(d.caps.size_multiple == d.caps.import_alignment);
   }
+}
+
+TEST_CASE("vulkan: read_back and view out of range give the one error every backend gives") {
+  if (!have_vulkan()) return;
+  test::TempDir dir;
+  CHECK(test::check_device_ranges(*open_device("vulkan:0"), dir.path()) >= 1);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 #include "lwload/ggml.hpp"
 
@@ -44,7 +45,7 @@ class WholeBuffer {
   ggml_tensor* tensor_ = nullptr;
 };
 
-class GgmlBuffer final : public DeviceBuffer {
+class GgmlBuffer final : public DeviceBufferImpl {
  public:
   // Takes `buffer` (freed here, also when this constructor throws). `imported`: the host range it
   // uses in place (file pages), empty for allocations.
@@ -84,12 +85,10 @@ class GgmlBuffer final : public DeviceBuffer {
   }
 
  protected:
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override {
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override {
     if (!imported_.empty()) {
       // The buffer is the file's pages: the kernel reads them, so a truncated file is an error.
-      if (!copy_file_pages(dst.data(), imported_.data() + offset, dst.size()))
-        fail(ErrorCode::io, "ggml: ", dst.size(), " bytes at offset ", offset,
-             " of an imported file mapping could not be read: the file is shorter than when it was mapped");
+      read_file_pages(dst, imported_.data() + offset, offset, "ggml");
       return;
     }
     ggml_backend_tensor_get(whole_->tensor(), dst.data(), offset, dst.size());
@@ -171,14 +170,14 @@ DeviceInfo describe(ggml_backend_dev_t device) {
   return info;
 }
 
-class GgmlDevice final : public Device {
+class GgmlDevice final : public DeviceImpl {
  public:
   GgmlDevice(ggml_backend_dev_t device, DeviceInfo info) : device_(device), info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept override { return info_; }
   void finish() override {}  // ggml_backend_tensor_set is synchronous
 
  protected:
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
     ggml_backend_buffer_t buffer = ggml_backend_buft_alloc_buffer(ggml_backend_dev_buffer_type(device_), bytes);
     if (!buffer)
       fail(ErrorCode::out_of_memory, "ggml: device ", ggml_backend_dev_name(device_), " could not allocate ", bytes, " bytes");
@@ -187,11 +186,11 @@ class GgmlDevice final : public Device {
                                         place == MemoryPlace::host_visible ? "host_visible" : "allocated");
   }
 
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
     return std::make_unique<HostStaging>(bytes);
   }
 
-  ImportResult import_range(std::span<const std::byte> range) override {
+  ImportResult do_import_host(std::span<const std::byte> range) override {
     ggml_backend_buffer_t buffer =
         ggml_backend_dev_buffer_from_host_ptr(device_, const_cast<std::byte*>(range.data()), range.size(), range.size());
     if (!buffer)
@@ -201,8 +200,8 @@ class GgmlDevice final : public Device {
     return {std::make_unique<GgmlBuffer>(buffer, range, "buffer_from_host_ptr"), {}};
   }
 
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     static_cast<GgmlBuffer&>(dst).write(dst_offset, staging.bytes().data() + src_offset, bytes);
     done(nullptr);
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backends/builtin.hpp"
+#include "lwload/backend_impl.hpp"
 #include "backends/device_list.hpp"
 #include "core/align.hpp"
 #include "backends/cuda/cuda_buffers.hpp"
@@ -18,19 +19,19 @@ namespace {
 
 using namespace cuda;
 
-struct Found {
+struct FoundDevice {
   DeviceInfo info;
   CUdevice device = 0;
 };
 
-std::vector<Found> discover(const Driver& d) {
-  std::vector<Found> out;
+std::vector<FoundDevice> discover(const Driver& d) {
+  std::vector<FoundDevice> out;
   int count = 0;
   if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS) return out;
   int version = 0;
   d.cuDriverGetVersion(&version);
   for (int i = 0; i < count; ++i) {
-    Found f;
+    FoundDevice f;
     if (d.cuDeviceGet(&f.device, i) != CUDA_SUCCESS) continue;
     char name[256] = {};
     d.cuDeviceGetName(name, sizeof name - 1, f.device);
@@ -85,15 +86,15 @@ class CudaDevice final : public SessionDevice<Session, CudaBuffer, CudaStaging, 
   CudaDevice(DeviceInfo info, std::shared_ptr<Session> session) : SessionDevice(std::move(info), session, session) {}
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     auto& target = own<CudaBuffer>(dst, "upload into a buffer");
     in_flight_.submit(target.device_pointer() + dst_offset, staging.bytes().data() + src_offset,
                       static_cast<std::size_t>(bytes), std::move(done));
   }
 };
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "cuda"; }
 

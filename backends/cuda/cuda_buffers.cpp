@@ -3,7 +3,6 @@
 
 #include <cstring>
 
-#include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::cuda {
@@ -74,7 +73,7 @@ std::string_view CudaBuffer::mechanism() const noexcept {
 
 std::span<std::byte> CudaBuffer::begin_host_write() { return host_write_span(kind_ == Kind::pinned, host_, size_); }
 
-void CudaBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
+void CudaBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
   if (kind_ == Kind::device) {
     const ContextScope scope(*session_);
     session_->check(session_->driver().cuMemcpyDtoH_v2(dst.data(), device_ + offset, dst.size()), "cuMemcpyDtoH",
@@ -82,9 +81,7 @@ void CudaBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
     return;
   }
   // Host pages the device maps: read them directly (registered ones are file pages).
-  if (!io::copy_guarded(dst.data(), host_ + offset, dst.size()))
-    fail(ErrorCode::io, session_->label(), ": registered file pages could not be read: the file is shorter "
-         "than when it was mapped");
+  read_file_pages(dst, host_ + offset, offset, session_->label());
 }
 
 CudaStaging::CudaStaging(std::shared_ptr<Session> s, std::uint64_t bytes)

@@ -25,9 +25,11 @@ class CudaBuffer final : public SessionBuffer<Session> {
   NativeHandle native() const noexcept override;
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
 
   CUdeviceptr device_pointer() const noexcept { return device_; }
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
 
  private:
   enum class Kind { device, pinned, registered };

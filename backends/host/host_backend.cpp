@@ -14,14 +14,14 @@
 #include "backends/host/host_capacity.hpp"
 #include "backends/host/synchronous_device.hpp"
 #include "backends/one_device_backend.hpp"
-#include "io/fault_guard.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
 
 // Memory the CPU addresses: either owned (allocated) or borrowed (imported mapped pages).
-class HostBuffer final : public DeviceBuffer {
+class HostBuffer final : public DeviceBufferImpl {
  public:
   HostBuffer(host::AnonymousMemory memory, std::string_view mechanism)
       : memory_(std::move(memory)), data_(memory_.bytes().data()), size_(memory_.bytes().size()),
@@ -48,17 +48,14 @@ class HostBuffer final : public DeviceBuffer {
       host::AnonymousMemory::prefault({data_, size_});
     return {data_, size_};
   }
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override {
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override {
     if (writable_) {
       std::memcpy(dst.data(), data_ + offset, dst.size());
       return;
     }
     // Imported file pages: a file truncated since it was mapped must not kill the process.
-    if (!io::copy_guarded(dst.data(), data_ + offset, dst.size()))
-      fail(ErrorCode::io, "host: ", dst.size(), " bytes at offset ", offset,
-           " of an imported file mapping could not be read: the file is shorter than when it was mapped");
+    read_file_pages(dst, data_ + offset, offset, "host");
   }
-  std::unique_ptr<DeviceBuffer> view(std::uint64_t, std::uint64_t) override { return nullptr; }
 
   void write(std::uint64_t offset, std::span<const std::byte> src) {
     if (!writable_) fail(ErrorCode::device, "host: upload into a read-only imported buffer");
@@ -142,7 +139,7 @@ class HostDevice final : public host::SynchronousDevice {
  public:
   using SynchronousDevice::SynchronousDevice;
 
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
     const std::string_view mechanism = place == MemoryPlace::host_visible ? "host_visible" : "allocated";
     if (bytes > 0 && bytes <= SlabAllocator::kMaxSmall) {
       auto [slab, part] = slabs_.allocate(bytes);
@@ -151,13 +148,13 @@ class HostDevice final : public host::SynchronousDevice {
     return std::make_unique<HostBuffer>(host::AnonymousMemory(bytes), mechanism);
   }
 
-  ImportResult import_range(std::span<const std::byte> range) override {
+  ImportResult do_import_host(std::span<const std::byte> range) override {
     return {std::make_unique<HostBuffer>(range), {}};
   }
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     auto* target = dynamic_cast<HostBuffer*>(&dst);
     if (!target) fail(ErrorCode::usage, "host: upload into a buffer of another device");
     target->write(dst_offset, staging.bytes().subspan(src_offset, bytes));

@@ -1,5 +1,5 @@
 // What the devices whose memory is the process's own (host, null) share: an upload is done before
-// start_upload returns, so there is nothing in flight to finish, and staging is plain anonymous
+// do_upload returns, so there is nothing in flight to finish, and staging is plain anonymous
 // memory.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "backends/host/host_memory.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 
 namespace lwload::host {
 
@@ -24,14 +24,14 @@ class AnonymousStaging final : public StagingBuffer {
   AnonymousMemory memory_;
 };
 
-class SynchronousDevice : public Device {
+class SynchronousDevice : public DeviceImpl {
  public:
   explicit SynchronousDevice(DeviceInfo info) : info_(std::move(info)) {}
   const DeviceInfo& info() const noexcept final { return info_; }
   void finish() final {}
 
  protected:
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) final {
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) final {
     return std::make_unique<AnonymousStaging>(bytes);
   }
 

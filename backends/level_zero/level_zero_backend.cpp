@@ -2,6 +2,7 @@
 // ze_discovery, placements in ze_device; this file only adapts them to lwload::Backend (and to
 // applications that bring their own context, lwload/level_zero.hpp).
 #include "backends/builtin.hpp"
+#include "lwload/backend_impl.hpp"
 #include "backends/device_list.hpp"
 #include "backends/level_zero/ze_device.hpp"
 #include "backends/level_zero/ze_discovery.hpp"
@@ -11,7 +12,7 @@
 namespace lwload {
 namespace {
 
-class LevelZeroBackend final : public Backend {
+class LevelZeroBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "level_zero"; }
 

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "backends/level_zero/ze_check.hpp"
-#include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::ze {
@@ -100,20 +99,17 @@ std::string_view ZeBuffer::mechanism() const noexcept {
 
 std::span<std::byte> ZeBuffer::begin_host_write() { return host_write_span(kind_ == Kind::host_visible, ptr_, size_); }
 
-void ZeBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
+void ZeBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
   const void* src = offset_ptr(ptr_, offset);
   if (host_accessible_) {
     // Imported file pages may be gone (the file truncated since): a kernel copy reports that.
-    if (!io::copy_guarded(dst.data(), src, dst.size()))
-      fail(ErrorCode::io, session_->label(), ": ", dst.size(), " bytes at offset ", offset,
-           " could not be read: the imported file is shorter than when it was mapped");
+    read_file_pages(dst, static_cast<const std::byte*>(src), offset, session_->label());
   } else {
     session_->copy_now(dst.data(), src, dst.size());
   }
 }
 
-std::unique_ptr<DeviceBuffer> ZeBuffer::view(std::uint64_t offset, std::uint64_t size) {
-  if (offset > size_ || size > size_ - offset) return nullptr;
+std::unique_ptr<DeviceBuffer> ZeBuffer::do_view(std::uint64_t offset, std::uint64_t size) {
   return std::unique_ptr<DeviceBuffer>(
       new ZeBuffer(session_, kind_, offset_ptr(ptr_, offset), size, host_accessible_, false));
 }

@@ -33,8 +33,10 @@ class ZeBuffer final : public SessionBuffer<Session> {
   NativeHandle native() const noexcept override { return {NativeType::ze_ptr, ptr_}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
-  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
   ZeBuffer(std::shared_ptr<Session> session, Kind kind, void* ptr, std::uint64_t size, bool host_accessible,

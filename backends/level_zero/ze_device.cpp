@@ -24,8 +24,8 @@ class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, Transf
       : SessionDevice(std::move(info), session, session, kMaxInFlight) {}
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     const auto src = staging.bytes();
     const NativeHandle target = dst.native();
     if (target.type != NativeType::ze_ptr)
@@ -41,11 +41,11 @@ class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, Transf
 
 }  // namespace
 
-std::unique_ptr<Device> open_device(const DiscoveredDevice& found, const DeviceOverrides& overrides) {
+std::unique_ptr<Device> open_device(const FoundDevice& found, const DeviceOverrides& overrides) {
   return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::open(found));
 }
 
-std::unique_ptr<Device> adopt_device(const DiscoveredDevice& found, ze_context_handle_t context,
+std::unique_ptr<Device> adopt_device(const FoundDevice& found, ze_context_handle_t context,
                                      const DeviceOverrides& overrides) {
   return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::adopt(found, context));
 }

@@ -11,9 +11,9 @@
 
 namespace lwload::ze {
 
-std::unique_ptr<Device> open_device(const DiscoveredDevice& found, const DeviceOverrides& overrides);
+std::unique_ptr<Device> open_device(const FoundDevice& found, const DeviceOverrides& overrides);
 // The same in the application's context, which lwload uses and never destroys.
-std::unique_ptr<Device> adopt_device(const DiscoveredDevice& found, ze_context_handle_t context,
+std::unique_ptr<Device> adopt_device(const FoundDevice& found, ze_context_handle_t context,
                                      const DeviceOverrides& overrides);
 
 }  // namespace lwload::ze

@@ -111,14 +111,14 @@ std::string_view import_name(ImportPath path) {
   return "none";
 }
 
-DiscoveredDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, std::uint32_t index,
+FoundDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, std::uint32_t index,
                           const std::vector<std::string>& extensions, ze_driver_properties_t driver_props) {
   ze_device_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
   if (zeDeviceGetProperties(device, &props) != ZE_RESULT_SUCCESS) props.type = ZE_DEVICE_TYPE_FORCE_UINT32;
   const bool integrated = props.flags & ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;
 
-  DiscoveredDevice d;
+  FoundDevice d;
   d.driver = driver;
   d.device = device;
   d.import = integrated ? import_path(driver, extensions) : ImportPath::none;
@@ -156,8 +156,8 @@ DiscoveredDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, 
 
 }  // namespace
 
-std::vector<DiscoveredDevice> discover() {
-  std::vector<DiscoveredDevice> found;
+std::vector<FoundDevice> discover() {
+  std::vector<FoundDevice> found;
   if (!initialised()) return found;
   std::uint32_t driver_count = 0;
   if (zeDriverGet(&driver_count, nullptr) != ZE_RESULT_SUCCESS || driver_count == 0) return found;

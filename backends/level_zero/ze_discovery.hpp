@@ -20,7 +20,7 @@ enum class ImportPath {
   memmap,  // ze_external_memmap_sysmem_ext_desc_t chained into zeMemAllocHost
 };
 
-struct DiscoveredDevice {
+struct FoundDevice {
   ze_driver_handle_t driver = nullptr;
   ze_device_handle_t device = nullptr;
   DeviceInfo info;
@@ -30,6 +30,6 @@ struct DiscoveredDevice {
 
 // Every device of every driver; empty when no driver is installed (zeInit fails). Indices in
 // DeviceInfo::index follow this order, which the loader keeps stable within a process.
-std::vector<DiscoveredDevice> discover();
+std::vector<FoundDevice> discover();
 
 }  // namespace lwload::ze

@@ -6,7 +6,7 @@
 
 namespace lwload::ze {
 
-std::shared_ptr<Session> Session::open(const DiscoveredDevice& found) {
+std::shared_ptr<Session> Session::open(const FoundDevice& found) {
   ze_context_handle_t context = nullptr;
   const ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
   check(zeContextCreate(found.driver, &context_desc, &context), str(found.info.id(), " (", found.info.name, ")"),
@@ -21,12 +21,12 @@ std::shared_ptr<Session> Session::open(const DiscoveredDevice& found) {
   }
 }
 
-std::shared_ptr<Session> Session::adopt(const DiscoveredDevice& found, ze_context_handle_t context) {
+std::shared_ptr<Session> Session::adopt(const FoundDevice& found, ze_context_handle_t context) {
   if (context == nullptr) fail(ErrorCode::usage, found.info.id(), ": no Level Zero context given");
   return start(found, context);
 }
 
-std::shared_ptr<Session> Session::start(const DiscoveredDevice& found, ze_context_handle_t context) {
+std::shared_ptr<Session> Session::start(const FoundDevice& found, ze_context_handle_t context) {
   std::shared_ptr<Session> s(new Session);
   s->context_ = context;
   s->driver_ = found.driver;

@@ -19,9 +19,9 @@ namespace lwload::ze {
 class Session {
  public:
   // Creates the context and read-back list; throws Error(device) naming the failing call.
-  static std::shared_ptr<Session> open(const DiscoveredDevice& found);
+  static std::shared_ptr<Session> open(const FoundDevice& found);
   // The same in the application's `context`, which the session uses and never destroys.
-  static std::shared_ptr<Session> adopt(const DiscoveredDevice& found, ze_context_handle_t context);
+  static std::shared_ptr<Session> adopt(const FoundDevice& found, ze_context_handle_t context);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -41,7 +41,7 @@ class Session {
 
  private:
   Session() = default;
-  static std::shared_ptr<Session> start(const DiscoveredDevice& found, ze_context_handle_t context);
+  static std::shared_ptr<Session> start(const FoundDevice& found, ze_context_handle_t context);
   ze_driver_handle_t driver_ = nullptr;
   ze_device_handle_t device_ = nullptr;
   ze_context_handle_t context_ = nullptr;

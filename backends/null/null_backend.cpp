@@ -4,18 +4,19 @@
 #include "backends/builtin.hpp"
 #include "backends/host/synchronous_device.hpp"
 #include "backends/one_device_backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
 
-class NullBuffer final : public DeviceBuffer {
+class NullBuffer final : public DeviceBufferImpl {
  public:
   explicit NullBuffer(std::uint64_t size) : size_(size) {}
   std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::none, nullptr}; }
   std::string_view mechanism() const noexcept override { return "discarded"; }
-  void copy_out(std::uint64_t, std::span<std::byte>) override {
+  void do_read_back(std::uint64_t, std::span<std::byte>) override {
     fail(ErrorCode::unsupported, "the null device discards uploaded bytes");
   }
 
@@ -42,13 +43,13 @@ class NullDevice final : public host::SynchronousDevice {
  public:
   using SynchronousDevice::SynchronousDevice;
 
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace) override {
     return std::make_unique<NullBuffer>(bytes);
   }
 
  protected:
-  void start_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
-                    TransferDone done) override {
+  void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
+                 TransferDone done) override {
     done(nullptr);
   }
 };

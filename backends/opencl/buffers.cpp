@@ -4,14 +4,10 @@
 #include <cstring>
 
 #include "backends/opencl/cl_error.hpp"
-#include "io/fault_guard.hpp"
+#include "backends/opencl/cpu_memory.hpp"
+#include "backends/opencl/import.hpp"
 
 namespace lwload::opencl {
-
-void check_range(std::string_view what, std::uint64_t offset, std::uint64_t length, std::uint64_t size) {
-  if (offset > size || length > size - offset)
-    fail(ErrorCode::usage, what, ": range [", offset, ", +", length, ") outside a buffer of ", size, " bytes");
-}
 
 ClBuffer::ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::uint64_t size,
                    std::string_view mechanism, Reservation reservation, cl::Buffer parent,
@@ -20,6 +16,46 @@ ClBuffer::ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::
       parent_(std::move(parent)), origin_(origin), reservation_(std::move(reservation)) {}
 
 ClBuffer::~ClBuffer() { unmap(); }
+
+std::unique_ptr<DeviceBuffer> ClBuffer::allocate(const std::shared_ptr<const Session>& session, std::uint64_t bytes,
+                                                 MemoryPlace place) {
+  const DeviceInfo& info = session->info;
+  const bool host_visible = place == MemoryPlace::host_visible;
+  const std::string_view kind = host_visible ? "host-visible" : "device-local";
+  if (host_visible && !info.caps.host_visible_alloc)
+    fail(ErrorCode::usage, "allocating ", bytes, " host-visible bytes on ", info.id(),
+         ": the device is ", memory_model_name(info.memory), " (no host-visible allocations)");
+
+  // OpenCL has no empty buffers; a zero-byte tensor still gets a (one-byte) handle.
+  const std::uint64_t cl_size = bytes == 0 ? 1 : bytes;
+  if (!session->account->try_reserve(cl_size))
+    fail(ErrorCode::out_of_memory, "allocating ", bytes, " ", kind, " bytes on ", info.id(),
+         ": the device is out of memory (", session->account->used(), " of ", session->account->capacity(),
+         " bytes of CL_DEVICE_GLOBAL_MEM_SIZE in use)");
+  Reservation reservation(session->account, cl_size);
+  const cl_mem_flags flags = host_visible ? CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE : CL_MEM_READ_WRITE;
+  cl_int status = CL_SUCCESS;
+  cl::Buffer mem(session->context, flags, cl_size, nullptr, &status);
+  if (status == CL_INVALID_BUFFER_SIZE) status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  check(status, "clCreateBuffer", " (", bytes, " ", kind, " bytes on ", info.id(), ")");
+
+  if (!host_visible) {
+    // Drivers allocate lazily, at first use; migrating with undefined contents makes the
+    // allocation happen now, so an out-of-memory device fails here, before any upload.
+    cl::Event resident;
+    status = session->queue.enqueueMigrateMemObjects({mem}, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, nullptr, &resident);
+    if (status == CL_SUCCESS) status = resident.wait();
+    check(status, "clEnqueueMigrateMemObjects", " (making ", bytes, " device-local bytes resident on ",
+          info.id(), ")");
+  }
+  advise_huge_pages(*session, mem, cl_size);
+  return std::make_unique<ClBuffer>(session, std::move(mem), bytes, host_visible ? "host_visible" : "allocated",
+                                    std::move(reservation));
+}
+
+ImportResult ClBuffer::import(const std::shared_ptr<const Session>& session, std::span<const std::byte> range) {
+  return import_range(session, range);
+}
 
 std::span<std::byte> ClBuffer::begin_host_write() {
   if (mapped_) return {static_cast<std::byte*>(mapped_), static_cast<std::size_t>(size_)};
@@ -48,22 +84,19 @@ void ClBuffer::unmap() noexcept {
   mapped_ = nullptr;
 }
 
-void ClBuffer::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
+void ClBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
   // An import: the device works on these very pages (import.cpp checked the driver maps our
   // pointer), so they are read here, through the guarded copy. A driver read would touch them on
   // its own thread (PoCL's worker), where a truncated file is a SIGBUS no one can catch.
   if (host_pages_) {
-    if (!io::copy_guarded(dst.data(), host_pages_ + offset, dst.size()))
-      fail(ErrorCode::io, "opencl: ", dst.size(), " bytes at offset ", offset, " of an imported buffer on ",
-           session_->info.id(), " could not be read: the file is shorter than when it was mapped");
+    read_file_pages(dst, host_pages_ + offset, offset, session_->info.id());
     return;
   }
   check(session_->queue.enqueueReadBuffer(mem_, CL_TRUE, offset, dst.size(), dst.data()),
         "clEnqueueReadBuffer", " (", dst.size(), " bytes at offset ", offset, " on ", session_->info.id(), ")");
 }
 
-std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t size) {
-  check_range("view", offset, size, size_);
+std::unique_ptr<DeviceBuffer> ClBuffer::do_view(std::uint64_t offset, std::uint64_t size) {
   const std::uint64_t origin = origin_ + offset;
   // Sub-buffer origins must meet CL_DEVICE_MEM_BASE_ADDR_ALIGN; callers then use (buffer, offset).
   if (size == 0 || origin % session_->info.caps.sub_buffer_alignment != 0) return nullptr;
@@ -77,15 +110,12 @@ std::unique_ptr<DeviceBuffer> ClBuffer::view(std::uint64_t offset, std::uint64_t
                                     host_pages_ ? host_pages_ + offset : nullptr);
 }
 
-void SvmRange::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
+void SvmRange::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
   // SVM over imported file pages: a file truncated since must be an error, not a SIGBUS.
-  if (!io::copy_guarded(dst.data(), range_.data() + offset, dst.size()))
-    fail(ErrorCode::io, "opencl: ", dst.size(), " bytes at offset ", offset,
-         " of a shared virtual memory range could not be read: the file is shorter than when it was mapped");
+  read_file_pages(dst, range_.data() + offset, offset, "opencl: shared virtual memory range");
 }
 
-std::unique_ptr<DeviceBuffer> SvmRange::view(std::uint64_t offset, std::uint64_t size) {
-  check_range("view", offset, size, range_.size());
+std::unique_ptr<DeviceBuffer> SvmRange::do_view(std::uint64_t offset, std::uint64_t size) {
   return std::make_unique<SvmRange>(range_.subspan(offset, size));
 }
 

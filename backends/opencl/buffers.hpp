@@ -9,11 +9,11 @@
 
 #include "backends/opencl/memory_account.hpp"
 #include "backends/opencl/session.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 
 namespace lwload::opencl {
 
-class ClBuffer final : public DeviceBuffer {
+class ClBuffer final : public DeviceBufferImpl {
  public:
   // `mem` is owned, and so is the device-memory `reservation` it uses (none for imports and
   // views). `parent`/`origin` are set for sub-buffers: OpenCL cannot make a sub-buffer of a
@@ -25,6 +25,13 @@ class ClBuffer final : public DeviceBuffer {
            std::uint64_t origin = 0, const std::byte* host_pages = nullptr);
   ~ClBuffer() override;
 
+  // Device-local or host-visible memory (OpenClDevice's allocate()); Error(out_of_memory) past
+  // CL_DEVICE_GLOBAL_MEM_SIZE, Error(usage) for host-visible memory on a discrete device.
+  static std::unique_ptr<DeviceBuffer> allocate(const std::shared_ptr<const Session>& session, std::uint64_t bytes,
+                                                MemoryPlace place);
+  // The device's import of `range` (import.cpp's import_range).
+  static ImportResult import(const std::shared_ptr<const Session>& session, std::span<const std::byte> range);
+
   std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {NativeType::cl_mem, mem_()}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }
@@ -33,10 +40,11 @@ class ClBuffer final : public DeviceBuffer {
   std::span<std::byte> begin_host_write() override;
   void end_host_write() override;
 
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
-  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
-
   const cl::Buffer& mem() const noexcept { return mem_; }
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
   void unmap() noexcept;
@@ -54,7 +62,7 @@ class ClBuffer final : public DeviceBuffer {
 
 // A zero-copy range used through fine-grain system SVM: the host pointer itself is what kernels
 // take (clSetKernelArgSVMPointer), so the handle is {NativeType::cl_svm_ptr, pointer}; no cl_mem exists.
-class SvmRange final : public DeviceBuffer {
+class SvmRange final : public DeviceBufferImpl {
  public:
   explicit SvmRange(std::span<const std::byte> range) : range_(range) {}
   std::uint64_t size() const noexcept override { return range_.size(); }
@@ -62,14 +70,15 @@ class SvmRange final : public DeviceBuffer {
     return {NativeType::cl_svm_ptr, const_cast<std::byte*>(range_.data())};
   }
   std::string_view mechanism() const noexcept override { return "svm"; }
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
-  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size) override;
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
   std::span<const std::byte> range_;
 };
 
 // Fails with Error(usage) unless [offset, offset + length) lies inside a buffer of `size` bytes.
-void check_range(std::string_view what, std::uint64_t offset, std::uint64_t length, std::uint64_t size);
 
 }  // namespace lwload::opencl

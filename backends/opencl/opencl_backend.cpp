@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "backends/builtin.hpp"
+#include "lwload/backend_impl.hpp"
 #include "backends/device_list.hpp"
 #include "backends/opencl/discovery.hpp"
 #include "backends/opencl/opencl_device.hpp"
@@ -13,7 +14,7 @@
 namespace lwload {
 namespace {
 
-class OpenClBackend final : public Backend {
+class OpenClBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "opencl"; }
 

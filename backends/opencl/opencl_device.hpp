@@ -1,6 +1,7 @@
 // lwload::Device for one OpenCL device: allocation (device-local / host-visible), zero-copy
-// import, pinned staging and asynchronous uploads. See import.hpp and staging.hpp for the details
-// of each path.
+// import, pinned staging and asynchronous uploads. A SessionDevice like the other GPU backends':
+// it writes only its upload (and a finish() that drains the queue first); allocation lives in
+// ClBuffer::allocate (buffers.cpp), imports in import.cpp, staging in staging.cpp.
 #pragma once
 
 #include "backends/opencl/layer.hpp"
@@ -8,21 +9,19 @@
 #include <memory>
 #include <string>
 
+#include "backends/completion_queue.hpp"
+#include "backends/opencl/buffers.hpp"
 #include "backends/opencl/session.hpp"
 #include "backends/opencl/staging.hpp"
-#include "lwload/backend.hpp"
+#include "backends/session_device.hpp"
 
 namespace lwload::opencl {
 
-class OpenClDevice final : public Device {
+class OpenClDevice final : public SessionDevice<const Session, ClBuffer, ClStaging, CompletionQueue> {
  public:
-  explicit OpenClDevice(std::shared_ptr<Session> session);
-  ~OpenClDevice() override;
+  explicit OpenClDevice(std::shared_ptr<const Session> session);
 
-  const DeviceInfo& info() const noexcept override { return session_->info; }
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override;
-  ImportResult import_range(std::span<const std::byte> range) override;
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override;
+  // clFinish (its error is the device's), then every upload's completion.
   void finish() override;
 
   // The context and queue, for applications that run kernels on what lwload loaded.
@@ -30,12 +29,9 @@ class OpenClDevice final : public Device {
   const cl::CommandQueue& queue() const noexcept { return session_->queue; }
   const cl::Device& cl_device() const noexcept { return session_->device; }
 
- private:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override;
-
-  std::shared_ptr<const Session> session_;
-  CompletionQueue completions_;  // last: drained before the session goes
+ protected:
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override;
 };
 
 }  // namespace lwload::opencl

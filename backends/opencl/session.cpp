@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/opencl/cl_error.hpp"
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 
 namespace lwload::opencl {
 

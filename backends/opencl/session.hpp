@@ -6,6 +6,7 @@
 #include "backends/opencl/layer.hpp"
 
 #include <memory>
+#include <string>
 
 #include "backends/opencl/cl_headers.hpp"
 #include "backends/opencl/discovery.hpp"
@@ -30,6 +31,9 @@ struct Session {
   ImportMemoryArmFn import_memory_arm = nullptr;
   // Device memory allocated through this device (not imports), against CL_DEVICE_GLOBAL_MEM_SIZE.
   std::shared_ptr<MemoryAccount> account;
+
+  // How errors name the device ("opencl:0").
+  std::string label() const { return info.id(); }
 };
 
 // Creates the context and queue for `found` and applies `overrides`. Throws Error(device).

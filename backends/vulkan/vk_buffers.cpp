@@ -3,7 +3,6 @@
 
 #include <cstring>
 
-#include "io/fault_guard.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::vk {
@@ -109,11 +108,9 @@ std::span<std::byte> VkBufferMemory::begin_host_write() {
   return host_write_span(kind_ == Kind::host_visible, mapped_, size_);
 }
 
-void VkBufferMemory::copy_out(std::uint64_t offset, std::span<std::byte> dst) {
+void VkBufferMemory::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
   if (mapped_) {
-    if (!io::copy_guarded(dst.data(), mapped_ + offset, dst.size()))
-      fail(ErrorCode::io, session_->label(), ": imported file pages could not be read: the file is shorter "
-           "than when it was mapped");
+    read_file_pages(dst, mapped_ + offset, offset, session_->label());
     return;
   }
   // Device-local: copy through a temporary host-visible buffer.

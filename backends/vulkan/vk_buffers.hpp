@@ -25,11 +25,13 @@ class VkBufferMemory final : public SessionBuffer<Session> {
   NativeHandle native() const noexcept override { return {NativeType::vk_buffer, reinterpret_cast<void*>(buffer_)}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override;
 
   VkBuffer buffer() const noexcept { return buffer_; }
   VkDeviceMemory memory() const noexcept { return memory_; }
   std::byte* mapped() const noexcept { return mapped_; }
+
+ protected:
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
 
  private:
   enum class Kind { imported, host_visible, device_local };

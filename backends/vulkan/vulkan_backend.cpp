@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "backends/builtin.hpp"
+#include "lwload/backend_impl.hpp"
 #include "backends/device_list.hpp"
 #include "core/align.hpp"
 #include "backends/completion_queue.hpp"
@@ -110,8 +111,8 @@ class VulkanDevice final : public SessionDevice<Session, VkBufferMemory, VkStagi
   using SessionDevice::SessionDevice;
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     auto& source = own<VkStaging>(staging, "upload between buffers");
     auto& target = own<VkBufferMemory>(dst, "upload between buffers");
     const auto submission = session_->submit([&](VkCommandBuffer commands) {
@@ -133,7 +134,7 @@ class VulkanDevice final : public SessionDevice<Session, VkBufferMemory, VkStagi
   }
 };
 
-class VulkanBackend final : public Backend {
+class VulkanBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "vulkan"; }
 

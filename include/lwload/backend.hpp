@@ -1,6 +1,9 @@
-// The backend interface: what a device API must implement for lwload to load weights into it.
-// Backends only allocate, import and transfer; which of those a tensor gets is the planner's call.
-// Applications may register their own backend (the role ONNX Runtime gives external data loaders).
+// The backend interface as its users see it: the devices, buffers and entry points the loader and
+// applications call. What a backend implementer writes — the do_* hooks behind these entry points,
+// and the helpers only implementations use — is in lwload/backend_impl.hpp (ggml's split of
+// ggml-backend.h and ggml-backend-impl.h). Backends only allocate, import and transfer; which of
+// those a tensor gets is the planner's call. Applications may register their own backend (the
+// role ONNX Runtime gives external data loaders).
 //
 // Threading: a Device is driven by one loader at a time. TransferDone callbacks may run on any
 // thread (a driver's callback thread, or synchronously inside upload()).
@@ -33,11 +36,6 @@ enum class NativeType : std::uint8_t {
   cu_deviceptr,  // a CUDA CUdeviceptr (lwload/cuda.hpp)
 };
 LWLOAD_API std::string_view native_type_name(NativeType type) noexcept;  // "none", "host_ptr", "cl_mem", ...
-// The handle type of a backend outside lwload (one an application registers with
-// BackendRegistry::add): a new NativeType, spelled `name` by native_type_name and the C API.
-// The same name gives the same value; a built-in name gives the built-in type. Thread-safe;
-// Error(usage) for an empty name or past 255 types in all.
-LWLOAD_API NativeType register_native_type(std::string_view name);
 
 // A backend's own handle for a buffer.
 struct NativeHandle {
@@ -50,7 +48,12 @@ enum class MemoryPlace {
   host_visible,  // the host writes it directly (direct placement on unified memory)
 };
 
+class DeviceBufferImpl;  // lwload/backend_impl.hpp
+class DeviceImpl;
+class BackendImpl;
+
 // Device memory lwload allocated or imported. Destroying it releases the memory (or the import).
+// Implemented by deriving from DeviceBufferImpl (lwload/backend_impl.hpp), never from this.
 class LWLOAD_API DeviceBuffer {
  public:
   virtual ~DeviceBuffer() = default;
@@ -59,29 +62,24 @@ class LWLOAD_API DeviceBuffer {
   // How the memory came to be, recorded per region by `lwload plan/load`: "allocated",
   // "host_visible", "mapped_file", "use_host_ptr", "arm_import", "svm", "ze_import", ...
   virtual std::string_view mechanism() const noexcept = 0;
-  // host_visible buffers: the bytes the loader reads the file into, valid until end_host_write().
+  // host_visible buffers: the bytes the loader reads the file into, valid until end_host_write();
+  // empty for every other kind.
   virtual std::span<std::byte> begin_host_write() { return {}; }
   virtual void end_host_write() {}
   // Copies bytes [offset, offset + dst.size()) back to the host (lwload load --verify). Blocking.
-  // Error(usage) for a range outside the buffer, checked here once for every backend.
+  // Error(usage) naming offset, size and buffer size for a range outside the buffer, checked here
+  // once for every backend.
   void read_back(std::uint64_t offset, std::span<std::byte> dst);
   // A buffer addressing [offset, offset+size) of this one (an OpenCL sub-buffer), or nullptr when
   // the backend has no such views or `offset` misses DeviceCaps::sub_buffer_alignment. The view
-  // must not outlive this buffer.
-  virtual std::unique_ptr<DeviceBuffer> view(std::uint64_t /*offset*/, std::uint64_t /*size*/) {
-    return nullptr;
-  }
+  // must not outlive this buffer. Error(usage) for a range outside the buffer, checked here once
+  // for every backend, the same as read_back().
+  std::unique_ptr<DeviceBuffer> view(std::uint64_t offset, std::uint64_t size);
 
- protected:
-  // read_back's copy, for a non-empty range inside the buffer. Bytes that are file pages (imports)
-  // are copied with io::copy_guarded, so a file truncated since is Error(io), never a SIGBUS.
-  virtual void copy_out(std::uint64_t offset, std::span<std::byte> dst) = 0;
+ private:
+  friend class DeviceBufferImpl;  // the only class that derives from this one
+  DeviceBuffer() = default;
 };
-
-// memcpy(dst, src, n) for a backend outside lwload whose buffers are imported file pages: the
-// kernel does the reading, so a page lost since the mapping was made (the file was truncated) is
-// `false`, never a SIGBUS (lwload installs no signal handler). copy_out of such buffers uses it.
-LWLOAD_API bool copy_file_pages(void* dst, const void* src, std::size_t n) noexcept;
 
 // Pinned host memory the loader reads file bytes into before upload().
 class LWLOAD_API StagingBuffer {
@@ -102,6 +100,7 @@ struct ImportResult {
   static ImportResult decline(std::string why) { return {nullptr, std::move(why)}; }
 };
 
+// One opened device. Implemented by deriving from DeviceImpl (lwload/backend_impl.hpp).
 class LWLOAD_API Device {
  public:
   virtual ~Device() = default;
@@ -135,23 +134,13 @@ class LWLOAD_API Device {
   // Blocks until every upload started so far has completed.
   virtual void finish() = 0;
 
- protected:
-  // allocate() and import_host() after their checks: at most DeviceCaps::max_alloc bytes; an
-  // import only on a unified-memory device with import_host_ptr, non-empty, aligned to
-  // import_alignment and a multiple of size_multiple.
-  virtual std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) = 0;
-  virtual std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) = 0;
-  virtual ImportResult import_range(std::span<const std::byte> /*range*/) {
-    return ImportResult::decline("the device cannot import host memory");
-  }
-
-  // upload() after its range checks: both ranges lie inside their buffers. A failure is reported
-  // by throwing (the transfer never started) or through `done`; upload() delivers a throw to
-  // `done` and never lets `done` run twice.
-  virtual void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
-                            std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
+ private:
+  friend class DeviceImpl;  // the only class that derives from this one
+  Device() = default;
 };
 
+// Implemented by deriving from BackendImpl (lwload/backend_impl.hpp), which records the backend
+// interface version the backend was built against; BackendRegistry::add checks it.
 class LWLOAD_API Backend {
  public:
   virtual ~Backend() = default;
@@ -162,6 +151,13 @@ class LWLOAD_API Backend {
   // or when the backend does not say.
   virtual std::string absent_reason() const { return {}; }
   virtual std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) = 0;
+  // LWLOAD_BACKEND_INTERFACE_VERSION of the lwload/backend_impl.hpp this backend was built against.
+  std::uint32_t interface_version() const noexcept { return interface_version_; }
+
+ private:
+  friend class BackendImpl;  // the only class that derives from this one
+  explicit Backend(std::uint32_t interface_version) : interface_version_(interface_version) {}
+  std::uint32_t interface_version_;
 };
 
 // The one singleton: built-in backends (host, null, and opencl / level_zero when built) are
@@ -171,7 +167,9 @@ class LWLOAD_API BackendRegistry {
   // Defined beside the built-in backends (backends/builtin.cpp), which it starts with, so the core
   // library never includes a backend.
   static BackendRegistry& instance();
-  void add(std::shared_ptr<Backend> backend);  // replaces a backend of the same name
+  // Replaces a backend of the same name. Error(usage) for a backend built against another
+  // LWLOAD_BACKEND_INTERFACE_VERSION than this lwload's.
+  void add(std::shared_ptr<Backend> backend);
   std::shared_ptr<Backend> find(std::string_view name) const;
   std::vector<std::shared_ptr<Backend>> backends() const;
 
@@ -187,8 +185,5 @@ LWLOAD_API std::vector<DeviceInfo> list_devices();
 // Opens "BACKEND[:INDEX]" or "auto" (the best device present: a unified-memory GPU/NPU that can
 // import, then any GPU/NPU, then host). Throws Error(usage) for an unknown backend or index.
 LWLOAD_API std::unique_ptr<Device> open_device(std::string_view spec, const DeviceOverrides& overrides = {});
-
-// DeviceInfo with the overrides applied (backends call this from open()).
-LWLOAD_API DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides);
 
 }  // namespace lwload

@@ -70,12 +70,11 @@ class LWLOAD_API RandomAccessFile {
   // callers then fall back to read_at.
   virtual int native_handle() const noexcept = 0;
   // A read-only view of [offset, offset + length), or nullptr when this file cannot be mapped
-  // (the caller then reads instead). Throws Error(bad_input) for a range past the end of the file,
-  // Error(io) when mapping fails.
-  virtual std::shared_ptr<const FileMapping> map(std::uint64_t /*offset*/, std::uint64_t /*length*/,
-                                                 MapAccess /*access*/ = MapAccess::normal) const {
-    return nullptr;
-  }
+  // (the caller then reads instead). Throws Error(bad_input) naming the file, the range and size()
+  // for a range past the end of the file (checked here, once for every file), Error(io) when
+  // mapping fails.
+  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length,
+                                         MapAccess access = MapAccess::normal) const;
   // Device, inode, size, modification and status change times (test doubles: the size alone).
   virtual FileIdentity identity() const { return FileIdentity{0, 0, size(), 0, 0, 0}; }
   // This very file opened again with other flags (O_DIRECT), never by its path (which may name
@@ -86,6 +85,14 @@ class LWLOAD_API RandomAccessFile {
   // Reads exactly dst.size() bytes or throws Error(bad_input) naming the file, offset and what
   // was being read (`what`), e.g. "tensor 'w' data".
   void read_exact(std::uint64_t offset, std::span<std::byte> dst, std::string_view what) const;
+
+ protected:
+  // map() after its check: [offset, offset + length) lies inside size(). Optional: nullptr (the
+  // default) when the file cannot be mapped.
+  virtual std::shared_ptr<const FileMapping> do_map(std::uint64_t /*offset*/, std::uint64_t /*length*/,
+                                                    MapAccess /*access*/) const {
+    return nullptr;
+  }
 };
 
 class LWLOAD_API FileSystem {

@@ -1,5 +1,5 @@
-// The backend registry and device selection ("BACKEND[:INDEX]" / "auto").
-#include <atomic>
+// The backend registry and device selection ("BACKEND[:INDEX]" / "auto"). Device and DeviceBuffer
+// methods are in device.cpp.
 #include <type_traits>
 #include <string>
 #include <mutex>
@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
@@ -72,9 +73,25 @@ NativeType register_native_type(std::string_view name) {
   return static_cast<NativeType>(types.names.size() - 1);
 }
 
-BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {}
+namespace {
+
+// Registration's one check: the hooks lwload calls are those the backend was built with.
+void check_interface_version(const Backend& backend) {
+  if (backend.interface_version() != LWLOAD_BACKEND_INTERFACE_VERSION)
+    fail(ErrorCode::usage, "backend '", backend.name(), "' was built against backend interface version ",
+         backend.interface_version(), "; this lwload implements version ", LWLOAD_BACKEND_INTERFACE_VERSION,
+         " (rebuild it against this lwload's lwload/backend_impl.hpp)");
+}
+
+}  // namespace
+
+BackendRegistry::BackendRegistry(std::vector<std::shared_ptr<Backend>> builtin) : backends_(std::move(builtin)) {
+  for (const auto& backend : backends_) check_interface_version(*backend);
+}
 
 void BackendRegistry::add(std::shared_ptr<Backend> backend) {
+  if (!backend) fail(ErrorCode::usage, "BackendRegistry::add: no backend");
+  check_interface_version(*backend);
   const std::lock_guard lock(mutex_);
   std::erase_if(backends_, [&](const auto& b) { return b->name() == backend->name(); });
   backends_.push_back(std::move(backend));
@@ -99,94 +116,6 @@ std::vector<DeviceInfo> list_devices() {
     all.insert(all.end(), devices.begin(), devices.end());
   }
   return all;
-}
-
-namespace {
-
-// The one max_alloc rule every backend's allocations and imports obey.
-void check_max_alloc(const DeviceInfo& info, std::uint64_t bytes, std::string_view what) {
-  if (bytes > info.caps.max_alloc)
-    fail(ErrorCode::out_of_memory, info.id(), ": ", what, " of ", bytes,
-         " bytes is larger than the device's max allocation of ", info.caps.max_alloc, " bytes");
-}
-
-}  // namespace
-
-std::unique_ptr<DeviceBuffer> Device::allocate(std::uint64_t bytes, MemoryPlace place) {
-  check_max_alloc(info(), bytes, place == MemoryPlace::host_visible ? "host-visible allocation" : "allocation");
-  return allocate_memory(bytes, place);
-}
-
-std::unique_ptr<StagingBuffer> Device::allocate_staging(std::uint64_t bytes) {
-  check_max_alloc(info(), bytes, "staging slot");
-  return allocate_staging_memory(bytes);
-}
-
-ImportResult Device::import_host(std::span<const std::byte> range) {
-  if (range.empty()) fail(ErrorCode::usage, info().id(), ": cannot import an empty host range");
-  check_max_alloc(info(), range.size(), "import");
-  // The caps the planner shaped regions by, held here once: drivers do not all check them (lavapipe
-  // takes misaligned pointers), and a range that misses them is declined, so the tensors load direct.
-  // Zero-copy is for unified memory only, as the planner has it; backends check nothing of this.
-  const DeviceCaps& caps = info().caps;
-  if (!caps.import_host_ptr || info().memory != MemoryModel::unified)
-    return ImportResult::decline(str(info().id(), " cannot import host memory (",
-                                     caps.import_host_ptr ? "discrete memory" : "no host-pointer import", ")"));
-  const auto address = reinterpret_cast<std::uintptr_t>(range.data());
-  if (caps.import_alignment > 1 && address % caps.import_alignment != 0)
-    return ImportResult::decline(str("host range at 0x", std::hex, address, std::dec, " (", range.size(),
-                                     " bytes) is not aligned to the import alignment of ", caps.import_alignment, " bytes"));
-  if (caps.size_multiple > 1 && range.size() % caps.size_multiple != 0)
-    return ImportResult::decline(str("import size ", range.size(), " is not a multiple of ", caps.size_multiple));
-  return import_range(range);
-}
-
-void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) noexcept {
-  // `done` at most once, whichever way the backend reports: its own call, or a throw caught here.
-  struct Once {
-    TransferDone done;
-    std::atomic<bool> fired{false};
-    void operator()(std::exception_ptr error) {
-      if (!fired.exchange(true)) done(std::move(error));
-    }
-  };
-  const auto once = std::make_shared<Once>();
-  once->done = std::move(done);
-  try {
-    const std::uint64_t source = staging.bytes().size();
-    if (src_offset > source || bytes > source - src_offset)
-      fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at staging offset ", src_offset,
-           " exceeds the ", source, "-byte staging buffer");
-    if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
-      fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
-           dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
-    start_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
-  } catch (...) {
-    (*once)(std::current_exception());
-  }
-}
-
-void DeviceBuffer::read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (offset > size() || dst.size() > size() - offset)
-    fail(ErrorCode::usage, "read-back of ", dst.size(), " bytes at offset ", offset, " is outside a ", size(), "-byte ",
-         mechanism(), " buffer");
-  if (!dst.empty()) copy_out(offset, dst);
-}
-
-DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides) {
-  if (overrides.memory) info.memory = *overrides.memory;
-  if (overrides.max_alloc) info.caps.max_alloc = std::min(info.caps.max_alloc, *overrides.max_alloc);
-  if (overrides.import_host_ptr) info.caps.import_host_ptr = info.caps.import_host_ptr && *overrides.import_host_ptr;
-  // Lowered, never raised: 0 (unknown) takes the override as it is.
-  const auto lower = [](std::uint64_t& reported, const std::optional<std::uint64_t>& to) {
-    if (to) reported = reported == 0 ? *to : std::min(reported, *to);
-  };
-  lower(info.caps.device_memory, overrides.device_memory);
-  lower(info.caps.memory_available, overrides.memory_available);
-  lower(info.caps.import_limit, overrides.import_limit);
-  if (overrides.import_pins) info.caps.import_pins = *overrides.import_pins;
-  return info;
 }
 
 namespace {

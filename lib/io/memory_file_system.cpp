@@ -4,26 +4,13 @@
 #include <cstring>
 #include <limits>
 
+#include "io/memory_mapping.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload {
 namespace {
 
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
-
-// In-memory bytes need no mapping: a "mapping" borrows them (and keeps them alive).
-class MemoryMapping final : public FileMapping {
- public:
-  MemoryMapping(std::shared_ptr<const std::vector<std::byte>> owner, std::span<const std::byte> bytes)
-      : owner_(std::move(owner)), bytes_(bytes) {}
-  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
-  void make_resident(std::uint64_t, std::uint64_t) const override {}
-  std::uint64_t resident_bytes() const override { return bytes_.size(); }
-
- private:
-  std::shared_ptr<const std::vector<std::byte>> owner_;
-  std::span<const std::byte> bytes_;
-};
 
 class MemoryFile final : public RandomAccessFile {
  public:
@@ -35,12 +22,10 @@ class MemoryFile final : public RandomAccessFile {
   std::uint64_t size() const override { return bytes_->size(); }
   int native_handle() const noexcept override { return -1; }
 
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
-    if (offset > bytes_->size() || length > bytes_->size() - offset)
-      fail(ErrorCode::bad_input, path_.string(), ": mapping [", offset, ", +", length,
-           ") extends past the end of the file (", bytes_->size(), " bytes)");
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
     if (failing()) return nullptr;  // a failing "disk" is read, so the failure shows
-    return std::make_shared<MemoryMapping>(bytes_, std::span(*bytes_).subspan(offset, length));
+    // In-memory bytes need no mapping: the mapping borrows them and keeps them alive.
+    return std::make_shared<io::MemoryMapping>(std::span(*bytes_).subspan(offset, length), bytes_);
   }
 
   std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {

@@ -24,10 +24,6 @@ std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std:
                                                 std::uint64_t length, MapAccess access) {
   const int fd = file.native_handle();
   if (fd < 0) fail(ErrorCode::io, file.path().string(), ": cannot be mapped (no file descriptor)");
-  const std::uint64_t size = file.size();
-  if (offset > size || length > size - offset)
-    fail(ErrorCode::bad_input, file.path().string(), ": mapping [", offset, ", +", length,
-         ") extends past the end of the file (", size, " bytes)");
   const std::uint64_t start = align_down(offset, page_size());
   // A 32-bit process cannot map more than its address space: refused here, never truncated.
   if (offset - start + length > std::numeric_limits<std::size_t>::max())

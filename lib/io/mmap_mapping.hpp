@@ -20,8 +20,8 @@ namespace lwload {
 
 class MmapMapping final : public FileMapping {
  public:
-  // Throws Error(io) when the file has no descriptor or mmap fails, Error(bad_input) when the
-  // range lies past the end of the file.
+  // Throws Error(io) when the file has no descriptor or mmap fails. The range must lie inside the
+  // file: RandomAccessFile::map(), which calls this, checks it.
   static std::shared_ptr<MmapMapping> map(const RandomAccessFile& file, std::uint64_t offset,
                                            std::uint64_t length, MapAccess access = MapAccess::normal);
   ~MmapMapping() override;

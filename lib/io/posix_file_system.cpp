@@ -21,6 +21,15 @@
 
 namespace lwload {
 
+std::shared_ptr<const FileMapping> RandomAccessFile::map(std::uint64_t offset, std::uint64_t length,
+                                                         MapAccess access) const {
+  const std::uint64_t size = this->size();
+  if (offset > size || length > size - offset)
+    fail(ErrorCode::bad_input, path().string(), ": mapping [", offset, ", +", length,
+         ") extends past the end of the file (", size, " bytes)");
+  return do_map(offset, length, access);
+}
+
 void RandomAccessFile::read_exact(std::uint64_t offset, std::span<std::byte> dst,
                                   std::string_view what) const {
   std::size_t done = 0;
@@ -62,7 +71,7 @@ class PosixFile final : public RandomAccessFile {
 
   int native_handle() const noexcept override { return fd_; }
 
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
     return MmapMapping::map(*this, offset, length, access);
   }
 

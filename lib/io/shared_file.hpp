@@ -19,11 +19,13 @@ class SharedFile final : public RandomAccessFile {
     return file_->read_at(offset, dst);
   }
   int native_handle() const noexcept override { return file_->native_handle(); }
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
-    return file_->map(offset, length, access);
-  }
   FileIdentity identity() const override { return file_->identity(); }
   std::unique_ptr<RandomAccessFile> reopen(FileOpenFlags flags) const override { return file_->reopen(flags); }
+
+ protected:
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+    return file_->map(offset, length, access);
+  }
 
  private:
   std::shared_ptr<const RandomAccessFile> file_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "io/memory_mapping.hpp"
 #include "io/shared_file.hpp"
 #include "lwload/error.hpp"
 
@@ -23,10 +24,7 @@ class WindowFile final : public RandomAccessFile {
   }
   // No descriptor: the engines would read it at the window's offsets. Reads go through read_at.
   int native_handle() const noexcept override { return -1; }
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
-    if (offset > length_ || length > length_ - offset)
-      fail(ErrorCode::bad_input, label_.string(), ": mapping [", offset, ", +", length, ") extends past its ", length_,
-           " bytes");
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
     return file_->map(offset_ + offset, length, access);
   }
   FileIdentity identity() const override {
@@ -46,17 +44,6 @@ class WindowFile final : public RandomAccessFile {
   std::filesystem::path label_;
 };
 
-class BorrowedMapping final : public FileMapping {
- public:
-  explicit BorrowedMapping(std::span<const std::byte> bytes) : bytes_(bytes) {}
-  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
-  void make_resident(std::uint64_t, std::uint64_t) const override {}
-  std::uint64_t resident_bytes() const override { return bytes_.size(); }
-
- private:
-  std::span<const std::byte> bytes_;
-};
-
 class BorrowedFile final : public RandomAccessFile {
  public:
   BorrowedFile(std::span<const std::byte> bytes, std::filesystem::path label) : bytes_(bytes), label_(std::move(label)) {}
@@ -69,11 +56,8 @@ class BorrowedFile final : public RandomAccessFile {
     return n;
   }
   int native_handle() const noexcept override { return -1; }
-  std::shared_ptr<const FileMapping> map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
-    if (offset > bytes_.size() || length > bytes_.size() - offset)
-      fail(ErrorCode::bad_input, label_.string(), ": mapping [", offset, ", +", length, ") extends past its ",
-           bytes_.size(), " bytes");
-    return std::make_shared<BorrowedMapping>(bytes_.subspan(offset, length));
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess) const override {
+    return std::make_shared<MemoryMapping>(bytes_.subspan(offset, length));
   }
 
  private:

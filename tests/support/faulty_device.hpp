@@ -7,7 +7,7 @@
 #include <atomic>
 #include <memory>
 
-#include "lwload/backend.hpp"
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::test {
@@ -22,7 +22,7 @@ struct Counters {
   int uploads = 0;
 };
 
-class CountedBuffer final : public DeviceBuffer {
+class CountedBuffer final : public DeviceBufferImpl {
  public:
   CountedBuffer(std::unique_ptr<DeviceBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
     ++counters_.live_buffers;
@@ -36,7 +36,7 @@ class CountedBuffer final : public DeviceBuffer {
   DeviceBuffer& inner() { return *inner_; }
 
  protected:
-  void copy_out(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override { inner_->read_back(offset, dst); }
 
  private:
   std::unique_ptr<DeviceBuffer> inner_;
@@ -67,24 +67,24 @@ class CountedStaging final : public StagingBuffer {
 };
 
 // Wraps a real device; fails the Nth allocation or upload, or the staging allocation, on request.
-class FaultyDevice final : public Device {
+class FaultyDevice final : public DeviceImpl {
  public:
   explicit FaultyDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)), info_(inner_->info()) {}
   const DeviceInfo& info() const noexcept override { return info_; }
   DeviceInfo& mutable_info() { return info_; }
 
-  std::unique_ptr<DeviceBuffer> allocate_memory(std::uint64_t bytes, MemoryPlace place) override {
+  std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
     if (++counters.allocations == fail_allocation)
       fail(ErrorCode::out_of_memory, "test device: allocation ", counters.allocations, " of ", bytes, " bytes refused");
     return std::make_unique<CountedBuffer>(inner_->allocate(bytes, place), counters);
   }
-  ImportResult import_range(std::span<const std::byte> range) override {
+  ImportResult do_import_host(std::span<const std::byte> range) override {
     if (decline_import) return ImportResult::decline("test device declines every import");
     auto result = inner_->import_host(range);
     if (result.buffer) result.buffer = std::make_unique<CountedBuffer>(std::move(result.buffer), counters);
     return result;
   }
-  std::unique_ptr<StagingBuffer> allocate_staging_memory(std::uint64_t bytes) override {
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
     if (fail_staging) fail(ErrorCode::out_of_memory, "test device: no staging memory");
     return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), bytes, counters);
   }
@@ -97,8 +97,8 @@ class FaultyDevice final : public Device {
   bool decline_import = false;
 
  protected:
-  void start_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
-                    std::uint64_t bytes, TransferDone done) override {
+  void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                 std::uint64_t bytes, TransferDone done) override {
     if (++counters.uploads == fail_upload) {
       done(std::make_exception_ptr(Error(ErrorCode::device, "test device: transfer failed")));
       return;
