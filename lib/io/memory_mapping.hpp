@@ -4,6 +4,8 @@
 // every byte is resident.
 #pragma once
 
+#include "io/layer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
