@@ -565,6 +565,22 @@ TEST_CASE("a mechanism refused at load is re-planned: the executed plan says wha
   check_host_contents(w);
   CHECK(verify(w).tensors == 4);
 
+  // Staging slots the device did not align to a page: O_DIRECT refused for them, re-planned buffered.
+  {
+    TempDir on_disk;
+    const Manifest disk = write_synth(on_disk / "d.safetensors", spec("safetensors", 4 << 20, 4, 4096));
+    test::FaultyDevice misaligned(open_device("host"));
+    misaligned.misalign_staging = true;
+    LoadOptions staged = options;
+    const Weights s = load(disk, misaligned, staged);
+    CAPTURE(s.plan().direct_io_reason);
+    CHECK_FALSE(s.plan().direct_io);
+    CHECK(s.plan().direct_io_reason.find("buffered: O_DIRECT refused at load") == 0);
+    CHECK(s.plan().direct_io_reason.find("not page-aligned") != std::string::npos);
+    CHECK(s.io().direct_io_bytes == 0);
+    check_host_contents(s);
+  }
+
   // io_uring asked for, and usable by this kernel, but not for a file without a descriptor.
   options.plan.io = IoEngine::io_uring;
   options.plan.direct_io = false;
