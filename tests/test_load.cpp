@@ -547,6 +547,15 @@ TEST_CASE("a mechanism refused at load is re-planned: the executed plan says wha
   for (const auto& queue : planned.schedule.queues)
     for (const Read& read : queue) longest_planned = std::max(longest_planned, read.length);
   CHECK(longest_planned == planned.slot_bytes - 2 * 4096);  // O_DIRECT slack at each end
+  // The extents O_DIRECT reads are decided in the plan: whole blocks holding the wanted bytes.
+  for (const auto& queue : planned.schedule.queues)
+    for (const Read& read : queue) {
+      CHECK(read.extent_offset % 4096 == 0);
+      CHECK(read.extent_length % 4096 == 0);
+      CHECK(read.extent_offset <= read.offset);
+      CHECK(read.offset + read.length <= read.extent_offset + read.extent_length);
+      CHECK(read.extent_length <= planned.slot_bytes);
+    }
 
   const Weights w = load(m, *device, options);
   const Plan& ran = w.plan();
@@ -560,6 +569,11 @@ TEST_CASE("a mechanism refused at load is re-planned: the executed plan says wha
   for (const auto& queue : ran.schedule.queues)
     for (const Read& read : queue) longest = std::max(longest, read.length);
   CHECK(longest == ran.slot_bytes);
+  for (const auto& queue : ran.schedule.queues)
+    for (const Read& read : queue) {
+      CHECK(read.extent_offset == read.offset);  // buffered: exactly the wanted bytes
+      CHECK(read.extent_length == read.length);
+    }
   CHECK(w.io().direct_io_bytes == 0);
   CHECK(w.io().buffered_bytes == m.total_bytes());
   check_host_contents(w);

@@ -240,17 +240,19 @@ bool DataPipeline::issue(const Read& read) {
     boost::asio::post(context_, [this, r, slot = *slot] { on_staged_read(*r, slot, 0, nullptr, r->length); });
     return true;
   }
-  std::uint64_t begin = read.offset, end = read.offset + read.length;
-  std::size_t source = read.file;
-  if (direct_io_) {
-    begin = align_down(begin, kDirectIoAlignment);
-    end = align_up(end, kDirectIoAlignment);
-    source += files_.size();  // the O_DIRECT twin
+  // The extent the plan decided (whole blocks with O_DIRECT), from the O_DIRECT twin when so.
+  if (read.extent_offset > read.offset || read.offset - read.extent_offset + read.length > read.extent_length ||
+      read.extent_length > ring_.bytes(*slot).size()) {
+    ring_.release(*slot);
+    fail(ErrorCode::usage, file_path(read.file).string(), ": the schedule's read at ", read.offset, " (", read.length,
+         " bytes) has an extent [", read.extent_offset, ", +", read.extent_length, ") that does not hold it in a slot of ",
+         ring_.bytes(*slot).size(), " bytes");
   }
+  const std::size_t source = read.file + (direct_io_ ? files_.size() : 0);
   ++reads_in_flight_;
   ++state_.stats.reads;
-  const std::uint64_t head = read.offset - begin;
-  reader_->read(source, begin, ring_.bytes(*slot).first(end - begin),
+  const std::uint64_t head = read.offset - read.extent_offset;
+  reader_->read(source, read.extent_offset, ring_.bytes(*slot).first(read.extent_length),
                 [this, r, slot = *slot, head](std::exception_ptr error, std::size_t got) {
                   on_staged_read(*r, slot, head, error, got);
                 });

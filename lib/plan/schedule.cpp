@@ -125,6 +125,14 @@ class ReadQueues {
       }
     }
     for (std::uint32_t f = 0; f < batch_.size(); ++f) close(batch_[f]), close(run_[f]);
+    // The extent each read asks the file for: O_DIRECT reads whole blocks (the one place the
+    // aligned head and tail are worked out); every other read exactly its bytes.
+    for (auto& queue : queues_)
+      for (Read& read : queue) {
+        const bool aligned = plan_.direct_io && read.kind == Read::Kind::staged && !read.decoded;
+        read.extent_offset = aligned ? align_down(read.offset, kDirectIoAlignment) : read.offset;
+        read.extent_length = aligned ? align_up(read.offset + read.length, kDirectIoAlignment) - read.extent_offset : read.length;
+      }
     return std::move(queues_);
   }
 
