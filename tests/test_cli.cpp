@@ -224,9 +224,9 @@ TEST_CASE("load: --verify, --verbose, --lazy, --direct-io, --json switch on and 
   check_switch(load, "--verbose", [](const std::string& out, const std::string&) { return has(out, "reads "); });
   check_switch(load, "--lazy", [](const std::string& out, const std::string&) { return has(out, "(lazy: pages fault in"); });
   check_switch(load, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
-  // O_DIRECT: used, or refused with a note saying why (a file system without it); never silent.
+  // O_DIRECT: used, or refused at load with the reason in the plan (a file system without it); never silent.
   check_switch(load + " --placement staged --json", "--direct-io", [](const std::string& out, const std::string&) {
-    return has(out, "\"direct_io\":true") || !has(out, "\"direct_io_note\":\"\"");
+    return has(out, "\"direct_io\":true") || has(out, "O_DIRECT refused at load");
   });
 }
 

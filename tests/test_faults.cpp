@@ -241,8 +241,8 @@ TEST_CASE("O_DIRECT reads reopen the open file, not its path: a model deleted af
   options.plan.direct_io = true;
   const Weights w = load(m, *device, options);
   // Where the file system refuses O_DIRECT (tmpfs) the note says so; it never says the path is gone.
-  CAPTURE(w.io().direct_io_note);
-  CHECK(w.io().direct_io_note.find("No such file") == std::string::npos);
+  CAPTURE(w.plan().direct_io_reason);
+  CHECK(w.plan().direct_io_reason.find("No such file") == std::string::npos);
   CHECK(verify(w).tensors == 4);
 }
 

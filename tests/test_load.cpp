@@ -374,7 +374,7 @@ TEST_CASE("budgets on the host and null devices: too little free refused with th
   test::check_device_budgets("null");  // staged only: the memory it is told it has
 }
 
-TEST_CASE("a plan handed to load() is checked against the manifest and the device; its schedule is made again") {
+TEST_CASE("a plan handed to load() is derived again from the manifest and the device; its schedule is made again") {
   TempDir dir;
   const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 1 << 20, 16, 0));
   const auto host = open_device("host");
@@ -393,13 +393,13 @@ TEST_CASE("a plan handed to load() is checked against the manifest and the devic
   usage(*host, short_plan, "15 tensors planned, 16 in the manifest");
   Plan moved = plan;
   moved.tensors[3].region_offset += 4;
-  usage(*host, moved, "without a region that holds it");
+  usage(*host, moved, "tensor '" + m.tensors[3].name + "' region_offset is ");
   Plan twice = plan;
   twice.regions.push_back(twice.regions.front());
   usage(*host, twice, "or one another region names");
   Plan declined_with_tensors = plan;
   declined_with_tensors.regions.front().declined = "edited";
-  usage(*host, declined_with_tensors, "does not match the manifest");
+  usage(*host, declined_with_tensors, "is declined (edited) but still holds");
 
   // Regions declined when planning (here, past the device's import budget) are no obstacle.
   DeviceOverrides budget;
@@ -423,6 +423,189 @@ TEST_CASE("a plan handed to load() is checked against the manifest and the devic
   CHECK(w.stats().reads == reads);
   check_host_contents(w);
   CHECK(verify(w).tensors == 16);
+}
+
+TEST_CASE("a plan handed to load(): each stored figure it could derive is derived again; one that differs is refused by name") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 1 << 20, 16, 0));
+  const auto host = open_device("host");
+  const auto refused = [&](const Plan& plan, std::initializer_list<std::string_view> says) {
+    const Error e = test::error_of([&] { (void)load(m, *host, plan); });
+    INFO(e.what());
+    CHECK(e.code() == ErrorCode::usage);
+    for (std::string_view s : says) CHECK(std::string(e.what()).find(s) != std::string::npos);
+  };
+  const Plan plan = make_plan(m, host->info());
+  REQUIRE(plan.imported_regions() >= 1);
+  const std::string first = "first tensor '" + m.tensors[plan.regions[0].tensors.front()].name + "'";
+
+  Plan map_offset = plan;
+  map_offset.regions[0].map_offset += 4096;
+  refused(map_offset, {"region 0", first, "map_offset is "});
+  Plan map_length = plan;
+  map_length.regions[0].map_length += 4096;  // still holds the import: only derivation catches it
+  refused(map_length, {"region 0", first, "map_length is "});
+  Plan shorter = plan;
+  shorter.regions[0].map_length -= 4096;
+  refused(shorter, {"region 0", "map_length is "});
+  Plan used = plan;
+  used.regions[0].used -= 1;
+  refused(used, {"region 0", "used is "});
+  Plan offset = plan;
+  offset.regions[0].offset += 4096;
+  refused(offset, {"region 0", "offset is "});
+  Plan placed = plan;
+  placed.tensors[5].region = no_region;
+  refused(placed, {"tensor '" + m.tensors[5].name + "' zero_copy"});
+  Plan totals = plan;
+  totals.mapped_bytes += 1;
+  refused(totals, {"mapped_bytes is "});
+  Plan pinned = plan;
+  pinned.host.evictable += 4096;
+  refused(pinned, {"host memory evictable is "});
+
+  // The staging ring follows from the staged bytes and the options: a slot count or size that
+  // does not is refused by name.
+  PlanOptions staged_options;
+  staged_options.force = Placement::staged;
+  staged_options.staging_budget = 1 << 20;
+  const Plan staged = make_plan(m, host->info(), staged_options);
+  REQUIRE(staged.staging_slots == 4);
+  Plan slots = staged;
+  slots.staging_slots = 8;
+  refused(slots, {"staging slots (staging_slots) is 8"});
+  Plan slot_bytes = staged;
+  slot_bytes.slot_bytes = 4096;
+  refused(slot_bytes, {"staging slot_bytes is 4096"});
+  Plan budget = staged;
+  budget.staging_budget *= 2;
+  refused(budget, {"staging budget (staging_budget) is "});
+  Plan region_for_staged = staged;
+  region_for_staged.tensors[2].region_offset = 64;
+  refused(region_for_staged, {"tensor '" + m.tensors[2].name + "' region_offset is 64"});
+
+  // Untampered plans from make_plan load, and keep their figures.
+  for (const Plan* good : {&plan, &staged}) {
+    const Weights w = load(m, *host, *good);
+    CHECK(w.plan().regions.size() == good->regions.size());
+    CHECK(w.plan().slot_bytes == good->slot_bytes);
+    CHECK(w.plan().mapped_bytes == good->mapped_bytes);
+    check_host_contents(w);
+  }
+}
+
+TEST_CASE("a plan made when memory was plentiful is refused at load once the machine no longer has room for it") {
+  TempDir dir;
+  const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 4 << 20, 4, 0));
+  DeviceOverrides overrides;
+  overrides.memory = MemoryModel::discrete;  // staged: the ring and nothing mapped
+  const auto device = open_device("host", overrides);
+  MachineMemory plenty;
+  plenty.mem_total = plenty.mem_available = std::uint64_t{64} << 30;
+  PlanOptions options;
+  options.machine = plenty;
+  const Plan plan = make_plan(m, device->info(), options);
+  REQUIRE(plan.host.resident > 0);
+  CHECK(plan.host.verdict.find("fits") == 0);
+
+  // The same machine at load: it loads.
+  LoadOptions at_load;
+  at_load.plan.machine = plenty;
+  CHECK(load(m, *device, plan, at_load).plan().host.verdict.find("fits") == 0);
+
+  // Memory since taken: the plan is refused before anything is read, with the numbers.
+  MachineMemory tight;
+  tight.mem_total = std::uint64_t{64} << 30;
+  tight.mem_available = plan.host.resident - 1;
+  at_load.plan.machine = tight;
+  const Error e = test::error_of([&] { (void)load(m, *device, plan, at_load); });
+  INFO(e.what());
+  CHECK(e.code() == ErrorCode::does_not_fit);
+  CHECK(std::string(e.what()).find(std::to_string(plan.host.resident)) != std::string::npos);
+  CHECK(std::string(e.what()).find("nothing was read") != std::string::npos);
+}
+
+TEST_CASE("a mechanism refused at load is re-planned: the executed plan says what ran, with the reason") {
+  TempDir dir;
+  write_model(dir / "a.safetensors", spec("safetensors", 4 << 20, 4, 4096));
+  // An in-memory file system has no descriptors: it cannot reopen a file for O_DIRECT, and
+  // io_uring cannot read it. Both are refused only when the load sets up its reads.
+  auto fs = std::make_shared<MemoryFileSystem>();
+  fs->add_file("mem/a.safetensors", test::read_file(dir / "a.safetensors"));
+  OpenOptions open;
+  open.file_system = fs;
+  const Manifest m = open_manifest("mem/a.safetensors", open);
+  const auto device = open_device("host");
+
+  LoadOptions options;
+  options.plan.force = Placement::staged;
+  options.plan.direct_io = true;
+  options.plan.staging_budget = 4 * 256 * 1024;
+  const Plan planned = make_plan(m, device->info(), options.plan);
+  REQUIRE(planned.direct_io);  // asked for: the plan cannot know the file system refuses it
+  std::uint64_t longest_planned = 0;
+  for (const auto& queue : planned.schedule.queues)
+    for (const Read& read : queue) longest_planned = std::max(longest_planned, read.length);
+  CHECK(longest_planned == planned.slot_bytes - 2 * 4096);  // O_DIRECT slack at each end
+  // The extents O_DIRECT reads are decided in the plan: whole blocks holding the wanted bytes.
+  for (const auto& queue : planned.schedule.queues)
+    for (const Read& read : queue) {
+      CHECK(read.extent_offset % 4096 == 0);
+      CHECK(read.extent_length % 4096 == 0);
+      CHECK(read.extent_offset <= read.offset);
+      CHECK(read.offset + read.length <= read.extent_offset + read.extent_length);
+      CHECK(read.extent_length <= planned.slot_bytes);
+    }
+
+  const Weights w = load(m, *device, options);
+  const Plan& ran = w.plan();
+  CAPTURE(ran.direct_io_reason);
+  CHECK_FALSE(ran.direct_io);
+  CHECK(ran.direct_io_reason.find("buffered: O_DIRECT refused at load") == 0);
+  CHECK(ran.direct_io_reason.find("cannot reopen it for O_DIRECT") != std::string::npos);
+  CHECK(ran.direct_io_reason.find("asked for") != std::string::npos);  // what was planned, kept
+  // The reads were re-planned buffered: whole slots, no slack.
+  std::uint64_t longest = 0;
+  for (const auto& queue : ran.schedule.queues)
+    for (const Read& read : queue) longest = std::max(longest, read.length);
+  CHECK(longest == ran.slot_bytes);
+  for (const auto& queue : ran.schedule.queues)
+    for (const Read& read : queue) {
+      CHECK(read.extent_offset == read.offset);  // buffered: exactly the wanted bytes
+      CHECK(read.extent_length == read.length);
+    }
+  CHECK(w.io().direct_io_bytes == 0);
+  CHECK(w.io().buffered_bytes == m.total_bytes());
+  check_host_contents(w);
+  CHECK(verify(w).tensors == 4);
+
+  // Staging slots the device did not align to a page: O_DIRECT refused for them, re-planned buffered.
+  {
+    TempDir on_disk;
+    const Manifest disk = write_synth(on_disk / "d.safetensors", spec("safetensors", 4 << 20, 4, 4096));
+    test::FaultyDevice misaligned(open_device("host"));
+    misaligned.misalign_staging = true;
+    LoadOptions staged = options;
+    const Weights s = load(disk, misaligned, staged);
+    CAPTURE(s.plan().direct_io_reason);
+    CHECK_FALSE(s.plan().direct_io);
+    CHECK(s.plan().direct_io_reason.find("buffered: O_DIRECT refused at load") == 0);
+    CHECK(s.plan().direct_io_reason.find("not page-aligned") != std::string::npos);
+    CHECK(s.io().direct_io_bytes == 0);
+    check_host_contents(s);
+  }
+
+  // io_uring asked for, and usable by this kernel, but not for a file without a descriptor.
+  options.plan.io = IoEngine::io_uring;
+  options.plan.direct_io = false;
+  const Plan uring = make_plan(m, device->info(), options.plan);
+  if (!test::available("io_uring", uring.schedule.engine == IoEngine::io_uring, uring.schedule.engine_reason)) return;
+  const Weights u = load(m, *device, options);
+  CAPTURE(u.plan().schedule.engine_reason);
+  CHECK(u.plan().schedule.engine == IoEngine::pread);
+  CHECK(u.plan().schedule.engine_reason.find("io_uring not used: refused at load") == 0);
+  CHECK(u.plan().direct_io_reason == uring.direct_io_reason);  // buffered as planned: nothing re-planned there
+  check_host_contents(u);
 }
 
 TEST_CASE("null: staged, host memory limited to the ring, not verifiable") {
@@ -629,11 +812,14 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
       options.plan.direct_io = direct_io;
       options.plan.staging_budget = 4 * 256 * 1024;
       const Weights w = load(m, *device, options);
-      if (engine != IoEngine::io_uring) CHECK(w.io().engine == IoEngine::pread);  // auto: the pread pool
-      if (engine == IoEngine::auto_) CHECK(w.io().engine_note.find("auto") != std::string::npos);
-      if (engine == IoEngine::io_uring && w.io().engine != engine) CHECK(w.io().engine_note.find("io_uring not used") != std::string::npos);
-      if (direct_io && !w.io().direct_io) CHECK(w.io().direct_io_note.find("O_DIRECT") != std::string::npos);
-      if (w.io().direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
+      const Plan& ran = w.plan();  // what ran: a mechanism refused at load is re-planned, with the reason
+      if (engine != IoEngine::io_uring) CHECK(ran.schedule.engine == IoEngine::pread);  // auto: the pread pool
+      if (engine == IoEngine::auto_) CHECK(ran.schedule.engine_reason.find("auto") != std::string::npos);
+      if (engine == IoEngine::io_uring && ran.schedule.engine != engine) CHECK(ran.schedule.engine_reason.find("io_uring not used") != std::string::npos);
+      if (direct_io && !ran.direct_io) CHECK(ran.direct_io_reason.find("O_DIRECT") != std::string::npos);
+      if (ran.direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
+      CHECK(w.io().direct_io_bytes + w.io().buffered_bytes == w.stats().bytes_read);
+      CHECK((w.io().direct_io_bytes > 0) == ran.direct_io);
       check_host_contents(w);
       CHECK(verify(w).tensors == 7);
     }
@@ -657,7 +843,7 @@ TEST_CASE("in-memory file system: its files map by borrowing their bytes; reads 
   options.plan.force = Placement::direct;
   const Weights direct = load(m, *device, options);
   CHECK(direct.plan().count(Placement::direct) == 4);
-  CHECK(direct.io().engine == IoEngine::pread);
+  CHECK(direct.plan().schedule.engine == IoEngine::pread);
   check_host_contents(direct);
 }
 

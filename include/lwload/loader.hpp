@@ -76,7 +76,9 @@ struct TensorHandle {
 };
 
 struct LoadOptions {
-  PlanOptions plan;                          // used when load() makes the plan itself
+  // Used when load() makes the plan itself. With a plan handed in, only `plan.machine` is read:
+  // when set, the machine the plan's fit is checked against instead of machine_memory() now.
+  PlanOptions plan;
   // zero_copy tensors are reported ready once their pages are resident (read from the file and
   // mapped), so first use does not fault; lazy = ready as soon as the import exists, pages fault
   // in on first use.
@@ -103,12 +105,12 @@ struct LoadStats {
   std::size_t uploads = 0;
 };
 
-// How file bytes were read, and why where it differs from what was asked.
+// How many file bytes were read which way: measurements only. What was decided — the engine,
+// O_DIRECT or buffered, and why, including a mechanism refused at load — is in Weights::plan()
+// (Plan::schedule.engine / engine_reason, Plan::direct_io / direct_io_reason).
 struct IoReport {
-  IoEngine engine = IoEngine::pread;  // io_uring or pread, as used
-  std::string engine_note;            // which engine and why ("auto: the pread pool ...")
-  bool direct_io = false;             // O_DIRECT was actually used
-  std::string direct_io_note;         // why O_DIRECT was not used, when it was asked for
+  std::uint64_t direct_io_bytes = 0;  // read with O_DIRECT (staged reads, aligned slack included)
+  std::uint64_t buffered_bytes = 0;   // read through the page cache (direct, runs, staged, encoded)
 };
 
 // The loaded model. Owns the device buffers, the imported regions and the file mappings behind
@@ -127,7 +129,10 @@ class LWLOAD_API Weights {
   // One per manifest tensor, at its index; skipped ones (not selected, empty, STRING) have no buffer.
   std::span<const TensorHandle> tensors() const noexcept;
   const Manifest& manifest() const noexcept;
-  // The plan as executed: a zero_copy region the device declined became direct, with the reason.
+  // The plan as executed, the record of what ran: a zero_copy region the device declined became
+  // direct, and a mechanism refused when the reads were set up (O_DIRECT by the file system or
+  // the device's staging slots, io_uring by the kernel) was re-planned away — each by the planner,
+  // with the reason (TensorPlan::reason, Plan::direct_io_reason, Schedule::engine_reason).
   const Plan& plan() const noexcept;
   const DeviceInfo& device() const noexcept;
   const IoReport& io() const noexcept;
@@ -150,7 +155,13 @@ class LWLOAD_API Weights {
 // is most of the loader's own memory.
 LWLOAD_API Weights load(const Manifest& manifest, Device& device, const LoadOptions& options = {});
 LWLOAD_API Weights load(Manifest&& manifest, Device& device, const LoadOptions& options = {});
-// Loads with a plan made earlier by make_plan for this manifest and this device.
+// Loads with a plan made earlier by make_plan for this manifest and this device. The plan's choices
+// (placements, regions' tensors, options) are kept; every figure that follows from them (region
+// geometry, tensor offsets in regions, the staging ring, byte totals, host-memory figures) is
+// derived again, and one that differs is refused with Error(usage) naming the field and the
+// region or tensor. Its fit is checked again — the device as make_plan checks it, the host memory
+// against the machine now (options.plan.machine when set) — and a plan that no longer fits is
+// refused with Error(does_not_fit) before anything is opened. The schedule is made again.
 LWLOAD_API Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options = {});
 LWLOAD_API Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options = {});
 

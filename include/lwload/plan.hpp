@@ -153,6 +153,12 @@ struct Read {
   std::uint64_t offset = 0;      // first wanted byte
   std::uint64_t length = 0;      // wanted bytes from `offset`, gaps between segments included
   std::vector<ReadSegment> segments;
+  // What the reader asks the file for, decided with the read (the loader works out nothing):
+  // [offset, +length) itself, except a staged read with O_DIRECT (Plan::direct_io), widened to
+  // whole blocks (4096) at both ends — the wanted bytes then start `offset - extent_offset` into
+  // the slot, which holds the extent (staged reads leave a block of slack at each end).
+  std::uint64_t extent_offset = 0;
+  std::uint64_t extent_length = 0;
 };
 
 // How the direct and staged bytes move, decided with the placements: the read engine, and the

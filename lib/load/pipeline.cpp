@@ -10,6 +10,7 @@
 #include "core/checked.hpp"
 #include "formats/encoded.hpp"
 #include "lwload/error.hpp"
+#include "plan/replan.hpp"
 
 namespace lwload::loading {
 namespace {
@@ -56,9 +57,10 @@ void DataPipeline::record_failure(std::exception_ptr error) {
 }
 
 // O_DIRECT, as the plan chose it (staged reads only: they land in page-aligned slots with slack for
-// the unaligned head and tail of each read). The open files reopened (never by path); where the
-// device's slots or the file system refuse, buffered reads, with the reason.
-void DataPipeline::open_direct_files() {
+// the unaligned head and tail of each read). The open files reopened (never by path). Returns why
+// the device's slots or the file system refuse it ("" when it is usable): the planner then
+// re-plans the reads buffered.
+std::string DataPipeline::open_direct_files() {
   std::string why;
   if (!ring_.aligned_to(kDirectIoAlignment)) why = "the device's staging buffers are not page-aligned";
   if (why.empty()) {
@@ -73,29 +75,28 @@ void DataPipeline::open_direct_files() {
       direct_files_.clear();
     }
   }
-  if (why.empty())
-    direct_io_ = true;
-  else
-    state_.io.direct_io_note = str("O_DIRECT not used: ", why);
+  direct_io_ = why.empty();
+  return why;
 }
 
-// The engine the plan chose; io_uring refused at set-up (a file without a descriptor, a ring the
-// kernel will not make) reads with the pread pool instead, with the reason.
-void DataPipeline::make_reader() {
+// The engine the plan chose. Returns why io_uring was refused at set-up (a file without a
+// descriptor, a ring the kernel will not make; "" when it was not): the pool reads instead, and
+// the planner re-plans the engine.
+std::string DataPipeline::make_reader() {
+  std::string refused;
   std::vector<io::ReadSource> sources(files_.size());
   for (std::size_t f = 0; f < files_.size(); ++f) sources[f].file = files_[f].get();
   if (direct_io_)
     for (std::size_t f = 0; f < files_.size(); ++f) sources.push_back(io::ReadSource{direct_files_[f].get(), true});
-  state_.io.engine_note = schedule_.engine_reason;
   if (schedule_.engine == IoEngine::io_uring) {
     try {
       reader_ = io::make_uring_reader(context_, sources, schedule_.queue_depth);
     } catch (const std::exception& e) {
-      state_.io.engine_note = str("io_uring not used: ", e.what());
+      refused = e.what();
     }
   }
   if (!reader_) reader_ = io::make_pread_reader(context_, sources, schedule_.threads);
-  state_.io.engine = reader_->engine();
+  return refused;
 }
 
 // The direct buffer's host bytes, mapped for writing at the tensor's first read.
@@ -131,6 +132,7 @@ void DataPipeline::decode_into(std::size_t index, std::span<std::byte> out) {
     at += piece.length;
   }
   state_.stats.bytes_read += encoded_size;
+  state_.io.buffered_bytes += encoded_size;
   formats::decode_tensor(t, encoded, out, path);
 }
 
@@ -238,17 +240,19 @@ bool DataPipeline::issue(const Read& read) {
     boost::asio::post(context_, [this, r, slot = *slot] { on_staged_read(*r, slot, 0, nullptr, r->length); });
     return true;
   }
-  std::uint64_t begin = read.offset, end = read.offset + read.length;
-  std::size_t source = read.file;
-  if (direct_io_) {
-    begin = align_down(begin, kDirectIoAlignment);
-    end = align_up(end, kDirectIoAlignment);
-    source += files_.size();  // the O_DIRECT twin
+  // The extent the plan decided (whole blocks with O_DIRECT), from the O_DIRECT twin when so.
+  if (read.extent_offset > read.offset || read.offset - read.extent_offset + read.length > read.extent_length ||
+      read.extent_length > ring_.bytes(*slot).size()) {
+    ring_.release(*slot);
+    fail(ErrorCode::usage, file_path(read.file).string(), ": the schedule's read at ", read.offset, " (", read.length,
+         " bytes) has an extent [", read.extent_offset, ", +", read.extent_length, ") that does not hold it in a slot of ",
+         ring_.bytes(*slot).size(), " bytes");
   }
+  const std::size_t source = read.file + (direct_io_ ? files_.size() : 0);
   ++reads_in_flight_;
   ++state_.stats.reads;
-  const std::uint64_t head = read.offset - begin;
-  reader_->read(source, begin, ring_.bytes(*slot).first(end - begin),
+  const std::uint64_t head = read.offset - read.extent_offset;
+  reader_->read(source, read.extent_offset, ring_.bytes(*slot).first(read.extent_length),
                 [this, r, slot = *slot, head](std::exception_ptr error, std::size_t got) {
                   on_staged_read(*r, slot, head, error, got);
                 });
@@ -258,6 +262,7 @@ bool DataPipeline::issue(const Read& read) {
 void DataPipeline::on_direct_read(const Read& read, std::exception_ptr error, std::size_t got) {
   --reads_in_flight_;
   state_.stats.bytes_read += got;
+  state_.io.buffered_bytes += got;
   const std::size_t index = read.segments.front().tensor;
   try {
     if (error) std::rethrow_exception(error);
@@ -280,6 +285,7 @@ void DataPipeline::on_run_read(const Read& read, std::span<const std::byte> scra
   --reads_in_flight_;
   run_bytes_in_flight_ -= read.length;
   state_.stats.bytes_read += got;
+  state_.io.buffered_bytes += got;
   try {
     if (error) std::rethrow_exception(error);
     for (const ReadSegment& s : read.segments) {
@@ -301,7 +307,10 @@ void DataPipeline::on_run_read(const Read& read, std::span<const std::byte> scra
 void DataPipeline::on_staged_read(const Read& read, std::size_t slot, std::uint64_t head,
                                   std::exception_ptr error, std::size_t got) {
   --reads_in_flight_;
-  if (!read.decoded) state_.stats.bytes_read += got;
+  if (!read.decoded) {
+    state_.stats.bytes_read += got;
+    (direct_io_ ? state_.io.direct_io_bytes : state_.io.buffered_bytes) += got;
+  }
   try {
     if (error) std::rethrow_exception(error);
     if (got < head + read.length) {
@@ -372,15 +381,21 @@ void DataPipeline::close_host_writes() noexcept {
   }
 }
 
+// Before the first read, what the plan chose is set up; what the kernel or the device refuses is
+// re-planned by the planner with the reason, so the plan kept in Weights says what ran.
 void DataPipeline::run() {
-  if (state_.plan.direct_io) open_direct_files();
-  if (!idle()) {
-    make_reader();
+  planning::LoadRefusals refused;
+  if (state_.plan.direct_io) refused.direct_io = open_direct_files();
+  if (!idle()) refused.engine = make_reader();
+  if (!refused.direct_io.empty() || !refused.engine.empty()) {
+    planning::replan_refused(state_.manifest, state_.plan, refused);
+    next_read_.assign(schedule_.queues.size(), 0);  // the same queues, their reads made again
+  }
+  if (reader_) {
     pump();
     wait_until_idle();
   }
   decoded_bytes_ = {};
-  state_.io.direct_io = direct_io_;
   if (failure_) {
     close_host_writes();
     try {

@@ -13,6 +13,7 @@
 #include <exception>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "io/async_reader.hpp"
@@ -36,8 +37,8 @@ class DataPipeline {
   const TensorInfo& tensor(std::size_t index) const;
   DeviceBuffer& buffer(std::size_t index) const;
   const std::filesystem::path& file_path(std::uint32_t file) const;
-  void open_direct_files();
-  void make_reader();
+  std::string open_direct_files();
+  std::string make_reader();
   void record_failure(std::exception_ptr error);
   void pump();
   bool issue(const Read& read);
@@ -57,7 +58,7 @@ class DataPipeline {
   Weights::State& state_;
   Device& device_;
   Progress& progress_;
-  const Schedule& schedule_;  // the plan's: read in place, never changed
+  const Schedule& schedule_;  // the plan's: read in place, changed only by a re-plan before the first read
   const OpenFiles& files_;
   std::vector<std::unique_ptr<RandomAccessFile>> direct_files_;  // O_DIRECT twins, when used
   std::vector<std::span<std::byte>> host_;  // per tensor: the begin_host_write() span while open

@@ -9,6 +9,7 @@
 #include "io/page_cache.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
+#include "plan/replan.hpp"
 #include "plan/schedule.hpp"
 
 namespace lwload {
@@ -610,5 +611,169 @@ void replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& dev
   fit_machine(manifest, device, plan, false);
   planning::schedule(manifest, plan);  // declined tensors are read now: their reads join the schedule
 }
+
+namespace planning {
+namespace {
+
+// "region 3 (file 'a.safetensors', first tensor 'w')": where a refusal of a handed-in plan points.
+std::string region_text(const Manifest& manifest, const Plan& plan, std::size_t r) {
+  const ImportRegion& region = plan.regions[r];
+  std::string text = str("region ", r, " (file ", region.file < manifest.files.size() ? str("'", manifest.files[region.file].string(), "'") : str(region.file));
+  if (!region.tensors.empty() && region.tensors.front() < manifest.tensors.size())
+    text += str(", first tensor '", manifest.tensors[region.tensors.front()].name, "'");
+  return text + ")";
+}
+
+// A stored figure against the one derived: refused, naming it, when they differ.
+void same(std::uint64_t stored, std::uint64_t derived, std::string_view where, std::string_view field) {
+  if (stored != derived)
+    fail(ErrorCode::usage, "the plan's ", where, field, " is ", stored, " but the manifest, the device and the plan's choices give ",
+         derived, "; make the plan again");
+}
+
+// The placements: each one the device can do for its tensor.
+void check_placements(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
+  const DeviceCaps& caps = device.caps;
+  const bool can_zero_copy = device.memory == MemoryModel::unified && caps.import_host_ptr;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& tp = plan.tensors[i];
+    const TensorInfo& t = manifest.tensors[i];
+    const auto refuse = [&](const auto&... why) {
+      fail(ErrorCode::usage, "the plan places tensor '", t.name, "' ", placement_name(tp.placement), " but ", why...);
+    };
+    if (tp.placement == Placement::skipped) continue;
+    if (t.dtype == DType::STRING || t.bytes == 0) refuse(t.dtype == DType::STRING ? "it is a STRING tensor" : "it is empty");
+    if (tp.placement == Placement::zero_copy) {
+      if (!can_zero_copy) refuse("device ", device.id(), " cannot import host memory");
+      if (const std::string obstacle = zero_copy_obstacle(t, caps); !obstacle.empty()) refuse(obstacle);
+      if (tp.region >= plan.regions.size()) refuse("names region ", tp.region, " of ", plan.regions.size());
+    } else {
+      if (tp.placement == Placement::direct && !caps.host_visible_alloc)
+        refuse("device ", device.id(), " has no host-visible allocations");
+      same(tp.region, no_region, str("tensor '", t.name, "' "), "region");
+      same(tp.region_offset, 0, str("tensor '", t.name, "' "), "region_offset");
+    }
+  }
+}
+
+// The regions: each imported one's tensors, and the geometry that follows from them (group_regions).
+void check_regions(const Manifest& manifest, const DeviceInfo& device, const Plan& plan) {
+  const DeviceCaps& caps = device.caps;
+  const std::uint64_t page = page_size();
+  std::vector<std::size_t> listed(plan.tensors.size(), no_region);  // one pass: plans may hold millions
+  for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+    const ImportRegion& region = plan.regions[r];
+    const std::string where = region_text(manifest, plan, r) + " ";
+    if (region.file >= manifest.files.size())
+      fail(ErrorCode::usage, "the plan's ", where, "names file ", region.file, " of ", manifest.files.size());
+    if (!region.imported()) {
+      // Declined: it holds no tensors (so no zero_copy tensor can name it) and imports nothing.
+      if (!region.tensors.empty())
+        fail(ErrorCode::usage, "the plan's ", where, "is declined (", region.declined, ") but still holds ",
+             region.tensors.size(), " tensors");
+      same(region.length, 0, where, "length");
+      continue;
+    }
+    if (region.tensors.empty()) fail(ErrorCode::usage, "the plan's ", where, "is imported but holds no tensors");
+    std::uint64_t first = UINT64_MAX, end = 0;
+    for (std::size_t index : region.tensors) {
+      if (index >= manifest.tensors.size() || listed[index] != no_region)
+        fail(ErrorCode::usage, "the plan's ", where, "names tensor ", index, " of ", manifest.tensors.size(),
+             " (or one another region names)");
+      listed[index] = r;
+      const TensorInfo& t = manifest.tensors[index];
+      const TensorPlan& tp = plan.tensors[index];
+      if (tp.placement != Placement::zero_copy || tp.region != r)
+        fail(ErrorCode::usage, "the plan's ", where, "holds tensor '", t.name, "', which the plan places ",
+             placement_name(tp.placement), tp.placement == Placement::zero_copy ? str(" in region ", tp.region) : std::string());
+      if (t.pieces.size() != 1 || t.pieces[0].file != region.file)
+        fail(ErrorCode::usage, "the plan's ", where, "holds tensor '", t.name, "', whose bytes are not in its file");
+      first = std::min(first, t.pieces[0].offset);
+      end = std::max(end, t.pieces[0].offset + t.pieces[0].length);  // the reader checked it fits 64 bits
+    }
+    const std::uint64_t offset = align_down(first, caps.import_alignment);
+    const std::uint64_t used = end - offset;
+    const std::uint64_t length = align_up(used, caps.size_multiple);
+    const std::uint64_t map_offset = align_down(offset, page);
+    same(region.offset, offset, where, "offset");
+    same(region.used, used, where, "used");
+    same(region.length, length, where, "length");
+    same(region.map_offset, map_offset, where, "map_offset");
+    same(region.map_length, align_up(offset + used, page) - map_offset, where, "map_length");
+    if (length > caps.max_alloc)
+      fail(ErrorCode::does_not_fit, "the plan's ", where, "imports ", length, " bytes but device ", device.id(),
+           " imports at most ", caps.max_alloc, " bytes at once");
+    if (length > region.map_offset + region.map_length - offset)
+      fail(ErrorCode::usage, "the plan's ", where, "imports ", length, " bytes, past the ",
+           region.map_offset + region.map_length - offset, " bytes its pages map");
+    for (std::size_t index : region.tensors)
+      same(plan.tensors[index].region_offset, manifest.tensors[index].pieces[0].offset - offset,
+           str("tensor '", manifest.tensors[index].name, "' "), "region_offset");
+  }
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i)
+    if (plan.tensors[i].placement == Placement::zero_copy && listed[i] != plan.tensors[i].region)
+      fail(ErrorCode::usage, "the plan places tensor '", manifest.tensors[i].name, "' zero_copy in region ",
+           plan.tensors[i].region, ", which does not hold it");
+}
+
+}  // namespace
+
+void check_handed_in(const Manifest& manifest, const DeviceInfo& device, Plan& plan, const MachineMemory& machine) {
+  if (plan.device != device.id())
+    fail(ErrorCode::usage, "the plan was made for device ", plan.device, ", not ", device.id());
+  if (plan.memory != device.memory)
+    fail(ErrorCode::usage, "the plan was made for ", memory_model_name(plan.memory), " memory; device ", device.id(), " has ",
+         memory_model_name(device.memory));
+  if (plan.tensors.size() != manifest.tensors.size())
+    fail(ErrorCode::usage, "the plan does not match the manifest (", plan.tensors.size(), " tensors planned, ",
+         manifest.tensors.size(), " in the manifest)");
+  if (plan.residency.size() != manifest.files.size())
+    fail(ErrorCode::usage, "the plan measured the page cache of ", plan.residency.size(), " files; the manifest has ",
+         manifest.files.size());
+  check_placements(manifest, device, plan);
+  check_regions(manifest, device, plan);
+
+  // The totals and the staging ring, from the placements and the options (which also checks the
+  // device's memory and largest allocation, as make_plan did).
+  const Plan stored_totals = [&] {
+    Plan p;
+    p.model_bytes = plan.model_bytes, p.largest_tensor = plan.largest_tensor, p.mapped_bytes = plan.mapped_bytes;
+    p.device_bytes = plan.device_bytes, p.staging_budget = plan.staging_budget, p.staging_slots = plan.staging_slots;
+    p.slot_bytes = plan.slot_bytes, p.decode_bytes = plan.decode_bytes, p.predicted_host_peak = plan.predicted_host_peak;
+    p.host = plan.host;
+    return p;
+  }();
+  compute_totals(manifest, device, plan);
+  same(stored_totals.staging_budget, plan.staging_budget, "staging ", "budget (staging_budget)");
+  same(stored_totals.staging_slots, plan.staging_slots, "staging ", "slots (staging_slots)");
+  same(stored_totals.slot_bytes, plan.slot_bytes, "staging ", "slot_bytes");
+  same(stored_totals.model_bytes, plan.model_bytes, "", "model_bytes");
+  same(stored_totals.largest_tensor, plan.largest_tensor, "", "largest_tensor");
+  same(stored_totals.mapped_bytes, plan.mapped_bytes, "", "mapped_bytes");
+  same(stored_totals.device_bytes, plan.device_bytes, "", "device_bytes");
+  same(stored_totals.decode_bytes, plan.decode_bytes, "", "decode_bytes");
+  same(stored_totals.predicted_host_peak, plan.predicted_host_peak, "", "predicted_host_peak");
+
+  // The host memory the load holds, by kind, then the machine as it is now: a plan made when there
+  // was room may no longer fit. Nothing is declined here: its choices are the plan's.
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i)
+    if (plan.tensors[i].placement != Placement::skipped && decoded_on_host(manifest.tensors[i]))
+      check_decode_fits(manifest, manifest.tensors[i], machine);
+  plan.host.lazy = plan.options.lazy;
+  host_figures(device, plan, manifest);
+  const HostMemory& was = stored_totals.host;
+  same(was.pinned, plan.host.pinned, "host memory ", "pinned");
+  same(was.pinned_imports, plan.host.pinned_imports, "host memory ", "pinned_imports");
+  same(was.device_allocations, plan.host.device_allocations, "host memory ", "device_allocations");
+  same(was.evictable, plan.host.evictable, "host memory ", "evictable");
+  same(was.anonymous, plan.host.anonymous, "host memory ", "anonymous");
+  same(was.resident, plan.host.resident, "host memory ", "resident");
+  same(was.address_space, plan.host.address_space, "host memory ", "address_space");
+  plan.host.machine = machine;
+  fit_machine(manifest, device, plan, false);
+  schedule(manifest, plan);
+}
+
+}  // namespace planning
 
 }  // namespace lwload

@@ -1,5 +1,7 @@
 #include "plan/schedule.hpp"
 
+#include "plan/replan.hpp"
+
 #include <algorithm>
 #include <optional>
 
@@ -123,6 +125,14 @@ class ReadQueues {
       }
     }
     for (std::uint32_t f = 0; f < batch_.size(); ++f) close(batch_[f]), close(run_[f]);
+    // The extent each read asks the file for: O_DIRECT reads whole blocks (the one place the
+    // aligned head and tail are worked out); every other read exactly its bytes.
+    for (auto& queue : queues_)
+      for (Read& read : queue) {
+        const bool aligned = plan_.direct_io && read.kind == Read::Kind::staged && !read.decoded;
+        read.extent_offset = aligned ? align_down(read.offset, kDirectIoAlignment) : read.offset;
+        read.extent_length = aligned ? align_up(read.offset + read.length, kDirectIoAlignment) - read.extent_offset : read.length;
+      }
     return std::move(queues_);
   }
 
@@ -197,6 +207,21 @@ void schedule(const Manifest& manifest, Plan& plan) {
   choose_engine(plan);
   plan.schedule.run_scratch = kRunScratch;
   plan.schedule.queues = ReadQueues(manifest, plan).build();
+}
+
+// The load found a mechanism the plan chose unusable before its first read: the plan is made again
+// without it, so what it says is what runs. The reads change with O_DIRECT (staged reads lose the
+// slack an unaligned head and tail needed); the engine changes nothing else.
+void replan_refused(const Manifest& manifest, Plan& plan, const LoadRefusals& refused) {
+  if (!refused.direct_io.empty() && plan.direct_io) {
+    plan.direct_io = false;
+    plan.direct_io_reason = str("buffered: O_DIRECT refused at load (", refused.direct_io, "); planned: ", plan.direct_io_reason);
+    plan.schedule.queues = ReadQueues(manifest, plan).build();
+  }
+  if (!refused.engine.empty() && plan.schedule.engine == IoEngine::io_uring) {
+    plan.schedule.engine = IoEngine::pread;
+    plan.schedule.engine_reason = str("io_uring not used: refused at load (", refused.engine, "); the pread pool");
+  }
 }
 
 }  // namespace lwload::planning

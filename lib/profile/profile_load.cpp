@@ -152,8 +152,8 @@ Report profile_load(const Manifest& manifest, Device& device, const ProfileOptio
     in.host = done.host;
     in.tensor_count = done.tensors.size() - done.count(Placement::skipped);
     report.populate_ms = weights.stats().populate_seconds * 1000;
-    report.io_engine = std::string(io_engine_name(weights.io().engine));
-    report.direct_io = weights.io().direct_io;
+    report.io_engine = std::string(io_engine_name(done.schedule.engine));  // as run: the executed plan
+    report.direct_io = done.direct_io;
     // Stop sampling before verify and before the weights go: the contract is about the load, and
     // verify's read-back buffers and file reads are not part of it.
     sampler.stop();

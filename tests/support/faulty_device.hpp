@@ -45,8 +45,9 @@ class CountedBuffer final : public DeviceBufferImpl {
 
 class CountedStaging final : public StagingBuffer {
  public:
-  CountedStaging(std::unique_ptr<StagingBuffer> inner, std::uint64_t bytes, Counters& counters)
-      : inner_(std::move(inner)), bytes_(bytes), counters_(counters) {
+  // `shift`: the bytes handed out start that far into the inner buffer (a misaligned staging buffer).
+  CountedStaging(std::unique_ptr<StagingBuffer> inner, std::uint64_t bytes, Counters& counters, std::uint64_t shift = 0)
+      : inner_(std::move(inner)), bytes_(bytes), shift_(shift), counters_(counters) {
     ++counters_.live_staging;
     const std::uint64_t live = counters_.live_staging_bytes += bytes_;
     std::uint64_t peak = counters_.peak_staging_bytes.load();
@@ -57,12 +58,14 @@ class CountedStaging final : public StagingBuffer {
     --counters_.live_staging;
     counters_.live_staging_bytes -= bytes_;
   }
-  std::span<std::byte> bytes() noexcept override { return inner_->bytes(); }
+  std::span<std::byte> bytes() noexcept override { return inner_->bytes().subspan(shift_, bytes_); }
   StagingBuffer& inner() { return *inner_; }
+  std::uint64_t shift() const noexcept { return shift_; }
 
  private:
   std::unique_ptr<StagingBuffer> inner_;
   std::uint64_t bytes_;
+  std::uint64_t shift_;
   Counters& counters_;
 };
 
@@ -86,7 +89,8 @@ class FaultyDevice final : public DeviceImpl {
   }
   std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
     if (fail_staging) fail(ErrorCode::out_of_memory, "test device: no staging memory");
-    return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes), bytes, counters);
+    const std::uint64_t shift = misalign_staging ? 64 : 0;
+    return std::make_unique<CountedStaging>(inner_->allocate_staging(bytes + shift), bytes, counters, shift);
   }
   void finish() override { inner_->finish(); }
 
@@ -95,6 +99,7 @@ class FaultyDevice final : public DeviceImpl {
   int fail_upload = -1;
   bool fail_staging = false;
   bool decline_import = false;
+  bool misalign_staging = false;  // staging buffers 64 bytes past a page boundary (no O_DIRECT into them)
 
  protected:
   void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
@@ -103,7 +108,8 @@ class FaultyDevice final : public DeviceImpl {
       done(std::make_exception_ptr(Error(ErrorCode::device, "test device: transfer failed")));
       return;
     }
-    inner_->upload(static_cast<CountedStaging&>(staging).inner(), src_offset, static_cast<CountedBuffer&>(dst).inner(),
+    auto& counted = static_cast<CountedStaging&>(staging);
+    inner_->upload(counted.inner(), counted.shift() + src_offset, static_cast<CountedBuffer&>(dst).inner(),
                    dst_offset, bytes, std::move(done));
   }
 

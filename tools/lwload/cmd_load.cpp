@@ -84,10 +84,13 @@ int cmd_load(int argc, char** argv) {
                             {"populate_seconds", stats.populate_seconds},
                             {"zero_copy_bytes", stats.zero_copy_bytes},
                             {"resident_bytes", stats.resident_bytes},
-                            {"io_engine", io_engine_name(weights.io().engine)},
-                            {"io_note", weights.io().engine_note},
-                            {"direct_io", weights.io().direct_io},
-                            {"direct_io_note", weights.io().direct_io_note},
+                            // What ran, as the executed plan records it (a mechanism refused at load re-planned with the reason).
+                            {"io_engine", io_engine_name(plan.schedule.engine)},
+                            {"io_note", plan.schedule.engine_reason},
+                            {"direct_io", plan.direct_io},
+                            {"direct_io_note", plan.direct_io_reason},
+                            {"direct_io_bytes", weights.io().direct_io_bytes},
+                            {"buffered_bytes", weights.io().buffered_bytes},
                             {"bytes_read", stats.bytes_read},
                             {"reads", stats.reads},
                             {"uploads", stats.uploads}};
@@ -123,10 +126,10 @@ int cmd_load(int argc, char** argv) {
             << plan.count(Placement::direct) << ", staged " << plan.count(Placement::staged) << ", skipped "
             << plan.count(Placement::skipped) << '\n';
   if (plan.count(Placement::direct) + plan.count(Placement::staged) > 0) {
-    const IoReport& io = weights.io();
-    std::cout << "io engine: " << io_engine_name(io.engine) << (io.direct_io ? " (O_DIRECT)" : "");
-    if (verbose && !io.engine_note.empty()) std::cout << " — " << io.engine_note;
-    if (!io.direct_io_note.empty()) std::cout << " — " << io.direct_io_note;
+    // What ran, from the executed plan; why O_DIRECT was not used is said whenever it was asked for.
+    std::cout << "io engine: " << io_engine_name(plan.schedule.engine) << (plan.direct_io ? " (O_DIRECT)" : "");
+    if (verbose && !plan.schedule.engine_reason.empty()) std::cout << " — " << plan.schedule.engine_reason;
+    if (verbose || (plan.options.direct_io == true && !plan.direct_io)) std::cout << " — " << plan.direct_io_reason;
     std::cout << '\n';
   }
   if (stats.zero_copy_bytes > 0)
