@@ -81,6 +81,10 @@ void check_span(const RandomAccessFile& file, const std::vector<std::byte>& byte
   // The kernel placed the mapping on one of its pages; bytes() is `offset` into lwload's page.
   CHECK(address % system_page_size() == offset % system_page_size());
   const std::uint64_t start = align_down(offset, page_size());
+  // Mapped (mincore fails with ENOMEM on a page that is not) before it is read.
+  const std::byte* first = view.data() - (offset - start);
+  std::vector<unsigned char> in_core((offset - start) / system_page_size() + 1);
+  REQUIRE(::mincore(const_cast<std::byte*>(first), offset - start + 1, in_core.data()) == 0);
   CHECK(copy(view.data() - (offset - start), offset - start) == slice(bytes, start, offset - start));
   const std::uint64_t end = std::min<std::uint64_t>(align_up(offset + length, system_page_size()), bytes.size());
   CHECK(copy(view.data() + length, end - offset - length) == slice(bytes, offset + length, end - offset - length));
