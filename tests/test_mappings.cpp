@@ -185,8 +185,10 @@ TEST_CASE("mappings: a range past the end of the file is RandomAccessFile::map's
   for (const RandomAccessFile* file : {static_cast<const RandomAccessFile*>(posix_file.get()),
                                        static_cast<const RandomAccessFile*>(memory_file.get())}) {
     CAPTURE(file->path());
-    for (const auto& [offset, length] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+    for (const auto& range : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
              {9990, 11}, {10001, 0}, {0, 10001}, {kMax, 2}, {5000, kMax}, {kMax, kMax}}) {
+      // Named copies, not a structured binding: clang 15 cannot capture one in a lambda.
+      const std::uint64_t offset = range.first, length = range.second;
       CAPTURE(offset);
       CAPTURE(length);
       const Error e = test::error_of([&] { file->map(offset, length); });
