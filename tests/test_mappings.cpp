@@ -345,5 +345,28 @@ TEST_CASE("mappings: page-cache counts of a file whose pages are pinned, or seen
     CHECK(io::cached_bytes(*file, 0, size) == 0);
     CHECK(io::count_cached(*file, 0, size).bytes == 0);
     CHECK(io::cached_bytes(*file, 100, 1000) == 0);
+
+    // Four kernel pages brought back and pinned, lwload's page set larger than the kernel's: both
+    // counts are in the kernel's pages (cachestat and mincore count those), so they agree.
+    // (A mapping of our own, MADV_RANDOM before the pages fault in: no readahead brings in more.)
+    const int fd = ::open((dir / "f.bin").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    void* four = ::mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    REQUIRE(four != MAP_FAILED);
+    ::madvise(four, 4 * page, MADV_RANDOM);
+    const Locked pinned(std::span<const std::byte>(static_cast<const std::byte*>(four), 4 * page));
+    const bool exactly_four = resident_pages(dir / "f.bin", size) == 4;
+    if (!test::available("mlock", pinned.locked(), "mlock: " + pinned.why()) ||
+        !test::available("page_cache_exact", exactly_four, "readahead brought in more than the four pages")) {
+      ::munmap(four, 4 * page);
+      return;
+    }
+    const std::size_t larger = 16 * page;
+    if (!test::available("page_size_seam", larger <= (std::size_t{1} << 20), "system pages too large")) return;
+    const PageSizeAs as(larger);
+    CHECK(io::cached_bytes(*file, 0, size) == 4 * page);
+    CHECK(io::count_cached(*file, 0, size).bytes == 4 * page);
+    ::munmap(four, 4 * page);
   }
 }

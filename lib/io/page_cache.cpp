@@ -81,7 +81,7 @@ CachedCount count_cached(const RandomAccessFile& file, std::uint64_t offset, std
   const std::uint64_t start = align_down(offset, page);
   const std::uint64_t span = align_up(offset + length, page) - start;
   std::uint64_t pages = 0;
-  if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * page), true};
+  if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * system_page_size()), true};  // kernel pages
   if (length <= kExact) return {cached_bytes(file, offset, length), true};
   // Windows spread over the range, each counted exactly, scaled by the share of the range they
   // cover (in two steps, so the product stays in 64 bits).
