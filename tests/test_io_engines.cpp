@@ -1,4 +1,4 @@
-// The read engines on their own (io/async_reader.hpp), without a load: the pread pool and io_uring
+// The read engines on their own (io/read_engine.hpp), without a load: the pread pool and io_uring
 // (where the kernel lets this process set up a ring) reading real files this suite writes. Each
 // read's bytes land at its offset, in its buffer and nowhere else; every read completes exactly
 // once, on the thread that runs the completions' io_context; the end of a file is a short count,
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/align.hpp"
-#include "io/async_reader.hpp"
+#include "io/read_engine.hpp"
 #include "io/io_engine.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
@@ -49,7 +49,7 @@ std::vector<std::byte> slice(const std::vector<std::byte>& bytes, std::uint64_t 
           bytes.begin() + static_cast<std::ptrdiff_t>(offset + length)};
 }
 
-using MakeReader = std::function<std::unique_ptr<io::AsyncReader>(boost::asio::io_context&, std::vector<io::ReadSource>)>;
+using MakeReader = std::function<std::unique_ptr<io::ReadEngine>(boost::asio::io_context&, std::vector<io::ReadSource>)>;
 
 struct Engine {
   const char* name;
@@ -61,12 +61,12 @@ struct Engine {
 std::vector<Engine> engines() {
   std::vector<Engine> list;
   list.push_back({"pread", [](boost::asio::io_context& ctx, std::vector<io::ReadSource> files) {
-                    return io::make_pread_reader(ctx, std::move(files), 3);
+                    return io::make_pread_engine(ctx, std::move(files), 3);
                   }});
   const io::UringProbe& probe = io::probe_io_uring();
   if (test::available("io_uring", probe.usable, probe.note))
     list.push_back({"io_uring", [](boost::asio::io_context& ctx, std::vector<io::ReadSource> files) {
-                      return io::make_uring_reader(ctx, std::move(files), 4);
+                      return io::make_uring_engine(ctx, std::move(files), 4);
                     }});
   return list;
 }
@@ -103,7 +103,7 @@ struct Request {
 
 // Issues every request at once (all in flight together), then runs the completions on this thread
 // until each has completed, and drains the io_context so a second completion would be seen.
-void read_all(io::AsyncReader& reader, boost::asio::io_context& ctx, std::vector<Request>& requests) {
+void read_all(io::ReadEngine& reader, boost::asio::io_context& ctx, std::vector<Request>& requests) {
   auto guard = boost::asio::make_work_guard(ctx);
   for (Request& r : requests)
     reader.read(r.file, r.offset, r.dst(), [&r](std::exception_ptr error, std::size_t got) {
@@ -271,7 +271,7 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
     fs.fail_reads_from("disk.bin", 20000);
     const auto file = fs.open("disk.bin");
     boost::asio::io_context ctx;
-    auto reader = io::make_pread_reader(ctx, {io::ReadSource{file.get()}}, 2);
+    auto reader = io::make_pread_engine(ctx, {io::ReadSource{file.get()}}, 2);
     std::vector<Request> requests;
     requests.emplace_back(0, 0, 10000);      // before the bad part: fine
     requests.emplace_back(0, 19000, 2000);   // touches it
@@ -310,7 +310,7 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
     DirectoryAsFile opened(dir.path());
     REQUIRE(opened.native_handle() >= 0);
     boost::asio::io_context ctx;
-    auto reader = io::make_uring_reader(ctx, {io::ReadSource{&opened}}, 2);
+    auto reader = io::make_uring_engine(ctx, {io::ReadSource{&opened}}, 2);
     std::vector<Request> requests;
     requests.emplace_back(0, 0, 4096);
     read_all(*reader, ctx, requests);
@@ -328,7 +328,7 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
     fs.add_file("in-memory.bin", marked_bytes(100, 0));
     const auto file = fs.open("in-memory.bin");
     boost::asio::io_context ctx;
-    const Error e = test::error_of([&] { io::make_uring_reader(ctx, {io::ReadSource{file.get()}}, 2); });
+    const Error e = test::error_of([&] { io::make_uring_engine(ctx, {io::ReadSource{file.get()}}, 2); });
     CHECK(e.code() == ErrorCode::io);
     CHECK(std::string(e.what()).find("in-memory.bin") != std::string::npos);
   }

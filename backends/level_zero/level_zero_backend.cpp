@@ -16,10 +16,10 @@ class LevelZeroBackend final : public BackendImpl {
  public:
   std::string_view name() const noexcept override { return "level_zero"; }
 
-  std::vector<DeviceInfo> devices() override { return infos_of(ze::discover()); }
+  std::vector<DeviceInfo> devices() override { return infos_of(level_zero::discover()); }
 
   std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
-    return ze::open_device(device_at(ze::discover(), index, "level_zero", "Level Zero"), overrides);
+    return level_zero::open_device(device_at(level_zero::discover(), index, "level_zero", "Level Zero"), overrides);
   }
 };
 
@@ -29,8 +29,8 @@ std::shared_ptr<Backend> make_level_zero_backend() { return std::make_shared<Lev
 
 std::unique_ptr<Device> open_level_zero_device(ze_driver_handle_t driver, ze_context_handle_t context,
                                                ze_device_handle_t device, const DeviceOverrides& overrides) {
-  for (const auto& found : ze::discover())
-    if (found.driver == driver && found.device == device) return ze::adopt_device(found, context, overrides);
+  for (const auto& found : level_zero::discover())
+    if (found.driver == driver && found.device == device) return level_zero::adopt_device(found, context, overrides);
   fail(ErrorCode::usage, "level_zero: the given device is not a device of the given driver (zeDeviceGet)");
 }
 

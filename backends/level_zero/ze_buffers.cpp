@@ -10,7 +10,7 @@
 #include "backends/level_zero/ze_check.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 namespace {
 
 constexpr std::size_t kDeviceAlignment = 64;
@@ -123,4 +123,4 @@ ZeStaging::ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes)
 
 ZeStaging::~ZeStaging() { zeMemFree(session_->context(), ptr_); }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

@@ -12,7 +12,7 @@
 #include "backends/level_zero/ze_session.hpp"
 #include "backends/session_buffer.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 class ZeBuffer final : public SessionBuffer<Session> {
  public:
@@ -64,4 +64,4 @@ class ZeStaging final : public StagingBuffer {
   std::size_t size_;
 };
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

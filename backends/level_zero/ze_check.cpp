@@ -3,7 +3,7 @@
 
 #include "lwload/error.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 std::string_view result_name(ze_result_t result) noexcept {
   switch (result) {
@@ -40,4 +40,4 @@ void fail_call(ze_result_t result, std::string_view who, std::string_view call, 
   fail(code, who, ": ", call, " (", what, ") failed: ", result_name(result), " (0x", std::hex, result, ")");
 }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

@@ -8,7 +8,7 @@
 
 #include <string_view>
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 std::string_view result_name(ze_result_t result) noexcept;
 
@@ -20,4 +20,4 @@ inline void check(ze_result_t result, std::string_view who, std::string_view cal
   if (result != ZE_RESULT_SUCCESS) fail_call(result, who, call, what);
 }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

@@ -8,7 +8,7 @@
 #include "backends/session_device.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 namespace {
 
 // Copies in flight at once; more than a staging ring has slots, so the ring is the real limit.
@@ -50,4 +50,4 @@ std::unique_ptr<Device> adopt_device(const FoundDevice& found, ze_context_handle
   return std::make_unique<ZeDevice>(apply_overrides(found.info, overrides), Session::adopt(found, context));
 }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

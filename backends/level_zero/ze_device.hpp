@@ -9,11 +9,11 @@
 #include "backends/level_zero/ze_discovery.hpp"
 #include "lwload/backend.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 std::unique_ptr<Device> open_device(const FoundDevice& found, const DeviceOverrides& overrides);
 // The same in the application's context, which lwload uses and never destroys.
 std::unique_ptr<Device> adopt_device(const FoundDevice& found, ze_context_handle_t context,
                                      const DeviceOverrides& overrides);
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

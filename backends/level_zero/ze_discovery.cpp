@@ -13,7 +13,7 @@
 
 #include "backends/level_zero/ze_extensions.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 namespace {
 
 bool initialised() {
@@ -180,4 +180,4 @@ std::vector<FoundDevice> discover() {
   return found;
 }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

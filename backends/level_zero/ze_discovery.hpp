@@ -11,7 +11,7 @@
 
 #include "lwload/device.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 // How a driver lets the device use existing host pages in place.
 enum class ImportPath {
@@ -32,4 +32,4 @@ struct FoundDevice {
 // DeviceInfo::index follow this order, which the loader keeps stable within a process.
 std::vector<FoundDevice> discover();
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 using ImportExternalPointerFn = ze_result_t(ZE_APICALL*)(ze_driver_handle_t driver, void* ptr, size_t size);
 using ReleaseImportedPointerFn = ze_result_t(ZE_APICALL*)(ze_driver_handle_t driver, void* ptr);
@@ -34,4 +34,4 @@ struct ExternalMemmapSysmemExtDesc {
   std::uint64_t size = 0;               // page-aligned
 };
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

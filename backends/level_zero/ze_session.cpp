@@ -4,7 +4,7 @@
 #include "backends/level_zero/ze_check.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 std::shared_ptr<Session> Session::open(const FoundDevice& found) {
   ze_context_handle_t context = nullptr;
@@ -63,4 +63,4 @@ void Session::copy_now(void* dst, const void* src, std::size_t bytes) {
         "zeCommandListAppendMemoryCopy", str(bytes, " bytes, read-back"));
 }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

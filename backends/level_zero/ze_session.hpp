@@ -14,7 +14,7 @@
 #include "backends/level_zero/ze_discovery.hpp"
 #include "backends/level_zero/ze_extensions.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 class Session {
  public:
@@ -55,4 +55,4 @@ class Session {
   std::string label_;
 };
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

@@ -6,7 +6,7 @@
 #include "backends/level_zero/ze_check.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 TransferQueue::TransferQueue(std::shared_ptr<Session> session, std::uint32_t max_in_flight)
     : session_(std::move(session)) {
@@ -94,4 +94,4 @@ void TransferQueue::submit(void* dst, const void* src, std::size_t bytes, Transf
       std::move(done));
 }
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

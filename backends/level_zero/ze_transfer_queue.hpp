@@ -18,7 +18,7 @@
 #include "backends/level_zero/ze_session.hpp"
 #include "lwload/backend.hpp"
 
-namespace lwload::ze {
+namespace lwload::level_zero {
 
 class TransferQueue {
  public:
@@ -49,4 +49,4 @@ class TransferQueue {
   CompletionQueue completions_;
 };
 
-}  // namespace lwload::ze
+}  // namespace lwload::level_zero

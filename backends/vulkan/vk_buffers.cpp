@@ -5,7 +5,7 @@
 
 #include "lwload/error.hpp"
 
-namespace lwload::vk {
+namespace lwload::vulkan {
 namespace {
 
 constexpr VkBufferUsageFlags kUsage =
@@ -125,4 +125,4 @@ void VkBufferMemory::do_read_back(std::uint64_t offset, std::span<std::byte> dst
   std::memcpy(dst.data(), bounce->mapped(), dst.size());
 }
 
-}  // namespace lwload::vk
+}  // namespace lwload::vulkan

@@ -12,7 +12,7 @@
 #include "backends/session_buffer.hpp"
 #include "backends/vulkan/vk_session.hpp"
 
-namespace lwload::vk {
+namespace lwload::vulkan {
 
 class VkBufferMemory final : public SessionBuffer<Session> {
  public:
@@ -58,4 +58,4 @@ class VkStaging final : public StagingBuffer {
   std::unique_ptr<VkBufferMemory> memory_;
 };
 
-}  // namespace lwload::vk
+}  // namespace lwload::vulkan

@@ -7,7 +7,7 @@
 #include "backends/vulkan/vk_session.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::vk {
+namespace lwload::vulkan {
 namespace {
 
 bool has_layer(const char* name) {
@@ -70,4 +70,4 @@ std::uint32_t transfer_family(VkPhysicalDevice physical) {
   fail(ErrorCode::device, "vulkan: the device has no queue that can copy buffers");
 }
 
-}  // namespace lwload::vk
+}  // namespace lwload::vulkan

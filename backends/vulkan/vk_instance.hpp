@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace lwload::vk {
+namespace lwload::vulkan {
 
 // lwload's own instance, made once by the backend and shared with the sessions opened on it:
 // destroyed when the last of them lets go (listing devices makes none of its own).
@@ -31,4 +31,4 @@ bool has_device_extension(VkPhysicalDevice physical, std::string_view name);
 // A queue family that can copy buffers (transfer, compute or graphics all can).
 std::uint32_t transfer_family(VkPhysicalDevice physical);
 
-}  // namespace lwload::vk
+}  // namespace lwload::vulkan

@@ -7,7 +7,7 @@
 #include "backends/vulkan/vk_instance.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::vk {
+namespace lwload::vulkan {
 
 std::string result_name(VkResult result) {
   switch (result) {
@@ -136,4 +136,4 @@ void Session::free_submission(const Submission& s) {
   vkFreeCommandBuffers(device_, pool_, 1, &s.commands);
 }
 
-}  // namespace lwload::vk
+}  // namespace lwload::vulkan

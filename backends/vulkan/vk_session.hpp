@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace lwload::vk {
+namespace lwload::vulkan {
 
 class Instance;  // vk_instance.hpp
 
@@ -48,7 +48,7 @@ class Session {
   std::optional<std::uint32_t> memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags flags) const;
   VkResult host_pointer_properties(const void* pointer, VkMemoryHostPointerPropertiesEXT* out) const;
   void check(VkResult result, std::string_view call, std::string_view what = {}) const {
-    vk::check(result, label_, call, what);
+    vulkan::check(result, label_, call, what);
   }
 
   // Records `record` into a one-time command buffer and submits it with a new fence; the returned
@@ -91,4 +91,4 @@ class Session {
   VkCommandPool pool_ = VK_NULL_HANDLE;
 };
 
-}  // namespace lwload::vk
+}  // namespace lwload::vulkan

@@ -23,7 +23,7 @@
 namespace lwload {
 namespace {
 
-using namespace vk;
+using namespace vulkan;
 
 DeviceKind kind_of(VkPhysicalDeviceType type) {
   switch (type) {
@@ -197,7 +197,7 @@ std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice
 }
 
 std::optional<VulkanTensor> vulkan_tensor(const TensorHandle& tensor) {
-  const auto* buffer = dynamic_cast<const vk::VkBufferMemory*>(tensor.buffer);
+  const auto* buffer = dynamic_cast<const vulkan::VkBufferMemory*>(tensor.buffer);
   if (!buffer) return std::nullopt;
   return VulkanTensor{buffer->buffer(), buffer->memory(), tensor.offset};
 }

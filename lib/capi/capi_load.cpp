@@ -2,7 +2,7 @@
 // described in C structs that point into the Weights (valid while they live).
 #include "capi/capi_objects.hpp"
 #include "capi/capi_struct.hpp"
-#include "load/option_text.hpp"
+#include "loading/option_text.hpp"
 #include "lwload/error.hpp"
 
 namespace {

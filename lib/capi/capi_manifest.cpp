@@ -2,7 +2,7 @@
 // into the C++ manifest (valid while it lives).
 #include "capi/capi_objects.hpp"
 #include "capi/capi_struct.hpp"
-#include "load/option_text.hpp"
+#include "loading/option_text.hpp"
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
 

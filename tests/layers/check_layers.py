@@ -159,9 +159,9 @@ def main():
 
     # 4. Full compiles with the build's arguments.
     probes = [
-        ('formats', '#include "load/load_session.hpp"\n', 'lwload layering: lib/load/ is not below this layer'),
+        ('formats', '#include "loading/load_session.hpp"\n', 'lwload layering: lib/loading/ is not below this layer'),
         ('formats', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
-        ('load', '#include "tools/lib/synth/synth.hpp"\n', 'lwload layering: tools/lib/ is not below this layer'),
+        ('loading', '#include "tools/lib/synth/synth.hpp"\n', 'lwload layering: tools/lib/ is not below this layer'),
         ('core', '#include "backends/layer.hpp"\n', 'lwload layering: backends/ is not below this layer'),
     ]
     for name, source, refusal in probes:

@@ -95,13 +95,13 @@ bool writable(const void* p, std::size_t size) {
   return covered >= end;
 }
 
-ze_result_t memmap_import(const ze_host_mem_alloc_desc_t* desc, const lwload::ze::ExternalMemmapSysmemExtDesc& ext,
+ze_result_t memmap_import(const ze_host_mem_alloc_desc_t* desc, const lwload::level_zero::ExternalMemmapSysmemExtDesc& ext,
                           std::size_t size, void** out) {
   const auto base = reinterpret_cast<std::uintptr_t>(ext.pSystemMemory);
   if (config().refuse_import) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (base % page() != 0 || ext.size % page() != 0 || ext.size == 0 || size != ext.size)
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // the extension maps whole pages only
-  if (!(desc->flags & lwload::ze::kHostMemAllocFlagMemReadOnly) && !writable(ext.pSystemMemory, ext.size))
+  if (!(desc->flags & lwload::level_zero::kHostMemAllocFlagMemReadOnly) && !writable(ext.pSystemMemory, ext.size))
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // read-only pages need the read-only flag
   Memory& m = memory();
   std::lock_guard lock(m.mutex);
@@ -120,9 +120,9 @@ ze_result_t alloc_host(const ze_host_mem_alloc_desc_t* desc, std::size_t size, s
   if (!allocation_allowed()) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   for (auto* ext = desc != nullptr ? static_cast<const ze_base_desc_t*>(desc->pNext) : nullptr; ext != nullptr;
        ext = static_cast<const ze_base_desc_t*>(ext->pNext)) {
-    if (static_cast<std::uint32_t>(ext->stype) == lwload::ze::kStructureTypeExternalMemmapSysmemExtDesc) {
+    if (static_cast<std::uint32_t>(ext->stype) == lwload::level_zero::kStructureTypeExternalMemmapSysmemExtDesc) {
       if (config().import != ImportKind::memmap) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-      return memmap_import(desc, *reinterpret_cast<const lwload::ze::ExternalMemmapSysmemExtDesc*>(ext), size, out);
+      return memmap_import(desc, *reinterpret_cast<const lwload::level_zero::ExternalMemmapSysmemExtDesc*>(ext), size, out);
     }
   }
   if (size > config().max_alloc) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "load/option_text.hpp"
+#include "loading/option_text.hpp"
 
 namespace lwload::cli {
 

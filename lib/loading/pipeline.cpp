@@ -1,4 +1,4 @@
-#include "load/pipeline.hpp"
+#include "loading/pipeline.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -82,7 +82,7 @@ std::string DataPipeline::open_direct_files() {
 // The engine the plan chose. Returns why io_uring was refused at set-up (a file without a
 // descriptor, a ring the kernel will not make; "" when it was not): the pool reads instead, and
 // the planner re-plans the engine.
-std::string DataPipeline::make_reader() {
+std::string DataPipeline::make_engine() {
   std::string refused;
   std::vector<io::ReadSource> sources(files_.size());
   for (std::size_t f = 0; f < files_.size(); ++f) sources[f].file = files_[f].get();
@@ -90,12 +90,12 @@ std::string DataPipeline::make_reader() {
     for (std::size_t f = 0; f < files_.size(); ++f) sources.push_back(io::ReadSource{direct_files_[f].get(), true});
   if (schedule_.engine == IoEngine::io_uring) {
     try {
-      reader_ = io::make_uring_reader(context_, sources, schedule_.queue_depth);
+      engine_ = io::make_uring_engine(context_, sources, schedule_.queue_depth);
     } catch (const std::exception& e) {
       refused = e.what();
     }
   }
-  if (!reader_) reader_ = io::make_pread_reader(context_, sources, schedule_.threads);
+  if (!engine_) engine_ = io::make_pread_engine(context_, sources, schedule_.threads);
   return refused;
 }
 
@@ -167,10 +167,10 @@ bool DataPipeline::idle() const {
   return true;
 }
 
-// Starts reads while there is room: in-flight reads below the reader's depth, and a free slot for
+// Starts reads while there is room: in-flight reads below the engine's depth, and a free slot for
 // staged reads. Queues take turns, so a sharded model's files are read concurrently.
 void DataPipeline::pump() {
-  while (!failure_ && reads_in_flight_ < reader_->concurrency()) {
+  while (!failure_ && reads_in_flight_ < engine_->concurrency()) {
     bool issued = false;
     try {
       progress_.check_cancel();
@@ -205,7 +205,7 @@ bool DataPipeline::issue(const Read& read) {
     run_bytes_in_flight_ += read.length;
     ++reads_in_flight_;
     ++state_.stats.reads;
-    reader_->read(read.file, read.offset, *scratch, [this, r, scratch](std::exception_ptr error, std::size_t got) {
+    engine_->read(read.file, read.offset, *scratch, [this, r, scratch](std::exception_ptr error, std::size_t got) {
       on_run_read(*r, *scratch, error, got);
     });
     return true;
@@ -221,7 +221,7 @@ bool DataPipeline::issue(const Read& read) {
     }
     ++reads_in_flight_;
     ++state_.stats.reads;
-    reader_->read(read.file, read.offset, host.subspan(s.dst_offset, read.length),
+    engine_->read(read.file, read.offset, host.subspan(s.dst_offset, read.length),
                   [this, r](std::exception_ptr error, std::size_t got) { on_direct_read(*r, error, got); });
     return true;
   }
@@ -252,7 +252,7 @@ bool DataPipeline::issue(const Read& read) {
   ++reads_in_flight_;
   ++state_.stats.reads;
   const std::uint64_t head = read.offset - read.extent_offset;
-  reader_->read(source, read.extent_offset, ring_.bytes(*slot).first(read.extent_length),
+  engine_->read(source, read.extent_offset, ring_.bytes(*slot).first(read.extent_length),
                 [this, r, slot = *slot, head](std::exception_ptr error, std::size_t got) {
                   on_staged_read(*r, slot, head, error, got);
                 });
@@ -386,12 +386,12 @@ void DataPipeline::close_host_writes() noexcept {
 void DataPipeline::run() {
   planning::LoadRefusals refused;
   if (state_.plan.direct_io) refused.direct_io = open_direct_files();
-  if (!idle()) refused.engine = make_reader();
+  if (!idle()) refused.engine = make_engine();
   if (!refused.direct_io.empty() || !refused.engine.empty()) {
     planning::replan_refused(state_.manifest, state_.plan, refused);
     next_read_.assign(schedule_.queues.size(), 0);  // the same queues, their reads made again
   }
-  if (reader_) {
+  if (engine_) {
     pump();
     wait_until_idle();
   }

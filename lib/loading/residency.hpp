@@ -4,12 +4,12 @@
 // callbacks stream while later pages are still arriving.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <functional>
 #include <vector>
 
-#include "load/region_imports.hpp"
+#include "loading/region_imports.hpp"
 
 namespace lwload::loading {
 

@@ -1,4 +1,4 @@
-#include "load/progress.hpp"
+#include "loading/progress.hpp"
 
 #include "lwload/error.hpp"
 

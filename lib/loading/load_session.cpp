@@ -1,11 +1,11 @@
-#include "load/load_session.hpp"
+#include "loading/load_session.hpp"
 
 #include "io/page_cache.hpp"
 
 #include <algorithm>
 
-#include "load/residency.hpp"
-#include "load/setup.hpp"
+#include "loading/residency.hpp"
+#include "loading/setup.hpp"
 
 namespace lwload::loading {
 

@@ -3,14 +3,14 @@
 // "mappings outlive the buffers that use them" needs.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "load/name_index.hpp"
+#include "loading/name_index.hpp"
 #include "lwload/loader.hpp"
 
 namespace lwload {

@@ -1,7 +1,7 @@
 // lwload::load: plans when asked to, derives a given plan again from the manifest, the device and
 // its choices (refusing one whose figures differ or which no longer fits the machine), and runs a
 // LoadSession.
-#include "load/load_session.hpp"
+#include "loading/load_session.hpp"
 #include "lwload/error.hpp"
 #include "plan/replan.hpp"
 

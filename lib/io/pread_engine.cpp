@@ -3,17 +3,17 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "io/async_reader.hpp"
+#include "io/read_engine.hpp"
 
 namespace lwload::io {
 namespace {
 
-class PreadReader final : public AsyncReader {
+class PreadEngine final : public ReadEngine {
  public:
-  PreadReader(boost::asio::io_context& completions, std::vector<ReadSource> files, unsigned threads)
+  PreadEngine(boost::asio::io_context& completions, std::vector<ReadSource> files, unsigned threads)
       : completions_(completions), files_(std::move(files)), threads_(threads == 0 ? 1 : threads), pool_(threads_) {}
 
-  ~PreadReader() override { pool_.join(); }  // no stop(): reads in flight finish into their buffers
+  ~PreadEngine() override { pool_.join(); }  // no stop(): reads in flight finish into their buffers
 
   void read(std::size_t file, std::uint64_t offset, std::span<std::byte> dst, ReadDone done) override {
     const RandomAccessFile* source = files_.at(file).file;
@@ -48,9 +48,9 @@ class PreadReader final : public AsyncReader {
 
 }  // namespace
 
-std::unique_ptr<AsyncReader> make_pread_reader(boost::asio::io_context& completions,
+std::unique_ptr<ReadEngine> make_pread_engine(boost::asio::io_context& completions,
                                                std::vector<ReadSource> files, unsigned threads) {
-  return std::make_unique<PreadReader>(completions, std::move(files), threads);
+  return std::make_unique<PreadEngine>(completions, std::move(files), threads);
 }
 
 }  // namespace lwload::io

@@ -1,4 +1,4 @@
-#include "load/region_imports.hpp"
+#include "loading/region_imports.hpp"
 
 #include "lwload/error.hpp"
 

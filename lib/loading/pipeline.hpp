@@ -6,7 +6,7 @@
 // Whatever goes wrong, the pipeline drains what is in flight before the failure propagates.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <boost/asio/io_context.hpp>
 
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "io/async_reader.hpp"
+#include "io/read_engine.hpp"
 #include "io/staging_ring.hpp"
-#include "load/progress.hpp"
+#include "loading/progress.hpp"
 
 namespace lwload::loading {
 
@@ -38,7 +38,7 @@ class DataPipeline {
   DeviceBuffer& buffer(std::size_t index) const;
   const std::filesystem::path& file_path(std::uint32_t file) const;
   std::string open_direct_files();
-  std::string make_reader();
+  std::string make_engine();
   void record_failure(std::exception_ptr error);
   void pump();
   bool issue(const Read& read);
@@ -68,7 +68,7 @@ class DataPipeline {
 
   boost::asio::io_context context_;
   io::StagingRing ring_;
-  std::unique_ptr<io::AsyncReader> reader_;  // after context_ and ring_: destroyed (and drained) first
+  std::unique_ptr<io::ReadEngine> engine_;  // after context_ and ring_: destroyed (and drained) first
   std::vector<std::size_t> next_read_;       // per schedule queue: its first read not yet issued
   std::size_t next_queue_ = 0;
   std::vector<std::size_t> slot_uploads_;  // uploads in flight per slot

@@ -3,7 +3,7 @@
 // lwload_load_options_set, so the two cannot drift apart.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <cstdint>
 #include <span>

@@ -1,7 +1,7 @@
 // The io_uring read engine: Boost.Asio random_access_file (io_uring-backed when
 // BOOST_ASIO_HAS_IO_URING) on duplicates of the seam's descriptors, so files are still opened
 // through the FileSystem and closing them stays the seam's business.
-#include "io/async_reader.hpp"
+#include "io/read_engine.hpp"
 
 #if LWLOAD_HAVE_IO_URING
 #include <unistd.h>
@@ -16,9 +16,9 @@
 namespace lwload::io {
 namespace {
 
-class UringReader final : public AsyncReader {
+class UringEngine final : public ReadEngine {
  public:
-  UringReader(boost::asio::io_context& completions, std::vector<ReadSource> files, unsigned depth)
+  UringEngine(boost::asio::io_context& completions, std::vector<ReadSource> files, unsigned depth)
       : sources_(std::move(files)), depth_(depth == 0 ? 1 : depth) {
     for (const ReadSource& entry : sources_) {
       const RandomAccessFile* source = entry.file;
@@ -79,9 +79,9 @@ class UringReader final : public AsyncReader {
 
 }  // namespace
 
-std::unique_ptr<AsyncReader> make_uring_reader(boost::asio::io_context& completions,
+std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completions,
                                                std::vector<ReadSource> files, unsigned depth) {
-  return std::make_unique<UringReader>(completions, std::move(files), depth);
+  return std::make_unique<UringEngine>(completions, std::move(files), depth);
 }
 
 }  // namespace lwload::io
@@ -92,7 +92,7 @@ std::unique_ptr<AsyncReader> make_uring_reader(boost::asio::io_context& completi
 
 namespace lwload::io {
 
-std::unique_ptr<AsyncReader> make_uring_reader(boost::asio::io_context&, std::vector<ReadSource>,
+std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context&, std::vector<ReadSource>,
                                                unsigned) {
   fail(ErrorCode::unsupported, "lwload was built without io_uring (liburing)");
 }

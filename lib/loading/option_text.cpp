@@ -1,5 +1,5 @@
 // Parsing load options from text (CLI arguments, C API key/value pairs).
-#include "load/option_text.hpp"
+#include "loading/option_text.hpp"
 
 #include <array>
 #include <charconv>

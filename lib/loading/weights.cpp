@@ -1,5 +1,5 @@
 // Weights: lookups into a finished load, and read-back for verification.
-#include "load/weights_state.hpp"
+#include "loading/weights_state.hpp"
 
 #include "lwload/error.hpp"
 

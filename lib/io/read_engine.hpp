@@ -20,7 +20,7 @@
 
 namespace lwload::io {
 
-// A file the reader reads; O_DIRECT files need aligned offsets, sizes and buffers (the caller's job).
+// A file the engine reads; O_DIRECT files need aligned offsets, sizes and buffers (the caller's job).
 struct ReadSource {
   const RandomAccessFile* file = nullptr;
   bool direct_io = false;
@@ -30,9 +30,9 @@ struct ReadSource {
 // A read is one system call unless the kernel returns less than asked before the end of the file.
 using ReadDone = std::function<void(std::exception_ptr error, std::size_t got)>;
 
-class AsyncReader {
+class ReadEngine {
  public:
-  virtual ~AsyncReader() = default;  // waits for reads in flight (their buffers are the caller's)
+  virtual ~ReadEngine() = default;  // waits for reads in flight (their buffers are the caller's)
   // Reads into dst (which must stay valid until `done` runs) bytes of files[file] at `offset`.
   virtual void read(std::size_t file, std::uint64_t offset, std::span<std::byte> dst, ReadDone done) = 0;
   virtual IoEngine engine() const noexcept = 0;
@@ -41,12 +41,12 @@ class AsyncReader {
 };
 
 // pread(2) through RandomAccessFile::read_at on `threads` threads (works for every FileSystem).
-std::unique_ptr<AsyncReader> make_pread_reader(boost::asio::io_context& completions,
+std::unique_ptr<ReadEngine> make_pread_engine(boost::asio::io_context& completions,
                                                std::vector<ReadSource> files, unsigned threads);
 
 // io_uring reads on duplicates of the files' descriptors. Throws (Error(io) or
 // boost::system::system_error) when a file has no descriptor or the ring cannot be set up.
-std::unique_ptr<AsyncReader> make_uring_reader(boost::asio::io_context& completions,
+std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completions,
                                                std::vector<ReadSource> files, unsigned depth);
 
 }  // namespace lwload::io

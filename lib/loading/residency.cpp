@@ -1,4 +1,4 @@
-#include "load/residency.hpp"
+#include "loading/residency.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // std::unordered_map<std::string_view, std::size_t> costs ~56 (a node each, and buckets).
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,14 +4,14 @@
 // User callbacks may throw: that fails the load.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "load/weights_state.hpp"
+#include "loading/weights_state.hpp"
 
 namespace lwload::loading {
 

@@ -5,12 +5,12 @@
 // released with it.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <vector>
 
-#include "load/region_imports.hpp"
-#include "load/weights_state.hpp"
+#include "loading/region_imports.hpp"
+#include "loading/weights_state.hpp"
 
 namespace lwload::loading {
 

@@ -1,4 +1,4 @@
-#include "load/setup.hpp"
+#include "loading/setup.hpp"
 
 #include "lwload/error.hpp"
 

@@ -6,17 +6,17 @@
 // the parts drain and release what they made, and nothing is handed out.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "load/pipeline.hpp"
-#include "load/progress.hpp"
-#include "load/region_imports.hpp"
-#include "load/weights_state.hpp"
+#include "loading/pipeline.hpp"
+#include "loading/progress.hpp"
+#include "loading/region_imports.hpp"
+#include "loading/weights_state.hpp"
 #include "lwload/loader.hpp"
 
 namespace lwload::loading {

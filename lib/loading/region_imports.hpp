@@ -4,12 +4,12 @@
 // executing is the planner's, never an edit of the loader's own.
 #pragma once
 
-#include "load/layer.hpp"
+#include "loading/layer.hpp"
 
 #include <memory>
 #include <vector>
 
-#include "load/weights_state.hpp"
+#include "loading/weights_state.hpp"
 
 namespace lwload::loading {
 
