@@ -35,19 +35,7 @@ using namespace lwload;
 
 namespace {
 
-// counting_bytes with every 256-byte block shifted by a different amount: a read from the wrong
-// offset (even one a multiple of 256 away) gives other bytes.
-std::vector<std::byte> marked_bytes(std::size_t n, std::uint8_t start) {
-  std::vector<std::byte> bytes = test::counting_bytes(n, start);
-  for (std::size_t i = 0; i < n; ++i)
-    bytes[i] ^= static_cast<std::byte>(static_cast<std::uint8_t>((i >> 8) * 151u + (i >> 16) * 29u));
-  return bytes;
-}
 
-std::vector<std::byte> slice(const std::vector<std::byte>& bytes, std::uint64_t offset, std::uint64_t length) {
-  return {bytes.begin() + static_cast<std::ptrdiff_t>(offset),
-          bytes.begin() + static_cast<std::ptrdiff_t>(offset + length)};
-}
 
 using MakeReader = std::function<std::unique_ptr<io::ReadEngine>(boost::asio::io_context&, std::vector<io::ReadSource>)>;
 
@@ -156,8 +144,8 @@ struct AlignedBuffer {
 
 TEST_CASE("io engines: each read's bytes land at its offset, in its own buffer, and nowhere else") {
   test::TempDir dir;
-  const auto a_bytes = marked_bytes(300 * 1024 + 5, 0);
-  const auto b_bytes = marked_bytes(100 * 1024 + 17, 77);
+  const auto a_bytes = test::marked_bytes(300 * 1024 + 5, 0);
+  const auto b_bytes = test::marked_bytes(100 * 1024 + 17, 77);
   test::write_file(dir / "a.bin", a_bytes);
   test::write_file(dir / "b.bin", b_bytes);
   auto fs = posix_file_system();
@@ -189,7 +177,7 @@ TEST_CASE("io engines: each read's bytes land at its offset, in its own buffer, 
       CHECK(message_of(r.error) == "");
       CHECK(r.got == r.length);
       CHECK(r.completed_on == self);  // completions run where the io_context runs
-      CHECK(r.landed(r.length) == slice(r.file == 0 ? a_bytes : b_bytes, r.offset, r.length));
+      CHECK(r.landed(r.length) == test::slice(r.file == 0 ? a_bytes : b_bytes, r.offset, r.length));
       CHECK(r.untouched_from(r.length));
     }
   }
@@ -197,7 +185,7 @@ TEST_CASE("io engines: each read's bytes land at its offset, in its own buffer, 
 
 TEST_CASE("io engines: hundreds of reads in flight complete exactly once each, with their own bytes") {
   test::TempDir dir;
-  const auto bytes = marked_bytes(1 << 20, 3);
+  const auto bytes = test::marked_bytes(1 << 20, 3);
   test::write_file(dir / "f.bin", bytes);
   const auto file = posix_file_system()->open(dir / "f.bin");
   for (const Engine& engine : engines()) {
@@ -214,7 +202,7 @@ TEST_CASE("io engines: hundreds of reads in flight complete exactly once each, w
     std::size_t once = 0, right = 0;
     for (Request& r : requests) {
       once += r.completions == 1;
-      right += !r.error && r.got == r.length && r.landed(r.length) == slice(bytes, r.offset, r.length) &&
+      right += !r.error && r.got == r.length && r.landed(r.length) == test::slice(bytes, r.offset, r.length) &&
                r.untouched_from(r.length);
     }
     CHECK(once == requests.size());
@@ -230,7 +218,7 @@ TEST_CASE("io engines: hundreds of reads in flight complete exactly once each, w
 
 TEST_CASE("io engines: the end of a file is a short count, never a buffer presented as full") {
   test::TempDir dir;
-  const auto bytes = marked_bytes(10000, 9);
+  const auto bytes = test::marked_bytes(10000, 9);
   test::write_file(dir / "f.bin", bytes);
   test::write_file(dir / "shrinks.bin", bytes);
   auto fs = posix_file_system();
@@ -258,7 +246,7 @@ TEST_CASE("io engines: the end of a file is a short count, never a buffer presen
       CHECK(message_of(r.error) == "");
       CHECK(r.got == expected_got[i]);
       CHECK(r.got < r.length);  // short: the caller sees the file ended
-      CHECK(r.landed(r.got) == slice(bytes, r.offset, r.got));
+      CHECK(r.landed(r.got) == test::slice(bytes, r.offset, r.got));
       CHECK(r.untouched_from(r.got));  // nothing past the end was written (no zero fill)
     }
   }
@@ -267,7 +255,7 @@ TEST_CASE("io engines: the end of a file is a short count, never a buffer presen
 TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
   SUBCASE("pread: the seam's error reaches the completion, once") {
     MemoryFileSystem fs;
-    fs.add_file("disk.bin", marked_bytes(50000, 1));
+    fs.add_file("disk.bin", test::marked_bytes(50000, 1));
     fs.fail_reads_from("disk.bin", 20000);
     const auto file = fs.open("disk.bin");
     boost::asio::io_context ctx;
@@ -325,7 +313,7 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
     const io::UringProbe& probe = io::probe_io_uring();
     if (!test::available("io_uring", probe.usable, probe.note)) return;
     MemoryFileSystem fs;
-    fs.add_file("in-memory.bin", marked_bytes(100, 0));
+    fs.add_file("in-memory.bin", test::marked_bytes(100, 0));
     const auto file = fs.open("in-memory.bin");
     boost::asio::io_context ctx;
     const Error e = test::error_of([&] { io::make_uring_engine(ctx, {io::ReadSource{file.get()}}, 2); });
@@ -337,7 +325,7 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
 TEST_CASE("io engines: O_DIRECT reads with aligned buffers and offsets, where the file system allows it") {
   test::TempDir dir;  // under LWLOAD_SCRATCH (the build folder): tmpfs refuses O_DIRECT
   constexpr std::size_t kSize = (1 << 20) + 1000;  // ends 1000 bytes into a block
-  const auto bytes = marked_bytes(kSize, 5);
+  const auto bytes = test::marked_bytes(kSize, 5);
   test::write_file(dir / "cold.bin", bytes);
   std::unique_ptr<RandomAccessFile> file;
   std::string refusal;
@@ -395,7 +383,7 @@ TEST_CASE("io engines: O_DIRECT reads with aligned buffers and offsets, where th
       CHECK(completions[i] == 1);
       CHECK(errors[i] == "");
       CHECK(got[i] == reads[i].expect);
-      CHECK(std::vector<std::byte>(buffers[i]->data, buffers[i]->data + got[i]) == slice(bytes, reads[i].offset, got[i]));
+      CHECK(std::vector<std::byte>(buffers[i]->data, buffers[i]->data + got[i]) == test::slice(bytes, reads[i].offset, got[i]));
     }
     if (refuses_unaligned) {
       ctx.restart();

@@ -34,18 +34,7 @@ using namespace lwload;
 
 namespace {
 
-// counting_bytes with every 256-byte block shifted differently: a byte from the wrong offset differs.
-std::vector<std::byte> marked_bytes(std::size_t n, std::uint8_t start = 0) {
-  std::vector<std::byte> bytes = test::counting_bytes(n, start);
-  for (std::size_t i = 0; i < n; ++i)
-    bytes[i] ^= static_cast<std::byte>(static_cast<std::uint8_t>((i >> 8) * 151u + (i >> 16) * 29u));
-  return bytes;
-}
 
-std::vector<std::byte> slice(const std::vector<std::byte>& bytes, std::uint64_t offset, std::uint64_t length) {
-  return {bytes.begin() + static_cast<std::ptrdiff_t>(offset),
-          bytes.begin() + static_cast<std::ptrdiff_t>(offset + length)};
-}
 
 std::vector<std::byte> copy(const std::byte* p, std::size_t n) { return {p, p + n}; }
 
@@ -76,7 +65,7 @@ void check_span(const RandomAccessFile& file, const std::vector<std::byte>& byte
   CHECK(dynamic_cast<const MmapMapping*>(mapping.get()) != nullptr);
   const std::span<const std::byte> view = mapping->bytes();
   REQUIRE(view.size() == length);
-  CHECK(copy(view.data(), view.size()) == slice(bytes, offset, length));
+  CHECK(copy(view.data(), view.size()) == test::slice(bytes, offset, length));
   const auto address = reinterpret_cast<std::uintptr_t>(view.data());
   // The kernel placed the mapping on one of its pages; bytes() is `offset` into lwload's page.
   CHECK(address % system_page_size() == offset % system_page_size());
@@ -85,9 +74,9 @@ void check_span(const RandomAccessFile& file, const std::vector<std::byte>& byte
   const std::byte* first = view.data() - (offset - start);
   std::vector<unsigned char> in_core((offset - start) / system_page_size() + 1);
   REQUIRE(::mincore(const_cast<std::byte*>(first), offset - start + 1, in_core.data()) == 0);
-  CHECK(copy(view.data() - (offset - start), offset - start) == slice(bytes, start, offset - start));
+  CHECK(copy(view.data() - (offset - start), offset - start) == test::slice(bytes, start, offset - start));
   const std::uint64_t end = std::min<std::uint64_t>(align_up(offset + length, system_page_size()), bytes.size());
-  CHECK(copy(view.data() + length, end - offset - length) == slice(bytes, offset + length, end - offset - length));
+  CHECK(copy(view.data() + length, end - offset - length) == test::slice(bytes, offset + length, end - offset - length));
 }
 
 // Locks `span`'s pages in memory while it lives (the page cache cannot drop them); `locked()`
@@ -136,7 +125,7 @@ std::size_t resident_pages(const std::filesystem::path& path, std::size_t length
 TEST_CASE("mappings: an mmap mapping holds the file's bytes and starts on the page below its range") {
   test::TempDir dir;
   const std::size_t page = page_size();
-  const auto bytes = marked_bytes(3 * page + 777);
+  const auto bytes = test::marked_bytes(3 * page + 777);
   test::write_file(dir / "f.bin", bytes);
   const auto file = posix_file_system()->open(dir / "f.bin");
   REQUIRE(file->size() == bytes.size());
@@ -163,7 +152,7 @@ TEST_CASE("mappings: the page span follows core/align's page size (16 and 64 KiB
       continue;
     REQUIRE(page_size() == asked);
     test::TempDir dir;
-    const auto bytes = marked_bytes(3 * asked + 999, 11);
+    const auto bytes = test::marked_bytes(3 * asked + 999, 11);
     test::write_file(dir / "f.bin", bytes);
     const auto file = posix_file_system()->open(dir / "f.bin");
     // An offset a few system pages above a boundary: mapped from that boundary, not the system page.
@@ -175,7 +164,7 @@ TEST_CASE("mappings: the page span follows core/align's page size (16 and 64 KiB
 
 TEST_CASE("mappings: a range past the end of the file is RandomAccessFile::map's one error, for every file") {
   test::TempDir dir;
-  const auto bytes = marked_bytes(10000);
+  const auto bytes = test::marked_bytes(10000);
   test::write_file(dir / "f.bin", bytes);
   MemoryFileSystem memory;
   memory.add_file("m.bin", bytes);
@@ -200,14 +189,14 @@ TEST_CASE("mappings: a range past the end of the file is RandomAccessFile::map's
     }
     const auto last = file->map(9990, 10);  // the last bytes exactly: fine
     REQUIRE(last);
-    CHECK(copy(last->bytes().data(), 10) == slice(bytes, 9990, 10));
+    CHECK(copy(last->bytes().data(), 10) == test::slice(bytes, 9990, 10));
   }
 }
 
 TEST_CASE("mappings: make_resident and resident_bytes on an mmap mapping") {
   test::TempDir dir;
   const std::size_t page = system_page_size();
-  const auto bytes = marked_bytes(8 * page + 100, 21);
+  const auto bytes = test::marked_bytes(8 * page + 100, 21);
   test::write_file(dir / "f.bin", bytes);
   const auto file = posix_file_system()->open(dir / "f.bin");
   for (const MapAccess access : {MapAccess::normal, MapAccess::random, MapAccess::resident}) {
@@ -219,7 +208,7 @@ TEST_CASE("mappings: make_resident and resident_bytes on an mmap mapping") {
     mapping->will_need(length + 5, 10);  // past the end: ignored
     mapping->make_resident(0, length);
     mapping->make_resident(length, 0);
-    CHECK(copy(mapping->bytes().data(), length) == slice(bytes, offset, length));
+    CHECK(copy(mapping->bytes().data(), length) == test::slice(bytes, offset, length));
     // Outside the mapping: a usage error naming the file, never a read past it.
     const Error outside = test::error_of([&] { mapping->make_resident(1, length); });
     CHECK(outside.code() == ErrorCode::usage);
@@ -237,7 +226,7 @@ TEST_CASE("mappings: make_resident on a file truncated after it was mapped is an
   // lwload's page: make_resident populates whole ones, and under a larger page size set through
   // core/align's seam a page the truncation cut short still reaches past the (4 KiB-paged) end.
   const std::size_t page = page_size();
-  const auto bytes = marked_bytes(6 * page, 2);
+  const auto bytes = test::marked_bytes(6 * page, 2);
   test::write_file(dir / "shrinks.bin", bytes);
   const auto file = posix_file_system()->open(dir / "shrinks.bin");
   for (const MapAccess access : {MapAccess::normal, MapAccess::resident}) {
@@ -256,7 +245,7 @@ TEST_CASE("mappings: make_resident on a file truncated after it was mapped is an
 
 TEST_CASE("mappings: an in-memory mapping keeps its owner alive exactly while it lives") {
   SUBCASE("owned") {
-    auto owner = std::make_shared<std::vector<std::byte>>(marked_bytes(5000, 4));
+    auto owner = std::make_shared<std::vector<std::byte>>(test::marked_bytes(5000, 4));
     const std::weak_ptr<std::vector<std::byte>> watch = owner;
     const std::span<const std::byte> view(owner->data() + 100, 4000);
     auto mapping = std::make_unique<io::MemoryMapping>(view, owner);
@@ -264,21 +253,21 @@ TEST_CASE("mappings: an in-memory mapping keeps its owner alive exactly while it
     CHECK_FALSE(watch.expired());  // the mapping holds it
     CHECK(mapping->bytes().data() == view.data());  // the bytes themselves, not a copy
     CHECK(mapping->bytes().size() == 4000);
-    CHECK(copy(mapping->bytes().data(), 4000) == slice(marked_bytes(5000, 4), 100, 4000));
+    CHECK(copy(mapping->bytes().data(), 4000) == test::slice(test::marked_bytes(5000, 4), 100, 4000));
     CHECK(mapping->resident_bytes() == 4000);
     mapping->make_resident(0, 4000);
     mapping.reset();
     CHECK(watch.expired());  // released with the mapping
   }
   SUBCASE("borrowed") {
-    const auto buffer = marked_bytes(300, 8);
+    const auto buffer = test::marked_bytes(300, 8);
     const io::MemoryMapping mapping(std::span<const std::byte>(buffer).subspan(10, 200));
     CHECK(mapping.bytes().data() == buffer.data() + 10);
     CHECK(mapping.bytes().size() == 200);
     CHECK(mapping.resident_bytes() == 200);
   }
   SUBCASE("a MemoryFileSystem file's mapping outlives the file and its file system") {
-    const auto bytes = marked_bytes(20000, 6);
+    const auto bytes = test::marked_bytes(20000, 6);
     std::shared_ptr<const FileMapping> mapping;
     {
       auto fs = std::make_unique<MemoryFileSystem>();
@@ -287,9 +276,9 @@ TEST_CASE("mappings: an in-memory mapping keeps its owner alive exactly while it
       mapping = file->map(1234, 5678);
       REQUIRE(mapping);
       CHECK(dynamic_cast<const io::MemoryMapping*>(mapping.get()) != nullptr);
-      fs->add_file("m.bin", marked_bytes(20000, 99));  // replaced in the file system meanwhile
+      fs->add_file("m.bin", test::marked_bytes(20000, 99));  // replaced in the file system meanwhile
     }
-    CHECK(copy(mapping->bytes().data(), mapping->bytes().size()) == slice(bytes, 1234, 5678));
+    CHECK(copy(mapping->bytes().data(), mapping->bytes().size()) == test::slice(bytes, 1234, 5678));
     CHECK(mapping->resident_bytes() == 5678);
   }
 }
@@ -297,7 +286,7 @@ TEST_CASE("mappings: an in-memory mapping keeps its owner alive exactly while it
 TEST_CASE("mappings: page-cache counts of a file whose pages are pinned, or seen gone") {
   test::TempDir dir;
   const std::size_t page = system_page_size();
-  const auto bytes = marked_bytes(16 * page + 300, 13);
+  const auto bytes = test::marked_bytes(16 * page + 300, 13);
   test::write_file(dir / "f.bin", bytes);
   const auto file = posix_file_system()->open(dir / "f.bin");
   const std::uint64_t size = bytes.size();

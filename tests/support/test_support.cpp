@@ -165,6 +165,18 @@ std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start) {
   return out;
 }
 
+std::vector<std::byte> marked_bytes(std::size_t n, std::uint8_t start) {
+  std::vector<std::byte> bytes = counting_bytes(n, start);
+  for (std::size_t i = 0; i < n; ++i)
+    bytes[i] ^= static_cast<std::byte>(static_cast<std::uint8_t>((i >> 8) * 151u + (i >> 16) * 29u));
+  return bytes;
+}
+
+std::vector<std::byte> slice(const std::vector<std::byte>& bytes, std::uint64_t offset, std::uint64_t length) {
+  return {bytes.begin() + static_cast<std::ptrdiff_t>(offset),
+          bytes.begin() + static_cast<std::ptrdiff_t>(offset + length)};
+}
+
 void put_u8(std::vector<std::byte>& out, std::uint8_t v) { out.push_back(static_cast<std::byte>(v)); }
 void put_u16(std::vector<std::byte>& out, std::uint16_t v) {
   for (int i = 0; i < 2; ++i) put_u8(out, static_cast<std::uint8_t>(v >> (8 * i)));

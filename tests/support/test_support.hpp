@@ -116,6 +116,12 @@ std::size_t check_against_reference(const std::filesystem::path& model, const st
 // n bytes counting up from `start` (wrapping at 256): data whose every offset is recognisable.
 std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0);
 
+// counting_bytes with every 256-byte block shifted by a different amount: a byte read from the
+// wrong offset (even one a multiple of 256 away) differs.
+std::vector<std::byte> marked_bytes(std::size_t n, std::uint8_t start = 0);
+// bytes[offset, offset + length), copied.
+std::vector<std::byte> slice(const std::vector<std::byte>& bytes, std::uint64_t offset, std::uint64_t length);
+
 // Little-endian append helpers for building binary headers by hand.
 void put_u8(std::vector<std::byte>& out, std::uint8_t v);
 void put_u16(std::vector<std::byte>& out, std::uint16_t v);
