@@ -98,11 +98,6 @@ std::vector<std::byte> read_back(DeviceBuffer& buffer, std::uint64_t offset, std
   return out;
 }
 
-std::vector<std::byte> slice(const std::vector<std::byte>& bytes, std::size_t offset, std::size_t n) {
-  return {bytes.begin() + static_cast<std::ptrdiff_t>(offset),
-          bytes.begin() + static_cast<std::ptrdiff_t>(offset + n)};
-}
-
 ErrorCode error_code_of(const std::function<void()>& action) {
   try {
     action();
@@ -223,9 +218,9 @@ TEST_CASE("zero-copy: USE_HOST_PTR import uses the mapped file pages themselves"
   REQUIRE(queue.finish() == CL_SUCCESS);
 
   CHECK(read_back(*buffer, 0, size) == file.bytes);
-  CHECK(read_back(*buffer, 5000, 100) == slice(file.bytes, 5000, 100));
+  CHECK(read_back(*buffer, 5000, 100) == test::slice(file.bytes, 5000, 100));
   // A kernel reads the weights straight out of the file mapping, at an unaligned offset too.
-  CHECK(kernel_copy(mem, 4097, 3000) == slice(file.bytes, 4097, 3000));
+  CHECK(kernel_copy(mem, 4097, 3000) == test::slice(file.bytes, 4097, 3000));
   CHECK(error_code_of([&] { read_back(*buffer, size - 10, 11); }) == ErrorCode::usage);
 }
 
@@ -244,13 +239,13 @@ TEST_CASE("zero-copy: views are sub-buffers at the base-address alignment, nullp
   cl_mem parent = nullptr;
   REQUIRE(clGetMemObjectInfo(as_mem(*view), CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) == CL_SUCCESS);
   CHECK(parent == as_mem(*buffer));
-  CHECK(read_back(*view, 0, 1000) == slice(file.bytes, 2 * align, 1000));
-  CHECK(kernel_copy(as_mem(*view), 10, 500) == slice(file.bytes, 2 * align + 10, 500));
+  CHECK(read_back(*view, 0, 1000) == test::slice(file.bytes, 2 * align, 1000));
+  CHECK(kernel_copy(as_mem(*view), 10, 500) == test::slice(file.bytes, 2 * align + 10, 500));
 
   // A view of a view is cut from the root buffer (OpenCL has no nested sub-buffers).
   auto nested = view->view(align, 100);
   REQUIRE(nested);
-  CHECK(read_back(*nested, 0, 100) == slice(file.bytes, 3 * align, 100));
+  CHECK(read_back(*nested, 0, 100) == test::slice(file.bytes, 3 * align, 100));
 
   CHECK(buffer->view(align + 1, 100) == nullptr);  // misses CL_DEVICE_MEM_BASE_ADDR_ALIGN
   CHECK(error_code_of([&] { buffer->view(4 * 4096 - 10, 11); }) == ErrorCode::usage);
@@ -283,7 +278,7 @@ TEST_CASE("direct: host-visible buffers are mapped for writing, then read by ker
   buffer->end_host_write();  // harmless when already unmapped
 
   CHECK(read_back(*buffer, 0, size) == bytes);
-  CHECK(kernel_copy(as_mem(*buffer), 12345, 4000) == slice(bytes, 12345, 4000));
+  CHECK(kernel_copy(as_mem(*buffer), 12345, 4000) == test::slice(bytes, 12345, 4000));
 
   // Writing twice: the second mapping replaces the contents (WRITE_INVALIDATE_REGION).
   const auto again = buffer->begin_host_write();
@@ -368,8 +363,8 @@ TEST_CASE("staged (forced discrete): uploads from pinned slots, several in fligh
 
   // Only the first half of every 64 KiB chunk was uploaded; the rest of the buffer is undefined.
   for (std::size_t offset = 0; offset < size; offset += slot_bytes)
-    CHECK(read_back(*buffer, offset, slot_bytes / 2) == slice(bytes, offset, slot_bytes / 2));
-  CHECK(kernel_copy(as_mem(*buffer), 100, 1000) == slice(bytes, 100, 1000));
+    CHECK(read_back(*buffer, offset, slot_bytes / 2) == test::slice(bytes, offset, slot_bytes / 2));
+  CHECK(kernel_copy(as_mem(*buffer), 100, 1000) == test::slice(bytes, 100, 1000));
 
   // Bounds are checked before anything is enqueued; the error comes back through `done`.
   int called = 0;

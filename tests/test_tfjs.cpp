@@ -33,10 +33,6 @@ std::vector<std::byte> tensor_data(const Manifest& m, const TensorInfo& t) {
   return out;
 }
 
-std::vector<std::byte> slice(const std::vector<std::byte>& v, std::uint64_t begin, std::uint64_t length) {
-  return {v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(begin + length)};
-}
-
 // Bytes per element of what tfjs stores, from the manifest entry (the test's own table).
 std::uint64_t stored_element_bytes(const json::object& weight) {
   if (const auto* q = weight.if_contains("quantization")) {
