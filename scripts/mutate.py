@@ -135,7 +135,7 @@ MUTATIONS = [
     ("containment_open", "a link out of the model folder is followed",
      "lib/io/contained_file_system.cpp",
      "allow_outside_links_(allow_outside_links)",
-     "allow_outside_links_(true)",
+     "allow_outside_links_(allow_outside_links || true)",
      ["hostile", "safetensors", "tfjs"]),
     # JSON
     ("json_number_split", "the digits of a JSON number before a read-chunk boundary are dropped",
