@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -343,19 +344,17 @@ TEST_CASE("mappings: page-cache counts of a file whose pages are pinned, or seen
     void* four = ::mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 0);
     ::close(fd);
     REQUIRE(four != MAP_FAILED);
+    const std::unique_ptr<void, std::function<void(void*)>> unmap(four, [&](void* p) { ::munmap(p, 4 * page); });
     ::madvise(four, 4 * page, MADV_RANDOM);
     const Locked pinned(std::span<const std::byte>(static_cast<const std::byte*>(four), 4 * page));
     const bool exactly_four = resident_pages(dir / "f.bin", size) == 4;
     if (!test::available("mlock", pinned.locked(), "mlock: " + pinned.why()) ||
-        !test::available("page_cache_exact", exactly_four, "readahead brought in more than the four pages")) {
-      ::munmap(four, 4 * page);
+        !test::available("page_cache_exact", exactly_four, "readahead brought in more than the four pages"))
       return;
-    }
     const std::size_t larger = 16 * page;
     if (!test::available("page_size_seam", larger <= (std::size_t{1} << 20), "system pages too large")) return;
     const PageSizeAs as(larger);
     CHECK(io::cached_bytes(*file, 0, size) == 4 * page);
     CHECK(io::count_cached(*file, 0, size).bytes == 4 * page);
-    ::munmap(four, 4 * page);
   }
 }

@@ -871,7 +871,7 @@ TEST_CASE("lwload inspect --densify, plan --densify and load --densify agree on 
   using namespace densify_memory;
   if (!test::have_exe()) return;
   // Every command runs under `ulimit -v`, which AddressSanitizer's shadow memory cannot live in.
-  if (!test::available("rlimit_as", !test::kAddressSanitizer, "AddressSanitizer's shadow memory is reserved address space")) return;
+  if (!test::can_limit_address_space()) return;
   TempDir dir;
   // 2 GiB dense from 128 MiB stored (16×, the most a ratio rule let through), stored in a hole.
   const std::int32_t wide_cols = 32 << 20;

@@ -154,6 +154,10 @@ bool available(std::string_view what, bool present, std::string_view why) {
   return false;
 }
 
+bool can_limit_address_space() {
+  return available("rlimit_as", !kAddressSanitizer, "AddressSanitizer's shadow memory is reserved address space");
+}
+
 bool have_exe() {
   return available("exe", std::getenv("LWLOAD_EXE") != nullptr,
                    "LWLOAD_EXE is not set (the CLI is not built, or the suite was not run by meson test)");

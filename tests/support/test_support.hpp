@@ -101,6 +101,10 @@ inline constexpr bool kAddressSanitizer = false;
 inline constexpr bool kAddressSanitizer = false;
 #endif
 
+// For a test that sets RLIMIT_AS (or runs commands under `ulimit -v`): false after a visible
+// "SKIP rlimit_as" in a build with AddressSanitizer.
+bool can_limit_address_space();
+
 // /usr/bin/python3 (Debian's, with python3-onnx and numpy), for tests that use reference writers.
 inline constexpr const char* kPython = "/usr/bin/python3";
 
