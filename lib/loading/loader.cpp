@@ -1,7 +1,7 @@
 // lwload::load: plans when asked to, derives a given plan again from the manifest, the device and
 // its choices (refusing one whose figures differ or which no longer fits the machine), and runs a
-// LoadSession.
-#include "loading/load_session.hpp"
+// LoadRun.
+#include "loading/load_run.hpp"
 #include "lwload/error.hpp"
 #include "plan/replan.hpp"
 
@@ -9,8 +9,8 @@ namespace lwload {
 namespace {
 
 Weights run(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
-  loading::LoadSession session(std::move(manifest), device, std::move(plan), options);
-  return session.run();
+  loading::LoadRun load_run(std::move(manifest), device, std::move(plan), options);
+  return load_run.run();
 }
 
 }  // namespace

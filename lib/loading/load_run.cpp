@@ -1,4 +1,4 @@
-#include "loading/load_session.hpp"
+#include "loading/load_run.hpp"
 
 #include "io/page_cache.hpp"
 
@@ -11,7 +11,7 @@ namespace lwload::loading {
 
 using Clock = std::chrono::steady_clock;
 
-LoadSession::LoadSession(Manifest manifest, Device& device, Plan plan, const LoadOptions& options)
+LoadRun::LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options)
     : device_(device), options_(options), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
   state_->manifest = std::move(manifest);
   state_->plan = std::move(plan);
@@ -19,7 +19,7 @@ LoadSession::LoadSession(Manifest manifest, Device& device, Plan plan, const Loa
   state_->file_system = state_->manifest.file_system ? state_->manifest.file_system : posix_file_system();
 }
 
-void LoadSession::import_regions() {
+void LoadRun::import_regions() {
   if (state_->plan.count(Placement::zero_copy) == 0) return;
   progress_->phase("import");
   regions_ = loading::import_regions(*state_, device_, !options_.lazy);  // re-plans where the device declined
@@ -28,7 +28,7 @@ void LoadSession::import_regions() {
 // Zero-copy tensors are on the device once imported; "ready" waits until their pages are
 // resident too, unless the caller asked for lazy (or the plan was made lazy: then its evictable
 // pages were not required to fit the machine, and populating them would push them out again).
-void LoadSession::populate_zero_copy() {
+void LoadRun::populate_zero_copy() {
   const Plan& plan = state_->plan;
   if (plan.count(Placement::zero_copy) == 0) return;
   state_->stats.zero_copy_bytes = plan.bytes(Placement::zero_copy, state_->manifest);
@@ -52,7 +52,7 @@ void LoadSession::populate_zero_copy() {
   state_->stats.populate_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
 }
 
-Weights LoadSession::run() {
+Weights LoadRun::run() {
   progress_ = std::make_unique<Progress>(*state_, options_);
   progress_->check_cancel();  // cancelled before it started: open, map and import nothing
   open_files(*state_);

@@ -21,11 +21,11 @@
 
 namespace lwload::loading {
 
-class LoadSession {
+class LoadRun {
  public:
-  LoadSession(Manifest manifest, Device& device, Plan plan, const LoadOptions& options);
-  LoadSession(const LoadSession&) = delete;
-  LoadSession& operator=(const LoadSession&) = delete;
+  LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options);
+  LoadRun(const LoadRun&) = delete;
+  LoadRun& operator=(const LoadRun&) = delete;
 
   Weights run();
 
