@@ -24,7 +24,7 @@ ninja -C "$work/build-lib" install >/dev/null
 libdir=$(cd "$work/prefix" && dirname "$(find . -name lwload.pc | head -1)")
 export PKG_CONFIG_PATH="$work/prefix/$libdir"
 export LD_LIBRARY_PATH="$work/prefix/$(dirname "$libdir")"
-echo "pkg-config: $(pkg-config --cflags --libs lwload)"
+echo "pkg-config: $(pkg-config --cflags --libs lwload) / $(pkg-config --libs lwload-profile)"
 meson setup "$work/build-pc" "$work/app" -Dmodel="$model" -Duse_pkgconfig=true --werror >/dev/null
 ninja -C "$work/build-pc" >/dev/null
 meson test -C "$work/build-pc" --print-errorlogs
@@ -35,4 +35,5 @@ cmake -S "$work/app" -B "$work/build-cmake" -DCMAKE_PREFIX_PATH="$work/prefix" -
 cmake --build "$work/build-cmake" >/dev/null
 "$work/build-cmake/consumer" "$model"
 "$work/build-cmake/consumer_c" "$model"
+"$work/build-cmake/consumer_profile" "$model"
 echo "consumer: CMake OK"

@@ -13,7 +13,7 @@
 
 namespace lwload {
 
-struct MachineMemory {
+struct LWLOAD_API MachineMemory {
   std::uint64_t mem_total = 0;      // /proc/meminfo MemTotal; 0 = unknown
   std::uint64_t mem_available = 0;  // /proc/meminfo MemAvailable (free + reclaimable); 0 = unknown
 
