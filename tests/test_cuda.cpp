@@ -88,7 +88,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan, Placement p
                         << weights.plan().tensors[t.index].reason);
       CHECK(t.placement == placement);
       CHECK(t.mechanism == mechanism);
-      CHECK(t.native.type == lwload::NativeType::cu_deviceptr);
+      CHECK(t.native.type == lwload::cu_deviceptr_type());
     }
     CHECK(verify(weights).tensors == manifest.tensors.size());
   }

@@ -141,7 +141,7 @@ void load_and_verify(const fs::path& model, const PlanOptions& plan_options, con
     for (const TensorHandle& t : weights.tensors()) {
       INFO("tensor " << t.info->name << " placement " << placement_name(t.placement));
       CHECK(t.mechanism == mechanism);
-      CHECK(t.native.type == lwload::NativeType::ze_ptr);
+      CHECK(t.native.type == lwload::ze_ptr_type());
     }
     const VerifyReport report = verify(weights);
     CHECK(report.tensors == manifest.tensors.size());

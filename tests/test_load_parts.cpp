@@ -9,6 +9,7 @@
 
 #include "io/staging_ring.hpp"
 #include "lwload/backend_impl.hpp"
+#include "lwload/cuda.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/lwload.h"
@@ -301,7 +302,10 @@ TEST_CASE("a backend an application registers hands out its own typed handle, th
   using namespace app_backend;
   CHECK(native_type_name(kAppHandle) == "app_tensor");
   CHECK(register_native_type("app_tensor") == kAppHandle);  // the same name, the same type
-  CHECK(register_native_type("cl_mem") == NativeType::cl_mem);
+  // A built-in backend's type is registered the same way: its name gives its value.
+  CHECK(register_native_type("cu_deviceptr") == cu_deviceptr_type());
+  CHECK(native_type_name(cu_deviceptr_type()) == "cu_deviceptr");
+  CHECK(cu_deviceptr_type() != NativeType::host_ptr);
   CHECK(test::error_of([] { (void)register_native_type(""); }).code() == ErrorCode::usage);
   BackendRegistry::instance().add(std::make_shared<AppBackend>());
 
@@ -328,6 +332,19 @@ TEST_CASE("a backend an application registers hands out its own typed handle, th
   CHECK(std::string(t.native_type) == "app_tensor");
   lwload_weights_free(cw);
   lwload_device_free(d);
+
+  // The application's own C constructor, as the built-in backends write theirs (c_api_device):
+  // the device it opens, or NULL with the error it threw.
+  lwload_device* own = c_api_device(&err, [] { return BackendRegistry::instance().find("app")->open(0, {}); });
+  REQUIRE((own && !err));
+  CHECK(std::string(lwload_device_id(own)) == "app:0");
+  lwload_device_free(own);
+  CHECK(c_api_device(&err, []() -> std::unique_ptr<Device> { fail(ErrorCode::unsupported, "no such API here"); }) ==
+        nullptr);
+  REQUIRE(err);
+  CHECK(lwload_error_status(err) == LWLOAD_UNSUPPORTED);
+  CHECK(std::string(lwload_error_message(err)).find("no such API here") != std::string::npos);
+  lwload_error_free(err);
   lwload_manifest_free(m);
 }
 

@@ -22,6 +22,7 @@
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
+#include "lwload/opencl.hpp"
 #include "support/range_checks.hpp"
 #include "support/test_support.hpp"
 
@@ -59,7 +60,7 @@ cl_device_id first_cl_device() {
 
 cl_mem as_mem(const DeviceBuffer& buffer) {
   const NativeHandle native = buffer.native();
-  REQUIRE(native.type == lwload::NativeType::cl_mem);
+  REQUIRE(native.type == lwload::cl_mem_type());
   return static_cast<cl_mem>(native.handle);
 }
 

@@ -58,7 +58,7 @@ std::vector<std::byte> expected(std::uint32_t tensor, std::uint64_t offset, std:
 
 // `dst[i] = src[offset + i]` on the device owning `src`, found through the handle alone.
 std::vector<std::byte> kernel_copy(const TensorHandle& tensor, std::uint64_t within, std::size_t bytes) {
-  REQUIRE(tensor.native.type == lwload::NativeType::cl_mem);
+  REQUIRE(tensor.native.type == lwload::cl_mem_type());
   cl_mem src = static_cast<cl_mem>(tensor.native.handle);
   cl_context raw_context = nullptr;
   REQUIRE(clGetMemObjectInfo(src, CL_MEM_CONTEXT, sizeof raw_context, &raw_context, nullptr) == CL_SUCCESS);
@@ -122,7 +122,7 @@ TEST_CASE("load zero-copy on OpenCL: the device reads the model file's own pages
   for (const TensorHandle& t : weights.tensors()) {
     CHECK(t.placement == Placement::zero_copy);
     CHECK(t.mechanism == "use_host_ptr");
-    REQUIRE(t.native.type == lwload::NativeType::cl_mem);
+    REQUIRE(t.native.type == lwload::cl_mem_type());
     void* host_ptr = nullptr;
     REQUIRE(clGetMemObjectInfo(static_cast<cl_mem>(t.native.handle), CL_MEM_HOST_PTR, sizeof host_ptr, &host_ptr,
                                nullptr) == CL_SUCCESS);

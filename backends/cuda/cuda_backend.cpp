@@ -125,6 +125,11 @@ class CudaBackend final : public BackendImpl {
 
 std::shared_ptr<Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
 
+NativeType cu_deviceptr_type() {
+  static const NativeType type = register_native_type("cu_deviceptr");
+  return type;
+}
+
 std::unique_ptr<Device> open_cuda_device(void* cu_context, void* cu_stream, std::uint32_t index,
                                          const DeviceOverrides& overrides) {
   std::string why;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "lwload/cuda.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::cuda {
@@ -62,7 +63,7 @@ CudaBuffer::~CudaBuffer() {
 }
 
 NativeHandle CudaBuffer::native() const noexcept {
-  return {NativeType::cu_deviceptr, reinterpret_cast<void*>(static_cast<std::uintptr_t>(device_))};
+  return {cu_deviceptr_type(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(device_))};
 }
 
 std::string_view CudaBuffer::mechanism() const noexcept {

@@ -1,6 +1,6 @@
 // CUDA memory lwload hands out: device memory (staged), pinned mapped host memory (direct, and the
 // staging slots), and registered file pages (zero_copy: cuMemHostRegister with READ_ONLY |
-// DEVICEMAP). Every kind is addressed by the device as a CUdeviceptr (NativeType::cu_deviceptr handles).
+// DEVICEMAP). Every kind is addressed by the device as a CUdeviceptr (cu_deviceptr_type() handles).
 #pragma once
 
 #include "backends/cuda/layer.hpp"

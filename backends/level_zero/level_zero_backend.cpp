@@ -34,8 +34,13 @@ std::unique_ptr<Device> open_level_zero_device(ze_driver_handle_t driver, ze_con
   fail(ErrorCode::usage, "level_zero: the given device is not a device of the given driver (zeDeviceGet)");
 }
 
+NativeType ze_ptr_type() {
+  static const NativeType type = register_native_type("ze_ptr");
+  return type;
+}
+
 std::optional<LevelZeroTensor> level_zero_tensor(const TensorHandle& tensor) {
-  if (tensor.native.type != NativeType::ze_ptr) return std::nullopt;
+  if (tensor.native.type != ze_ptr_type()) return std::nullopt;
   return LevelZeroTensor{tensor.native.handle, tensor.offset};
 }
 

@@ -11,6 +11,7 @@
 
 #include "backends/level_zero/ze_session.hpp"
 #include "backends/session_buffer.hpp"
+#include "lwload/level_zero.hpp"
 
 namespace lwload::level_zero {
 
@@ -30,7 +31,7 @@ class ZeBuffer final : public SessionBuffer<Session> {
   static ImportResult import(std::shared_ptr<Session> session, std::span<const std::byte> range);
 
   ~ZeBuffer() override;
-  NativeHandle native() const noexcept override { return {NativeType::ze_ptr, ptr_}; }
+  NativeHandle native() const noexcept override { return {ze_ptr_type(), ptr_}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
 

@@ -28,7 +28,7 @@ class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, Transf
                  std::uint64_t bytes, TransferDone done) override {
     const auto src = staging.bytes();
     const NativeHandle target = dst.native();
-    if (target.type != NativeType::ze_ptr)
+    if (target.type != ze_ptr_type())
       fail(ErrorCode::usage, session_->label(), ": upload target is a '", native_type_name(target.type), "' buffer, not a Level Zero one");
     if (bytes == 0) {
       done(nullptr);

@@ -1,5 +1,5 @@
 // lwload::DeviceBuffer over a cl_mem: allocated device-local or host-visible memory, an imported
-// host range, or a sub-buffer view of one of those. The native handle is {NativeType::cl_mem, cl_mem}.
+// host range, or a sub-buffer view of one of those. The native handle is {cl_mem_type(), cl_mem}.
 #pragma once
 
 #include "backends/opencl/layer.hpp"
@@ -10,6 +10,7 @@
 #include "backends/opencl/memory_account.hpp"
 #include "backends/opencl/session.hpp"
 #include "lwload/backend_impl.hpp"
+#include "lwload/opencl.hpp"
 
 namespace lwload::opencl {
 
@@ -33,7 +34,7 @@ class ClBuffer final : public DeviceBufferImpl {
   static ImportResult import(const std::shared_ptr<const Session>& session, std::span<const std::byte> range);
 
   std::uint64_t size() const noexcept override { return size_; }
-  NativeHandle native() const noexcept override { return {NativeType::cl_mem, mem_()}; }
+  NativeHandle native() const noexcept override { return {cl_mem_type(), mem_()}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }
 
   // Maps the whole buffer with CL_MAP_WRITE_INVALIDATE_REGION (nothing to read back first).
@@ -61,13 +62,13 @@ class ClBuffer final : public DeviceBufferImpl {
 };
 
 // A zero-copy range used through fine-grain system SVM: the host pointer itself is what kernels
-// take (clSetKernelArgSVMPointer), so the handle is {NativeType::cl_svm_ptr, pointer}; no cl_mem exists.
+// take (clSetKernelArgSVMPointer), so the handle is {cl_svm_ptr_type(), pointer}; no cl_mem exists.
 class SvmRange final : public DeviceBufferImpl {
  public:
   explicit SvmRange(std::span<const std::byte> range) : range_(range) {}
   std::uint64_t size() const noexcept override { return range_.size(); }
   NativeHandle native() const noexcept override {
-    return {NativeType::cl_svm_ptr, const_cast<std::byte*>(range_.data())};
+    return {cl_svm_ptr_type(), const_cast<std::byte*>(range_.data())};
   }
   std::string_view mechanism() const noexcept override { return "svm"; }
 

@@ -53,8 +53,18 @@ std::unique_ptr<Device> open_opencl_device(cl_context context, cl_device_id devi
   return std::make_unique<opencl::OpenClDevice>(opencl::adopt_session(found, context, queue, overrides));
 }
 
+NativeType cl_mem_type() {
+  static const NativeType type = register_native_type("cl_mem");
+  return type;
+}
+
+NativeType cl_svm_ptr_type() {
+  static const NativeType type = register_native_type("cl_svm_ptr");
+  return type;
+}
+
 std::optional<OpenClTensor> opencl_tensor(const TensorHandle& tensor) {
-  if (tensor.native.type != NativeType::cl_mem) return std::nullopt;
+  if (tensor.native.type != cl_mem_type()) return std::nullopt;
   return OpenClTensor{static_cast<cl_mem>(tensor.native.handle), tensor.offset};
 }
 

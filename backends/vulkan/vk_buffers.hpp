@@ -11,6 +11,7 @@
 
 #include "backends/session_buffer.hpp"
 #include "backends/vulkan/vk_session.hpp"
+#include "lwload/vulkan.hpp"
 
 namespace lwload::vulkan {
 
@@ -22,7 +23,7 @@ class VkBufferMemory final : public SessionBuffer<Session> {
   static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range);
 
   ~VkBufferMemory() override;
-  NativeHandle native() const noexcept override { return {NativeType::vk_buffer, reinterpret_cast<void*>(buffer_)}; }
+  NativeHandle native() const noexcept override { return {vk_buffer_type(), reinterpret_cast<void*>(buffer_)}; }
   std::string_view mechanism() const noexcept override;
   std::span<std::byte> begin_host_write() override;
 

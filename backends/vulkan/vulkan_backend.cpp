@@ -196,6 +196,11 @@ std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice
   return std::make_unique<VulkanDevice>(std::move(info), std::move(session));
 }
 
+NativeType vk_buffer_type() {
+  static const NativeType type = register_native_type("vk_buffer");
+  return type;
+}
+
 std::optional<VulkanTensor> vulkan_tensor(const TensorHandle& tensor) {
   const auto* buffer = dynamic_cast<const vulkan::VkBufferMemory*>(tensor.buffer);
   if (!buffer) return std::nullopt;

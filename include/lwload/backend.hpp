@@ -25,15 +25,14 @@
 
 namespace lwload {
 
-// What a NativeHandle's `handle` is. The C API spells these with native_type_name().
+// What a NativeHandle's `handle` is. Two kinds belong to no device API; every other value is one a
+// backend registered for its API's handle (register_native_type, lwload/backend_impl.hpp), built-in
+// backends the same way as an application's own: their typed headers name them (cl_mem_type() in
+// lwload/opencl.hpp, ze_ptr_type(), vk_buffer_type(), cu_deviceptr_type()). The C API spells every
+// value with native_type_name().
 enum class NativeType : std::uint8_t {
-  none,          // no handle: the null device, or a skipped tensor
-  host_ptr,      // a void* to the bytes in host memory
-  cl_mem,        // an OpenCL cl_mem (lwload/opencl.hpp)
-  cl_svm_ptr,    // a host pointer an OpenCL device with fine-grain system SVM uses in place
-  ze_ptr,        // a Level Zero USM pointer (lwload/level_zero.hpp)
-  vk_buffer,     // a VkBuffer (lwload/vulkan.hpp gives its VkDeviceMemory too)
-  cu_deviceptr,  // a CUDA CUdeviceptr (lwload/cuda.hpp)
+  none,      // no handle: the null device, or a skipped tensor
+  host_ptr,  // a void* to the bytes in host memory
 };
 LWLOAD_API std::string_view native_type_name(NativeType type) noexcept;  // "none", "host_ptr", "cl_mem", ...
 

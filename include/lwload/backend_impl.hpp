@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -25,6 +26,9 @@
 
 // The version of the interface below. Raised whenever a hook is added, removed or changes meaning.
 #define LWLOAD_BACKEND_INTERFACE_VERSION 1
+
+struct lwload_device;  // lwload/lwload.h
+struct lwload_error;
 
 namespace lwload {
 
@@ -85,11 +89,18 @@ class LWLOAD_API BackendImpl : public Backend {
   explicit BackendImpl(std::uint32_t built_against = LWLOAD_BACKEND_INTERFACE_VERSION) : Backend(built_against) {}
 };
 
-// The handle type of a backend outside lwload (one an application registers with
-// BackendRegistry::add): a new NativeType, spelled `name` by native_type_name and the C API.
-// The same name gives the same value; a built-in name gives the built-in type. Thread-safe;
-// Error(usage) for an empty name or past 255 types in all.
+// The handle type of a backend's API (built-in backends register theirs this way too): a new
+// NativeType, spelled `name` by native_type_name and the C API. The same name gives the same
+// value, whoever registered it first; values depend on the order of registration, so compare
+// handles with the value a backend's header gives (cl_mem_type()), never with a number.
+// Thread-safe; Error(usage) for an empty name or past 255 types in all.
 LWLOAD_API NativeType register_native_type(std::string_view name);
+
+// A backend's C constructor (lwload_device_from_opencl, or an outside backend's own extern "C"
+// function) is this: it runs `open` and hands the device opened to the C API as an lwload_device,
+// or returns NULL and stores what `open` threw in *err (when err is not NULL). Never throws.
+LWLOAD_API lwload_device* c_api_device(lwload_error** err,
+                                       const std::function<std::unique_ptr<Device>()>& open) noexcept;
 
 // DeviceInfo with the overrides applied (backends call this from open()).
 LWLOAD_API DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides);

@@ -1,7 +1,7 @@
 // Bring your own CUDA context: lwload allocates, registers and uploads in the application's
 // CUcontext (and on its CUstream, when given), and never releases either. The device is cuda:INDEX
 // (the CUdevice the context belongs to). Throws Error(usage) when no NVIDIA driver is present.
-// A tensor's handle on a CUDA device is a CUdeviceptr: NativeHandle{NativeType::cu_deviceptr, ptr}, the
+// A tensor's handle on a CUDA device is a CUdeviceptr: NativeHandle{cu_deviceptr_type(), ptr}, the
 // tensor starting TensorHandle::offset bytes into it.
 #pragma once
 
@@ -15,5 +15,8 @@ namespace lwload {
 
 LWLOAD_API std::unique_ptr<Device> open_cuda_device(void* cu_context, void* cu_stream, std::uint32_t index = 0,
                                          const DeviceOverrides& overrides = {});
+
+// The handle type of CUDA buffers: a CUdeviceptr ("cu_deviceptr").
+LWLOAD_API NativeType cu_deviceptr_type();
 
 }  // namespace lwload

@@ -22,6 +22,9 @@ LWLOAD_API std::unique_ptr<Device> open_level_zero_device(ze_driver_handle_t dri
                                                           ze_device_handle_t device,
                                                           const DeviceOverrides& overrides = {});
 
+// The handle type of Level Zero buffers: a USM pointer ("ze_ptr").
+LWLOAD_API NativeType ze_ptr_type();
+
 struct LevelZeroTensor {
   void* pointer;         // USM (device, host or imported) memory of the tensor's buffer
   std::uint64_t offset;  // the tensor's first byte is at pointer + offset

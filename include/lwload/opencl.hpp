@@ -27,6 +27,11 @@ LWLOAD_API std::unique_ptr<Device> open_opencl_device(cl_context context, cl_dev
                                                       cl_command_queue queue = nullptr,
                                                       const DeviceOverrides& overrides = {});
 
+// The handle types of OpenCL buffers: a cl_mem ("cl_mem"), and a host pointer an OpenCL device with
+// fine-grain system SVM uses in place ("cl_svm_ptr").
+LWLOAD_API NativeType cl_mem_type();
+LWLOAD_API NativeType cl_svm_ptr_type();
+
 struct OpenClTensor {
   cl_mem mem;            // the tensor's buffer: its allocation, imported region or sub-buffer view
   std::uint64_t offset;  // the tensor's first byte inside `mem`

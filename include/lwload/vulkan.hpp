@@ -19,6 +19,9 @@ namespace lwload {
 LWLOAD_API std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
                                            std::uint32_t queue_family, const DeviceOverrides& overrides = {});
 
+// The handle type of Vulkan buffers: a VkBuffer ("vk_buffer"); vulkan_tensor() gives its memory too.
+LWLOAD_API NativeType vk_buffer_type();
+
 struct VulkanTensor {
   VkBuffer buffer;
   VkDeviceMemory memory;

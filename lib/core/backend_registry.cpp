@@ -40,11 +40,12 @@ std::string_view pinning_name(Pinning pinning) noexcept {
 
 namespace {
 
-// Every handle type's name, by its value: the built-in ones first, then those registered by
-// backends outside lwload. A deque, so a name's storage never moves once handed out.
+// Every handle type's name, by its value: the two that belong to no device API, then those the
+// backends registered, in the order they did. A deque, so a name's storage never moves once
+// handed out.
 struct NativeTypes {
   std::mutex mutex;
-  std::deque<std::string> names{"none", "host_ptr", "cl_mem", "cl_svm_ptr", "ze_ptr", "vk_buffer", "cu_deviceptr"};
+  std::deque<std::string> names{"none", "host_ptr"};
 };
 
 NativeTypes& native_types() {

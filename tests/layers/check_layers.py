@@ -159,7 +159,7 @@ def main():
 
     # 4. Full compiles with the build's arguments.
     probes = [
-        ('formats', '#include "loading/load_session.hpp"\n', 'lwload layering: lib/loading/ is not below this layer'),
+        ('formats', '#include "loading/load_run.hpp"\n', 'lwload layering: lib/loading/ is not below this layer'),
         ('formats', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
         ('loading', '#include "tools/lib/synth/synth.hpp"\n', 'lwload layering: tools/lib/ is not below this layer'),
         ('core', '#include "backends/layer.hpp"\n', 'lwload layering: backends/ is not below this layer'),
