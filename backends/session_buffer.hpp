@@ -1,17 +1,28 @@
 // What the GPU backends' buffers (CUDA, Level Zero, Vulkan) share: the session they keep alive (so
-// a buffer outlives the Device that made it), their size, and that a buffer owns driver objects
-// and so is never copied. Each backend's buffer adds its driver handles and its kind of memory.
+// a buffer outlives the Device that made it), their size, the three kinds of memory they hand out
+// and where the host addresses them, and that a buffer owns driver objects and so is never copied.
+// Each backend's buffer adds its driver handles, its name for an import, and how device-local
+// bytes are read back.
 #pragma once
 
 #include "backends/layer.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include "lwload/backend_impl.hpp"
 
 namespace lwload {
+
+enum class BufferKind {
+  device_local,  // only the device reads it: filled by staging uploads
+  host_visible,  // the host writes it: the loader reads the file straight into it (direct)
+  imported,      // file pages the device uses in place (zero_copy)
+};
 
 template <typename Session>
 class SessionBuffer : public DeviceBufferImpl {
@@ -21,11 +32,45 @@ class SessionBuffer : public DeviceBufferImpl {
 
   std::uint64_t size() const noexcept final { return size_; }
 
+  // "allocated", "host_visible", or the backend's name for how it imported the pages.
+  std::string_view mechanism() const noexcept final {
+    switch (kind_) {
+      case BufferKind::device_local: return "allocated";
+      case BufferKind::host_visible: return "host_visible";
+      case BufferKind::imported: break;
+    }
+    return imported_as_;
+  }
+
+  // The whole allocation for host-visible memory; nothing for any other kind (the loader stages
+  // device-local memory, and imported pages are the file's).
+  std::span<std::byte> begin_host_write() final {
+    if (kind_ != BufferKind::host_visible) return {};
+    return {host_, static_cast<std::size_t>(size_)};
+  }
+
  protected:
-  SessionBuffer(std::shared_ptr<Session> session, std::uint64_t size) : session_(std::move(session)), size_(size) {}
+  // `imported_as` names an imported buffer's mechanism ("cuda_host_register", "ze_memmap", ...).
+  SessionBuffer(std::shared_ptr<Session> session, std::uint64_t size, BufferKind kind,
+                std::string_view imported_as = {})
+      : session_(std::move(session)), size_(size), kind_(kind), imported_as_(imported_as) {}
+
+  // Bytes the host addresses (host-visible memory, imported pages) are read through the guarded
+  // copy, since imported pages may be gone (the file truncated since); device-local bytes by the
+  // backend.
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) final {
+    if (host_) read_file_pages(dst, host_ + offset, offset, session_->label());
+    else read_device(offset, dst);
+  }
+  virtual void read_device(std::uint64_t offset, std::span<std::byte> dst) = 0;
 
   const std::shared_ptr<Session> session_;
   const std::uint64_t size_;
+  const BufferKind kind_;
+  std::byte* host_ = nullptr;  // where the host addresses the bytes; nullptr for device-local memory
+
+ private:
+  std::string_view imported_as_;
 };
 
 }  // namespace lwload

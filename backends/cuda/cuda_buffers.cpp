@@ -1,5 +1,4 @@
 #include "backends/cuda/cuda_buffers.hpp"
-#include "backends/host_write.hpp"
 
 #include <cstring>
 
@@ -16,7 +15,7 @@ std::unique_ptr<CudaBuffer> CudaBuffer::allocate_device(std::shared_ptr<Session>
   const ContextScope scope(*s);
   CUdeviceptr ptr = 0;
   s->check(s->driver().cuMemAlloc_v2(&ptr, bytes == 0 ? 1 : bytes), "cuMemAlloc", str(bytes, " bytes"));
-  return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::device, ptr, nullptr, bytes));
+  return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), BufferKind::device_local, ptr, nullptr, bytes));
 }
 
 std::unique_ptr<CudaBuffer> CudaBuffer::allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes) {
@@ -29,7 +28,7 @@ std::unique_ptr<CudaBuffer> CudaBuffer::allocate_pinned(std::shared_ptr<Session>
     s->driver().cuMemFreeHost(host);
     s->check(r, "cuMemHostGetDevicePointer", "pinned host memory");
   }
-  return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::pinned, device, static_cast<std::byte*>(host), bytes));
+  return std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), BufferKind::host_visible, device, static_cast<std::byte*>(host), bytes));
 }
 
 ImportResult CudaBuffer::import(std::shared_ptr<Session> s, std::span<const std::byte> range) {
@@ -47,7 +46,7 @@ ImportResult CudaBuffer::import(std::shared_ptr<Session> s, std::span<const std:
     d.cuMemHostUnregister(host);
     return ImportResult::decline(str("cuMemHostGetDevicePointer on registered pages: ", result_name(d, p)));
   }
-  return {std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), Kind::registered, device,
+  return {std::unique_ptr<CudaBuffer>(new CudaBuffer(std::move(s), BufferKind::imported, device,
                                                      const_cast<std::byte*>(range.data()), range.size())),
           {}};
 }
@@ -56,9 +55,9 @@ CudaBuffer::~CudaBuffer() {
   const ContextScope scope(*session_);
   const Driver& d = session_->driver();
   switch (kind_) {
-    case Kind::device: d.cuMemFree_v2(device_); break;
-    case Kind::pinned: d.cuMemFreeHost(host_); break;
-    case Kind::registered: d.cuMemHostUnregister(host_); break;
+    case BufferKind::device_local: d.cuMemFree_v2(device_); break;
+    case BufferKind::host_visible: d.cuMemFreeHost(host_); break;
+    case BufferKind::imported: d.cuMemHostUnregister(host_); break;
   }
 }
 
@@ -66,23 +65,10 @@ NativeHandle CudaBuffer::native() const noexcept {
   return {cu_deviceptr_type(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(device_))};
 }
 
-std::string_view CudaBuffer::mechanism() const noexcept {
-  // Indexed by Kind, in its order.
-  static constexpr std::string_view kByKind[] = {"allocated", "host_visible", "cuda_host_register"};
-  return kByKind[static_cast<std::size_t>(kind_)];
-}
-
-std::span<std::byte> CudaBuffer::begin_host_write() { return host_write_span(kind_ == Kind::pinned, host_, size_); }
-
-void CudaBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (kind_ == Kind::device) {
-    const ContextScope scope(*session_);
-    session_->check(session_->driver().cuMemcpyDtoH_v2(dst.data(), device_ + offset, dst.size()), "cuMemcpyDtoH",
-                    str(dst.size(), " bytes, read-back"));
-    return;
-  }
-  // Host pages the device maps: read them directly (registered ones are file pages).
-  read_file_pages(dst, host_ + offset, offset, session_->label());
+void CudaBuffer::read_device(std::uint64_t offset, std::span<std::byte> dst) {
+  const ContextScope scope(*session_);
+  session_->check(session_->driver().cuMemcpyDtoH_v2(dst.data(), device_ + offset, dst.size()), "cuMemcpyDtoH",
+                  str(dst.size(), " bytes, read-back"));
 }
 
 CudaStaging::CudaStaging(std::shared_ptr<Session> s, std::uint64_t bytes)

@@ -23,25 +23,22 @@ class CudaBuffer final : public SessionBuffer<Session> {
 
   ~CudaBuffer() override;
   NativeHandle native() const noexcept override;
-  std::string_view mechanism() const noexcept override;
-  std::span<std::byte> begin_host_write() override;
 
   CUdeviceptr device_pointer() const noexcept { return device_; }
 
  protected:
-  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void read_device(std::uint64_t offset, std::span<std::byte> dst) override;
 
  private:
-  enum class Kind { device, pinned, registered };
-
   static std::unique_ptr<CudaBuffer> allocate_device(std::shared_ptr<Session> s, std::uint64_t bytes);
   static std::unique_ptr<CudaBuffer> allocate_pinned(std::shared_ptr<Session> s, std::uint64_t bytes);
-  CudaBuffer(std::shared_ptr<Session> s, Kind kind, CUdeviceptr device, std::byte* host, std::uint64_t size)
-      : SessionBuffer(std::move(s), size), kind_(kind), device_(device), host_(host) {}
+  // host_visible memory is pinned (cuMemAllocHost), imported pages registered; both have `host`.
+  CudaBuffer(std::shared_ptr<Session> s, BufferKind kind, CUdeviceptr device, std::byte* host, std::uint64_t size)
+      : SessionBuffer(std::move(s), size, kind, "cuda_host_register"), device_(device) {
+    host_ = host;
+  }
 
-  Kind kind_;
   CUdeviceptr device_;
-  std::byte* host_;  // pinned / registered: the host address of the same bytes
 };
 
 // A staging slot: pinned host memory cuMemcpyHtoDAsync reads at full speed.

@@ -1,6 +1,5 @@
 // Allocation, import and release of Level Zero memory (see ze_buffers.hpp).
 #include "backends/level_zero/ze_buffers.hpp"
-#include "backends/host_write.hpp"
 #include "core/align.hpp"
 
 #include <unistd.h>
@@ -41,12 +40,12 @@ std::unique_ptr<ZeBuffer> ZeBuffer::allocate(std::shared_ptr<Session> session, s
     const ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
     check(zeMemAllocDevice(session->context(), &desc, alloc_size(bytes), kDeviceAlignment, session->device(), &ptr),
           session->label(), "zeMemAllocDevice", str(bytes, " bytes"));
-    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::device_local, ptr, bytes, false));
+    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::device_local, {}, ptr, bytes, Release::mem_free));
   }
   const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
   check(zeMemAllocHost(session->context(), &desc, alloc_size(bytes), page_size(), &ptr), session->label(),
         "zeMemAllocHost", str(bytes, " bytes, host-visible"));
-  return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::host_visible, ptr, bytes, true));
+  return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::host_visible, {}, ptr, bytes, Release::mem_free));
 }
 
 ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const std::byte> range) {
@@ -59,7 +58,8 @@ ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const 
     const ze_result_t result = session->import_fn()(session->driver(), ptr, range.size());
     if (declined(result)) return ImportResult::decline(str(kImportExternalPointerName, " refused ", what, ": ", result_name(result)));
     check(result, session->label(), kImportExternalPointerName, what);
-    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::zex_import, ptr, range.size(), true)), {}};
+    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::imported, "ze_import", ptr, range.size(),
+                                                         Release::zex_release)), {}};
   }
   if (session->import_path() == ImportPath::memmap) {
     ExternalMemmapSysmemExtDesc ext;
@@ -76,42 +76,27 @@ ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const 
       zeMemFree(session->context(), mapped);
       fail(ErrorCode::device, session->label(), ": external_memmap_sysmem mapped ", what, " at a different address");
     }
-    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), Kind::memmap_import, ptr, range.size(), true)), {}};
+    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::imported, "ze_memmap", ptr, range.size(),
+                                                         Release::mem_free)), {}};
   }
   return ImportResult::decline("the driver has no host-pointer import");
 }
 
 ZeBuffer::~ZeBuffer() {
-  if (!owner_) return;
-  switch (kind_) {
-    case Kind::device_local:
-    case Kind::host_visible:
-    case Kind::memmap_import: zeMemFree(session_->context(), ptr_); break;
-    case Kind::zex_import: session_->release_fn()(session_->driver(), ptr_); break;
+  switch (release_) {
+    case Release::mem_free: zeMemFree(session_->context(), ptr_); break;
+    case Release::zex_release: session_->release_fn()(session_->driver(), ptr_); break;
+    case Release::none: break;
   }
 }
 
-std::string_view ZeBuffer::mechanism() const noexcept {
-  // Indexed by Kind, in its order.
-  static constexpr std::string_view kByKind[] = {"allocated", "host_visible", "ze_import", "ze_memmap"};
-  return kByKind[static_cast<std::size_t>(kind_)];
-}
-
-std::span<std::byte> ZeBuffer::begin_host_write() { return host_write_span(kind_ == Kind::host_visible, ptr_, size_); }
-
-void ZeBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  const void* src = offset_ptr(ptr_, offset);
-  if (host_accessible_) {
-    // Imported file pages may be gone (the file truncated since): a kernel copy reports that.
-    read_file_pages(dst, static_cast<const std::byte*>(src), offset, session_->label());
-  } else {
-    session_->copy_now(dst.data(), src, dst.size());
-  }
+void ZeBuffer::read_device(std::uint64_t offset, std::span<std::byte> dst) {
+  session_->copy_now(dst.data(), offset_ptr(ptr_, offset), dst.size());
 }
 
 std::unique_ptr<DeviceBuffer> ZeBuffer::do_view(std::uint64_t offset, std::uint64_t size) {
   return std::unique_ptr<DeviceBuffer>(
-      new ZeBuffer(session_, kind_, offset_ptr(ptr_, offset), size, host_accessible_, false));
+      new ZeBuffer(session_, kind_, mechanism(), offset_ptr(ptr_, offset), size, Release::none));
 }
 
 ZeStaging::ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes)

@@ -15,15 +15,11 @@
 
 namespace lwload::level_zero {
 
+// device_local: zeMemAllocDevice, which only the driver can read; host_visible: zeMemAllocHost;
+// imported: file pages registered by zexDriverImportExternalPointer ("ze_import") or mapped by
+// zeMemAllocHost + ze_external_memmap_sysmem_ext_desc_t ("ze_memmap").
 class ZeBuffer final : public SessionBuffer<Session> {
  public:
-  enum class Kind {
-    device_local,   // zeMemAllocDevice; only the driver can read it
-    host_visible,   // zeMemAllocHost; the loader reads the file straight into it
-    zex_import,     // file pages registered by zexDriverImportExternalPointer
-    memmap_import,  // file pages mapped by zeMemAllocHost + ze_external_memmap_sysmem_ext_desc_t
-  };
-
   // zeMemAllocDevice (device_local) or zeMemAllocHost (host_visible).
   static std::unique_ptr<ZeBuffer> allocate(std::shared_ptr<Session> session, std::uint64_t bytes, MemoryPlace place);
   // `range` is whole pages from a page boundary (import_alignment and size_multiple, which
@@ -32,23 +28,23 @@ class ZeBuffer final : public SessionBuffer<Session> {
 
   ~ZeBuffer() override;
   NativeHandle native() const noexcept override { return {ze_ptr_type(), ptr_}; }
-  std::string_view mechanism() const noexcept override;
-  std::span<std::byte> begin_host_write() override;
 
  protected:
-  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void read_device(std::uint64_t offset, std::span<std::byte> dst) override;
   std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
-  ZeBuffer(std::shared_ptr<Session> session, Kind kind, void* ptr, std::uint64_t size, bool host_accessible,
-           bool owner = true)
-      : SessionBuffer(std::move(session), size), kind_(kind), ptr_(ptr), host_accessible_(host_accessible),
-        owner_(owner) {}
+  enum class Release { mem_free, zex_release, none };  // none: a view, a range of another buffer
 
-  Kind kind_;
+  // The CPU may dereference `ptr` for every kind but device_local.
+  ZeBuffer(std::shared_ptr<Session> session, BufferKind kind, std::string_view imported_as, void* ptr,
+           std::uint64_t size, Release release)
+      : SessionBuffer(std::move(session), size, kind, imported_as), ptr_(ptr), release_(release) {
+    if (kind != BufferKind::device_local) host_ = static_cast<std::byte*>(ptr);
+  }
+
   void* ptr_;
-  bool host_accessible_;  // the CPU may dereference ptr_ (everything but device-local memory)
-  bool owner_;            // false for a view: a range of another buffer (pointer + offset), owns nothing
+  Release release_;
 };
 
 class ZeStaging final : public StagingBuffer {

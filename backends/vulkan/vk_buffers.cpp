@@ -1,5 +1,4 @@
 #include "backends/vulkan/vk_buffers.hpp"
-#include "backends/host_write.hpp"
 
 #include <cstring>
 
@@ -29,13 +28,13 @@ void VkBufferMemory::bind(VkDeviceMemory memory) {
 
 std::unique_ptr<VkBufferMemory> VkBufferMemory::allocate(std::shared_ptr<Session> s, std::uint64_t bytes,
                                                          MemoryPlace place) {
-  const Kind kind = place == MemoryPlace::host_visible ? Kind::host_visible : Kind::device_local;
+  const BufferKind kind = place == MemoryPlace::host_visible ? BufferKind::host_visible : BufferKind::device_local;
   std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), kind, bytes));
   const Session& session = *b->session_;
   b->create_buffer(nullptr);
   VkMemoryRequirements needs{};
   vkGetBufferMemoryRequirements(session.device(), b->buffer_, &needs);
-  const VkMemoryPropertyFlags flags = kind == Kind::device_local
+  const VkMemoryPropertyFlags flags = kind == BufferKind::device_local
                                           ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
                                           : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   const auto type = session.memory_type(needs.memoryTypeBits, flags);
@@ -46,10 +45,10 @@ std::unique_ptr<VkBufferMemory> VkBufferMemory::allocate(std::shared_ptr<Session
   VkDeviceMemory memory = VK_NULL_HANDLE;
   session.check(vkAllocateMemory(session.device(), &info, nullptr, &memory), "vkAllocateMemory", str(bytes, " bytes"));
   b->bind(memory);
-  if (kind != Kind::device_local) {
+  if (kind != BufferKind::device_local) {
     void* mapped = nullptr;
     session.check(vkMapMemory(session.device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
-    b->mapped_ = static_cast<std::byte*>(mapped);
+    b->host_ = static_cast<std::byte*>(mapped);
   }
   return b;
 }
@@ -58,7 +57,7 @@ ImportResult VkBufferMemory::import(std::shared_ptr<Session> s, std::span<const 
   if (!s->can_import()) return ImportResult::decline("VK_EXT_external_memory_host is not enabled");
   // Device::import_host held the range to minImportedHostPointerAlignment (lavapipe would take a
   // misaligned pointer; real drivers do not).
-  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), Kind::imported, range.size()));
+  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), BufferKind::imported, range.size()));
   const Session& session = *b->session_;
   auto external = make<VkExternalMemoryBufferCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO);
   external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
@@ -87,33 +86,19 @@ ImportResult VkBufferMemory::import(std::shared_ptr<Session> s, std::span<const 
   b->bind(memory);
   void* mapped = nullptr;
   session.check(vkMapMemory(session.device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory", "imported pages");
-  b->mapped_ = static_cast<std::byte*>(mapped);
+  b->host_ = static_cast<std::byte*>(mapped);
   return {std::move(b), {}};
 }
 
 VkBufferMemory::~VkBufferMemory() {
   const VkDevice device = session_->device();
-  if (mapped_) vkUnmapMemory(device, memory_);
+  if (host_) vkUnmapMemory(device, memory_);
   if (buffer_) vkDestroyBuffer(device, buffer_, nullptr);
   if (memory_) vkFreeMemory(device, memory_, nullptr);
 }
 
-std::string_view VkBufferMemory::mechanism() const noexcept {
-  // Indexed by Kind, in its order.
-  static constexpr std::string_view kByKind[] = {"vk_host_import", "host_visible", "allocated"};
-  return kByKind[static_cast<std::size_t>(kind_)];
-}
-
-std::span<std::byte> VkBufferMemory::begin_host_write() {
-  return host_write_span(kind_ == Kind::host_visible, mapped_, size_);
-}
-
-void VkBufferMemory::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
-  if (mapped_) {
-    read_file_pages(dst, mapped_ + offset, offset, session_->label());
-    return;
-  }
-  // Device-local: copy through a temporary host-visible buffer.
+void VkBufferMemory::read_device(std::uint64_t offset, std::span<std::byte> dst) {
+  // Through a temporary host-visible buffer.
   const auto bounce = allocate(session_, dst.size(), MemoryPlace::host_visible);
   const auto submission = session_->submit([&](VkCommandBuffer commands) {
     const VkBufferCopy region{offset, 0, dst.size()};

@@ -24,28 +24,23 @@ class VkBufferMemory final : public SessionBuffer<Session> {
 
   ~VkBufferMemory() override;
   NativeHandle native() const noexcept override { return {vk_buffer_type(), reinterpret_cast<void*>(buffer_)}; }
-  std::string_view mechanism() const noexcept override;
-  std::span<std::byte> begin_host_write() override;
 
   VkBuffer buffer() const noexcept { return buffer_; }
   VkDeviceMemory memory() const noexcept { return memory_; }
-  std::byte* mapped() const noexcept { return mapped_; }
+  // Imported and host-visible memory: mapped for the buffer's life; nullptr for device-local.
+  std::byte* mapped() const noexcept { return host_; }
 
  protected:
-  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
+  void read_device(std::uint64_t offset, std::span<std::byte> dst) override;
 
  private:
-  enum class Kind { imported, host_visible, device_local };
-
-  VkBufferMemory(std::shared_ptr<Session> s, Kind kind, std::uint64_t size)
-      : SessionBuffer(std::move(s), size), kind_(kind) {}
+  VkBufferMemory(std::shared_ptr<Session> s, BufferKind kind, std::uint64_t size)
+      : SessionBuffer(std::move(s), size, kind, "vk_host_import") {}
   void create_buffer(const void* next);
   void bind(VkDeviceMemory memory);
 
-  Kind kind_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
-  std::byte* mapped_ = nullptr;  // imported and host-visible: mapped for the buffer's life
 };
 
 class VkStaging final : public StagingBuffer {
