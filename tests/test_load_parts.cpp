@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "core/align.hpp"
 #include "io/staging_ring.hpp"
 #include "lwload/backend_impl.hpp"
 #include "lwload/cuda.hpp"
@@ -381,4 +382,75 @@ TEST_CASE("RandomAccessFile::map checks its range once: every kind of file gives
     const auto whole = file->map(0, size);
     if (whole) CHECK(whole->bytes().size() == size);
   }
+}
+
+namespace mapped_pages {
+
+// The POSIX file system, recording every map() call the loader makes.
+class RecordingFile final : public RandomAccessFile {
+ public:
+  RecordingFile(std::unique_ptr<RandomAccessFile> inner, std::vector<std::pair<std::uint64_t, std::uint64_t>>& maps)
+      : inner_(std::move(inner)), maps_(maps) {}
+  const std::filesystem::path& path() const noexcept override { return inner_->path(); }
+  std::uint64_t size() const override { return inner_->size(); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override { return inner_->read_at(offset, dst); }
+  int native_handle() const noexcept override { return inner_->native_handle(); }
+  FileIdentity identity() const override { return inner_->identity(); }
+
+ protected:
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+    maps_.emplace_back(offset, length);
+    return inner_->map(offset, length, access);
+  }
+
+ private:
+  std::unique_ptr<RandomAccessFile> inner_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>>& maps_;
+};
+
+class RecordingFileSystem final : public FileSystem {
+ public:
+  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) override {
+    return std::make_unique<RecordingFile>(inner_->open(path, flags), maps);
+  }
+  bool is_directory(const std::filesystem::path& path) override { return inner_->is_directory(path); }
+  bool exists(const std::filesystem::path& path) override { return inner_->exists(path); }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> maps;
+
+ private:
+  std::shared_ptr<FileSystem> inner_ = posix_file_system();
+};
+
+}  // namespace mapped_pages
+
+TEST_CASE("a zero-copy load maps exactly the pages its plan gives each region, the file's last page included") {
+  test::TempDir dir;
+  synth::SynthSpec spec;  // packed: the data starts mid-page and the file ends mid-page
+  spec.total_bytes = 3 << 20;
+  spec.tensor_count = 5;
+  const auto path = dir / "m.safetensors";
+  synth::write_model(path, spec);
+  const auto size = std::filesystem::file_size(path);
+  REQUIRE(size % page_size() != 0);
+  auto files = std::make_shared<mapped_pages::RecordingFileSystem>();
+  OpenOptions open;
+  open.file_system = files;
+  const Manifest manifest = open_manifest(path, open);
+  files->maps.clear();  // a reader may map headers
+  const auto device = open_device("host");
+  LoadOptions options;
+  options.plan.force = Placement::zero_copy;
+  const Weights w = load(manifest, *device, options);
+  REQUIRE(w.plan().count(Placement::zero_copy) == 5);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> planned;
+  for (const ImportRegion& region : w.plan().regions) {
+    if (!region.imported()) continue;
+    CHECK(region.map_offset % page_size() == 0);
+    CHECK(region.map_offset < region.offset);  // the header's page is the first one mapped
+    planned.emplace_back(region.map_offset, std::min(region.map_length, size - region.map_offset));
+  }
+  REQUIRE(!planned.empty());
+  CHECK(files->maps == planned);
+  CHECK(planned.back().first + planned.back().second == size);  // the last page, to the file's end
+  CHECK(verify(w).tensors == 5);
 }

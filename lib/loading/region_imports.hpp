@@ -14,7 +14,9 @@
 namespace lwload::loading {
 
 struct ImportedRegion {
-  std::shared_ptr<const FileMapping> mapping;  // also owned by Weights::State::mappings
+  // The region's pages as the plan gives them: bytes()[0] is the file's byte map_offset. Also
+  // owned by Weights::State::mappings.
+  std::shared_ptr<const FileMapping> mapping;
   DeviceBuffer* buffer = nullptr;              // owned by Weights::State::buffers; null: declined
 };
 

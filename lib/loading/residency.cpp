@@ -49,8 +49,11 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
     const std::size_t count = region.tensors.size();
     if (count > std::numeric_limits<std::uint32_t>::max())
       fail(ErrorCode::usage, "region of ", count, " tensors: at most 2^32 - 1 per region");
+    // Positions within the mapping, which holds the plan's pages: the region starts `head` bytes in.
+    const std::uint64_t head = region.offset - region.map_offset;
+    const std::uint64_t pages = mapping.bytes().size();
     const auto tensor = [&](std::size_t i) { return region.tensors[i]; };
-    const auto begin_of = [&](std::size_t i) { return plan.tensors[tensor(i)].region_offset; };
+    const auto begin_of = [&](std::size_t i) { return head + plan.tensors[tensor(i)].region_offset; };
     const auto end_of = [&](std::size_t i) { return begin_of(i) + manifest.tensors[tensor(i)].bytes; };
     // Tensors start in the order their first page comes and finish in the order their last does
     // (they may share bytes: PyTorch tied weights).
@@ -67,10 +70,11 @@ void make_resident(const Plan& plan, const Manifest& manifest, const std::vector
       callbacks.done(tensor(i), end_of(i) - begin_of(i));
     };
     std::size_t next_begin = 0, next_end = 0;
-    mapping.will_need(0, region.used);
-    for (std::uint64_t at = 0; at < region.used;) {
+    // Whole pages, chunk by chunk (kChunk is a multiple of every page size lwload runs with).
+    mapping.will_need(0, pages);
+    for (std::uint64_t at = 0; at < pages;) {
       callbacks.check_cancel();
-      const std::uint64_t n = std::min(kChunk, region.used - at);
+      const std::uint64_t n = std::min(kChunk, pages - at);
       for (; next_begin < count && begin_of(by_begin[next_begin]) < at + n; ++next_begin) start(by_begin[next_begin]);
       try {
         mapping.make_resident(at, n);
