@@ -315,11 +315,16 @@ TEST_CASE("64 MiB of JSON in model.json's modelTopology, in its weightsManifest,
     CHECK(cost.read <= 2 * fs::file_size(json) + 4096);
     CHECK(cost.rss_kib <= 64 * 1024);  // never a tree of the 64 MiB
   }
-  // 1.4 million weights: the manifest itself is the 64 MiB; its tree is capped, then refused.
+  // 1.34 million weights: the manifest itself is the 64 MiB. tfjs reads it, so lwload does: the
+  // weights stream by one at a time (never a tree of them), and what remains is the manifest's own
+  // record of each tensor (TensorInfo: 184 bytes, and about 100 more for its name, shape and
+  // piece), in a vector that, as it grows, briefly holds its old and new arrays (meson test's
+  // MALLOC_PERTURB_ makes all of both resident): at most 480 bytes a tensor.
   const fs::path folder = make(dir, "tfjs_big_manifest", "tfjs_big_manifest");
   const Cost cost = inspect(folder);
   INFO(cost.output);
-  CHECK(cost.status == 3);
-  CHECK(has(cost.output, "bytes of memory to hold"));
-  CHECK(cost.rss_kib <= kMaxRssKiB);
+  CHECK(cost.status == 0);
+  CHECK(has(cost.output, "(1342178 tensors)"));
+  CHECK(cost.read <= 2 * fs::file_size(folder / "model.json") + 4096);
+  CHECK(cost.rss_kib * 1024 <= (std::uint64_t{64} << 20) + 1342178 * std::uint64_t{480});
 }

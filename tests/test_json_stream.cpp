@@ -17,6 +17,7 @@
 
 #include "formats/format.hpp"
 #include "formats/json_file.hpp"
+#include "formats/json_select.hpp"
 #include "formats/safetensors_header.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
@@ -255,4 +256,81 @@ TEST_CASE("TFJS manifest through open_manifest: quantization scales split at eve
       CHECK(*m.tensors[i].quantization->min == -exact(scales[i]));
     }
   }
+}
+
+namespace {
+
+// read_json_members with a TFJS-shaped StreamedItems: what each weight delivered was, by group.
+struct Streamed {
+  std::vector<std::pair<std::size_t, std::string>> items;  // holder, serialized item
+  json::value tree;
+};
+Streamed stream_weights(std::string_view text) {
+  const TextFile f(text);
+  Streamed out;
+  formats::StreamedItems weights;
+  weights.within = "weightsManifest";
+  weights.holder_depth_in_object = 3;
+  weights.holder_depth_in_array = 2;
+  weights.key = "weights";
+  weights.each = [&](std::size_t holder, std::string_view, json::value&& item) {
+    out.items.emplace_back(holder, json::serialize(item));
+  };
+  out.tree = formats::read_json_members(*f.file, 0, f.file->size(), "manifest", {"weightsManifest", "format"},
+                                        1 << 20, &weights);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("read_json_members streams each group's weights one at a time and keeps the rest") {
+  const Streamed m = stream_weights(
+      R"({"modelTopology": {"weightsManifest": [{"weights": [1]}]}, "format": {"weights": [2]},)"
+      R"( "weightsManifest": [{"paths": ["a.bin"], "weights": [{"name": "w", "shape": [2]}, "x", 3.5, [1, [2]]]},)"
+      R"( {"weights": [], "paths": ["b.bin"]}, {"paths": [], "weights": [{"name": "v"}]}]})");
+  // Dropped members (modelTopology) and other kept members ("format") stream nothing.
+  const std::vector<std::pair<std::size_t, std::string>> expected = {
+      {0, R"({"name":"w","shape":[2]})"}, {0, R"("x")"}, {0, "3.5E0"}, {0, "[1,[2]]"}, {2, R"({"name":"v"})"}};
+  CHECK(m.items == expected);
+  // The groups stay, each "weights" an empty array; "format" is kept whole.
+  CHECK(json::serialize(m.tree) ==
+        R"({"format":{"weights":[2]},"weightsManifest":[{"paths":["a.bin"],"weights":[]},{"weights":[],"paths":["b.bin"]},)"
+        R"({"paths":[],"weights":[]}]})");
+  // A bare manifest (an array of groups) streams the same.
+  const Streamed bare = stream_weights(R"([{"paths": ["a.bin"], "weights": [{"name": "u"}]}, {"weights": [7]}])");
+  CHECK(bare.items == std::vector<std::pair<std::size_t, std::string>>{{0, R"({"name":"u"})"}, {1, "7"}});
+  // "weights" that is no array is kept as it is (the reader refuses it).
+  CHECK(json::serialize(stream_weights(R"({"weightsManifest": [{"weights": "no"}]})").tree) ==
+        R"({"weightsManifest":[{"weights":"no"}]})");
+}
+
+TEST_CASE("read_json_members refuses a group with two weights lists, naming the ambiguity") {
+  const Error e = error_of([] {
+    (void)stream_weights(R"({"weightsManifest": [{"weights": [{"name": "a"}], "paths": [], "weights": []}]})");
+  });
+  CHECK(e.code() == ErrorCode::bad_input);
+  CHECK(std::string(e.what()).find("member 'weights' appears twice in one object") != std::string::npos);
+}
+
+TEST_CASE("a TFJS manifest of 200,000 weights opens with its weights never held as one tree") {
+  // Every weight 0 elements, all in one group over one 4-byte shard: the records are the cost.
+  std::string text = R"({"format": "graph-model", "weightsManifest": [{"paths": ["s.bin"], "weights": [)";
+  for (int i = 0; i < 200000; ++i) text += (i ? "," : "") + std::string(R"({"name": "w)") + std::to_string(i) + R"(", "shape": [0], "dtype": "float32"})";
+  text += "]}]}";
+  auto fs = std::make_shared<MemoryFileSystem>();
+  fs->add_file("/m/model.json", bytes_of(text));
+  fs->add_file("/m/s.bin", bytes_of("abcd"));
+  OpenOptions options;
+  options.file_system = fs;
+  const Manifest m = open_manifest("/m/model.json", options);
+  REQUIRE(m.tensors.size() == 200000);
+  CHECK(m.tensors[199999].name == "w199999");
+  CHECK(m.tensors[199999].bytes == 0);
+  // A repeated name is still found, and named where the manifest lists it.
+  text.replace(text.find(R"("w199999")"), 9, R"("w12")");
+  fs->add_file("/m/model.json", bytes_of(text));
+  const Error e = error_of([&] { (void)open_manifest("/m/model.json", options); });
+  CHECK(std::string(e.what()).find(
+            "tensor 'w12' (weightsManifest[0].weights[199999]): a weight of this name appears earlier") !=
+        std::string::npos);
 }

@@ -4,6 +4,7 @@
 // floating-point number is correctly rounded from its own text (ExactNumbers).
 #include "formats/json_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <charconv>
@@ -73,26 +74,28 @@ struct ExactNumbers : JsonHandlerBasics {
   bool on_comment(string_view, error_code&) { return true; }
 };
 
-// A handler that keeps no values: only the nesting, and the wanted keys seen at the level that
-// matters (depth 1 of an object, depth 2 inside the first element of an array).
+// A handler that keeps no values: only the nesting, and the keys seen at the level that matters
+// (depth 1 of an object, depth 2 inside the first element of an array): every one of at most 64
+// bytes, the first 256 distinct ones, so one scan answers every reader's detection.
 struct TopKeys : JsonHandlerBasics {
-  std::vector<std::string_view> wanted;
-  JsonTop top;
+  static constexpr std::size_t kMaxKeys = 256;
+  bool array = false;
+  std::vector<std::string> keys;  // distinct, in order of appearance
+  bool all_keys = true;           // no key was left out (past kMaxKeys)
   std::size_t depth = 0;
   std::size_t root_elements = 0;  // values begun directly inside a top-level array
   bool in_first_element = false;  // inside element 0 of a top-level array, which is an object
   std::string key;                // the key being received, while it can still match
+  bool key_too_long = false;
 
-  bool counts(std::size_t key_depth) const {
-    return top.array ? in_first_element && key_depth == 2 : key_depth == 1;
-  }
+  bool counts(std::size_t key_depth) const { return array ? in_first_element && key_depth == 2 : key_depth == 1; }
   void begin_value() {
-    if (top.array && depth == 1) ++root_elements;
+    if (array && depth == 1) ++root_elements;
   }
   bool open(bool is_array) {
-    if (depth == 0) top.array = is_array;
+    if (depth == 0) array = is_array;
     else begin_value();
-    if (top.array && depth == 1 && root_elements == 1 && !is_array) in_first_element = true;
+    if (array && depth == 1 && root_elements == 1 && !is_array) in_first_element = true;
     ++depth;
     return true;
   }
@@ -108,14 +111,19 @@ struct TopKeys : JsonHandlerBasics {
   bool on_array_begin(error_code&) { return open(true); }
   bool on_array_end(std::size_t, error_code&) { return close(); }
   bool on_key_part(string_view s, std::size_t, error_code&) {
-    if (counts(depth) && key.size() < 64) key.append(s.data(), std::min<std::size_t>(s.size(), 64));
+    if (!counts(depth) || key_too_long) return true;
+    if (key.size() + s.size() > 64) key_too_long = true;
+    else key.append(s.data(), s.size());
     return true;
   }
   bool on_key(string_view s, std::size_t, error_code& ec) {
     on_key_part(s, 0, ec);
-    for (std::size_t i = 0; i < wanted.size(); ++i)
-      if (counts(depth) && key == wanted[i]) top.has[i] = true;
+    if (counts(depth) && !key_too_long && std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      if (keys.size() < kMaxKeys) keys.push_back(key);
+      else all_keys = false;
+    }
     key.clear();
+    key_too_long = false;
     return true;
   }
   bool on_string_part(string_view, std::size_t, error_code&) { return true; }
@@ -174,15 +182,40 @@ std::optional<JsonTop> sniff_json_top(FileSystem& fs, const std::filesystem::pat
   std::size_t i = 0;
   while (i < got && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) ++i;
   if (i == got || (head[i] != '{' && head[i] != '[')) return std::nullopt;
+  // Detection asks of one file several times (each JSON reader its keys): the last file's scan is
+  // kept, per thread, and answers while the file is the same and holds the answer. Only files with
+  // an identity of their own (device and inode) are kept: an in-memory file has none.
+  struct LastScan {
+    std::string path;
+    FileIdentity identity;
+    std::optional<TopKeys> keys;  // nullopt: not valid JSON
+  };
+  thread_local LastScan last;
+  const FileIdentity identity = file->identity();
+  const auto answer = [&](const std::optional<TopKeys>& scan) -> std::optional<JsonTop> {
+    if (!scan) return std::nullopt;
+    JsonTop top;
+    top.array = scan->array;
+    for (const std::string_view w : wanted)
+      top.has.push_back(std::find(scan->keys.begin(), scan->keys.end(), w) != scan->keys.end());
+    return top;
+  };
+  const bool identified = identity.device != 0 || identity.inode != 0;
+  if (identified && last.path == path.string() && last.identity == identity) {
+    const std::optional<JsonTop> cached = answer(last.keys);
+    const bool complete = !last.keys || last.keys->all_keys ||
+                          std::all_of(cached->has.begin(), cached->has.end(), [](bool b) { return b; });
+    if (complete) return cached;
+  }
   json::parse_options options;
   options.max_depth = 64;
   json::basic_parser<TopKeys> parser(options);
-  parser.handler().wanted.assign(wanted.begin(), wanted.end());
-  parser.handler().top.has.assign(wanted.size(), false);
   std::uint64_t error_offset = 0;
   std::string message;
-  if (!feed_json(parser, *file, 0, size, &error_offset, &message)) return std::nullopt;
-  return parser.handler().top;
+  std::optional<TopKeys> scan;
+  if (feed_json(parser, *file, 0, size, &error_offset, &message)) scan = std::move(parser.handler());
+  last = identified ? LastScan{path.string(), identity, scan} : LastScan{};
+  return answer(scan);
 }
 
 const json::object& as_object(const json::value& v, const std::filesystem::path& file,

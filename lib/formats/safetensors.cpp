@@ -159,11 +159,26 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
   if (file->size() > kMaxIndexBytes)
     fail(ErrorCode::bad_input, index_path.string(), ": index file of ", file->size(),
          " bytes exceeds the limit of ", kMaxIndexBytes);
-  // weight_map and metadata kept, anything else streams by; the tree capped at 192 MiB.
-  const json::value index = read_json_members(*file, 0, file->size(), "index", {"weight_map", "metadata"}, 192ull << 20);
+  // metadata kept, weight_map handed over an entry at a time (a million entries never one tree),
+  // anything else streams by; the tree capped at 192 MiB.
+  std::vector<std::string> shard_names;                       // each distinct shard name as written
+  std::unordered_map<std::string, std::uint32_t> shard_ids;  // name as written → its index there
+  std::vector<std::pair<std::string, std::uint32_t>> entries; // tensor → shard, in the index's order
+  StreamedItems weight_map;
+  weight_map.holder_depth_in_object = 1;
+  weight_map.key = "weight_map";
+  weight_map.each = [&](std::size_t, std::string_view tensor, json::value&& shard) {
+    if (!shard.is_string()) (void)as_string(shard, index_path, str("weight_map entry for tensor '", tensor, "'"));
+    const std::string_view name = shard.get_string();
+    const auto [it, added] = shard_ids.try_emplace(std::string(name), static_cast<std::uint32_t>(shard_names.size()));
+    if (added) shard_names.emplace_back(name);
+    entries.emplace_back(std::string(tensor), it->second);
+    caps.check_declared(index_path, "weight_map", entries.size());
+  };
+  const json::value index =
+      read_json_members(*file, 0, file->size(), "index", {"weight_map", "metadata"}, 192ull << 20, &weight_map);
   const json::object& root = as_object(index, index_path, "index");
-  const json::object& weight_map = as_object(required(root, "weight_map", index_path, "index"), index_path, "weight_map");
-  caps.check_declared(index_path, "weight_map", weight_map.size());
+  (void)as_object(required(root, "weight_map", index_path, "index"), index_path, "weight_map");
 
   if (const json::value* meta = root.if_contains("metadata")) {
     for (const auto& [key, value] : as_object(*meta, index_path, "metadata"))
@@ -173,14 +188,12 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
   // Shards in path order (model-00001-of-00003 ... is the natural order), each read once however
   // its name is spelled ("x" and "./x"), with the first tensor that names it for error messages.
   const fs::path dir = index_path.parent_path();
-  std::map<fs::path, std::string> shards;               // resolved path → first tensor
-  std::unordered_map<std::string, fs::path> shard_paths;  // name as written → resolved path
-  for (const auto& [tensor, shard] : weight_map) {
-    const std::string tensor_name(tensor);
-    const std::string_view name = as_string(shard, index_path, str("weight_map entry for tensor '", tensor_name, "'"));
-    const fs::path shard_path = resolve_inside(dir, name, index_path, str("weight_map shard of tensor '", tensor_name, "'"));
-    shards.emplace(shard_path, tensor_name);
-    shard_paths.emplace(std::string(name), shard_path);
+  std::map<fs::path, std::string> shards;  // resolved path → first tensor
+  std::vector<fs::path> shard_paths(shard_names.size());  // by shard id: the resolved path
+  for (const auto& [tensor, shard] : entries) {
+    if (!shard_paths[shard].empty()) continue;
+    shard_paths[shard] = resolve_inside(dir, shard_names[shard], index_path, str("weight_map shard of tensor '", tensor, "'"));
+    shards.emplace(shard_paths[shard], tensor);
   }
   for (const auto& [shard_path, first_tensor] : shards) {
     if (!file_system.exists(shard_path))
@@ -200,12 +213,11 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
       fail(ErrorCode::bad_input, index_path.string(), ": tensor '", t.name, "' is stored in two shards: ",
            manifest.files[it->second].string(), " and ", manifest.files[t.pieces.front().file].string());
   }
-  for (const auto& [tensor, shard] : weight_map) {
-    const fs::path& expected = shard_paths.at(std::string(shard.get_string()));
+  for (const auto& [tensor, shard] : entries) {
     const auto it = found.find(std::string_view(tensor));
-    if (it == found.end() || manifest.files[it->second] != expected)
-      fail(ErrorCode::bad_input, index_path.string(), ": weight_map puts tensor '", std::string_view(tensor),
-           "' in shard '", std::string_view(shard.get_string()), "', but that shard does not contain it");
+    if (it == found.end() || manifest.files[it->second] != shard_paths[shard])
+      fail(ErrorCode::bad_input, index_path.string(), ": weight_map puts tensor '", tensor, "' in shard '",
+           shard_names[shard], "', but that shard does not contain it");
   }
 }
 

@@ -31,7 +31,8 @@ namespace fs = std::filesystem;
 
 // model.json carries the whole graph topology besides the manifest; large graphs reach tens of MB.
 constexpr std::uint64_t kMaxManifestBytes = 512ull << 20;
-// What the kept members' tree may take: a manifest listing ~500,000 weights fits.
+// What the kept members' tree may take, and one streamed weight's: groups with their paths, and
+// the metadata strings (the weights themselves stream by).
 constexpr std::uint64_t kMaxManifestTree = 192ull << 20;
 constexpr std::array<std::string_view, 2> kManifestNames{"model.json", "weights_manifest.json"};
 // Looking for a manifest among a folder's other .json files: each file (hard links to one file are
@@ -237,36 +238,43 @@ std::vector<Shard> open_shards(FileSystem& file_system, const json::object& grou
   return shards;
 }
 
+// A weight as its group lists it (streamed from the manifest, one at a time): everything but
+// where its bytes are, which its group's shards decide (read_group).
+TensorInfo listed_weight(const json::value& value, std::size_t group_index, std::size_t index, const fs::path& path,
+                         TensorCaps& caps) {
+  // Built per weight, so by concatenation (str()'s ostringstream costs a second per million).
+  const std::string weight_where =
+      "weightsManifest[" + std::to_string(group_index) + "].weights[" + std::to_string(index) + "]";
+  const json::object& weight = as_object(value, path, weight_where);
+  TensorInfo t;
+  t.name = std::string(as_string(required(weight, "name", path, weight_where), path, weight_where + " field 'name'"));
+  caps.admit(path, weight_where, t.name);
+  const std::string where = "tensor '" + t.name + "' (" + weight_where + ")";
+  const std::string_view dtype_text = as_string(required(weight, "dtype", path, where), path, where + " field 'dtype'");
+  const auto original = weight_dtype(dtype_text);
+  if (!original) fail(ErrorCode::bad_input, path.string(), ": ", where, ": unknown dtype '", dtype_text, "'");
+  t.dtype = *original;
+  t.shape = as_shape(required(weight, "shape", path, where), path, where + " field 'shape'");
+  t.quantization = parse_quantization(weight, *original, path, where, &t.dtype);
+  return t;
+}
+
+// Places a group's weights (listed in the manifest already, streamed) in its shards' byte stream,
+// back to back.
 void read_group(FileSystem& file_system, const json::value& group_value, std::size_t group_index,
-                const fs::path& path, Manifest& manifest, std::unordered_set<std::string>& names, TensorCaps& caps,
-                WalkBudget& budget) {
+                std::span<TensorInfo> weights, const fs::path& path, Manifest& manifest, WalkBudget& budget) {
   const std::string group_where = str("weightsManifest[", group_index, "]");
   const json::object& group = as_object(group_value, path, group_where);
-  const json::array& weights =
-      as_array(required(group, "weights", path, group_where), path, group_where + " field 'weights'");
-  std::string first_tensor = "(none)";
-  if (!weights.empty() && weights[0].is_object())
-    if (const json::value* n = weights[0].get_object().if_contains("name"); n && n->is_string())
-      first_tensor = std::string(n->get_string());
+  // The tree keeps "weights" as an empty array (its items were streamed into `weights`); anything
+  // else under that key is refused here.
+  (void)as_array(required(group, "weights", path, group_where), path, group_where + " field 'weights'");
+  const std::string first_tensor = weights.empty() ? "(none)" : weights.front().name;
   GroupStream stream(file_system, open_shards(file_system, group, path, group_where, first_tensor, manifest, budget));
 
   std::uint64_t cursor = 0;
   for (std::size_t i = 0; i < weights.size(); ++i) {
-    const std::string weight_where = str(group_where, ".weights[", i, "]");
-    const json::object& weight = as_object(weights[i], path, weight_where);
-    TensorInfo t;
-    t.name = std::string(as_string(required(weight, "name", path, weight_where), path, weight_where + " field 'name'"));
-    caps.admit(path, weight_where, t.name);
-    const std::string where = str("tensor '", t.name, "' (", weight_where, ")");
-    if (!names.insert(t.name).second)
-      fail(ErrorCode::bad_input, path.string(), ": ", where, ": a weight of this name appears earlier in the manifest");
-    const std::string_view dtype_text = as_string(required(weight, "dtype", path, where), path, where + " field 'dtype'");
-    const auto original = weight_dtype(dtype_text);
-    if (!original) fail(ErrorCode::bad_input, path.string(), ": ", where, ": unknown dtype '", dtype_text, "'");
-    t.dtype = *original;
-    t.shape = as_shape(required(weight, "shape", path, where), path, where + " field 'shape'");
-    t.quantization = parse_quantization(weight, *original, path, where, &t.dtype);
-
+    TensorInfo& t = weights[i];
+    const std::string where = "tensor '" + t.name + "' (" + group_where + ".weights[" + std::to_string(i) + "])";
     if (t.dtype == DType::STRING) {
       const auto count = element_count(t.shape);
       if (!count)
@@ -281,7 +289,6 @@ void read_group(FileSystem& file_system, const json::value& group_value, std::si
            stream.size(), " bytes");
     t.pieces = stream.pieces(cursor, t.bytes);
     cursor += t.bytes;
-    manifest.tensors.push_back(std::move(t));
   }
 }
 
@@ -371,13 +378,25 @@ Manifest read(const ModelSource& source) {
   if (file->size() > kMaxManifestBytes)
     fail(ErrorCode::bad_input, path.string(), ": manifest of ", file->size(), " bytes exceeds the limit of ",
          kMaxManifestBytes);
-  // Only the members read below are kept (modelTopology, often most of model.json, streams by).
-  const json::value doc = read_json_members(*file, 0, file->size(), "manifest",
-                                            {"weightsManifest", "format", "generatedBy", "convertedBy"},
-                                            kMaxManifestTree);
-
+  // Only the members read below are kept (modelTopology, often most of model.json, streams by),
+  // and each group's weights are handed over one at a time, never held as a tree.
+  // Streamed weights go straight into the manifest, in document order, each with its group;
+  // the groups' shards place them once the groups (and their paths) are read.
+  TensorCaps caps(source.limits);
   Manifest manifest;
   manifest.format = "tfjs";
+  std::vector<std::size_t> group_sizes;  // weights per group, in manifest order
+  StreamedItems weights;
+  weights.within = "weightsManifest";
+  weights.holder_depth_in_object = 3;  // model.json → weightsManifest[] → group
+  weights.holder_depth_in_array = 2;   // weights_manifest.json: [] → group
+  weights.key = "weights";
+  const std::initializer_list<std::string_view> members = {"weightsManifest", "format", "generatedBy", "convertedBy"};
+  weights.each = [&](std::size_t group, std::string_view, json::value&& weight) {
+    if (group >= group_sizes.size()) group_sizes.resize(group + 1, 0);
+    manifest.tensors.push_back(listed_weight(weight, group, group_sizes[group]++, path, caps));
+  };
+  const json::value doc = read_json_members(*file, 0, file->size(), "manifest", members, kMaxManifestTree, &weights);
   const json::array* groups = nullptr;
   if (doc.is_object()) {
     const json::object& root = doc.get_object();
@@ -386,11 +405,21 @@ Manifest read(const ModelSource& source) {
   } else {
     groups = &as_array(doc, path, "weights manifest");
   }
-  std::unordered_set<std::string> names;
-  TensorCaps caps(source.limits);
+  group_sizes.resize(std::max(group_sizes.size(), groups->size()), 0);
   WalkBudget budget;
-  for (std::size_t g = 0; g < groups->size(); ++g)
-    read_group(source.fs, (*groups)[g], g, path, manifest, names, caps, budget);
+  std::size_t first = 0;
+  for (std::size_t g = 0; g < groups->size(); ++g) {
+    read_group(source.fs, (*groups)[g], g, std::span(manifest.tensors).subspan(first, group_sizes[g]), path, manifest,
+               budget);
+    first += group_sizes[g];
+  }
+  // A name listed twice: the later one is named, with where the manifest lists it.
+  if (const TensorInfo* twice = find_duplicate_name(manifest.tensors)) {
+    std::size_t at = static_cast<std::size_t>(twice - manifest.tensors.data()), g = 0;
+    while (at >= group_sizes[g]) at -= group_sizes[g++];
+    fail(ErrorCode::bad_input, path.string(), ": tensor '", twice->name, "' (weightsManifest[", g, "].weights[", at,
+         "]): a weight of this name appears earlier in the manifest");
+  }
   return manifest;
 }
 
