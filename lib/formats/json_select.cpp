@@ -29,14 +29,18 @@ class CappedResource final : public json::memory_resource {
   explicit CappedResource(std::uint64_t cap) : cap_(cap) {}
 
  private:
+  // Alignments up to new's own are served by plain new and delete: Boost.JSON 1.81 frees an
+  // unfinished key (a parse ended by an error) with another alignment than it asked for.
   void* do_allocate(std::size_t n, std::size_t align) override {
     if (n > cap_ - used_) throw OverBudget{};
     used_ += n;
+    if (align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) return ::operator new(n);
     return ::operator new(n, std::align_val_t(align));
   }
   void do_deallocate(void* p, std::size_t n, std::size_t align) override {
     used_ -= n;
-    ::operator delete(p, std::align_val_t(align));
+    if (align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) ::operator delete(p);
+    else ::operator delete(p, std::align_val_t(align));
   }
   bool do_is_equal(const json::memory_resource& other) const noexcept override { return this == &other; }
 
