@@ -170,37 +170,30 @@ struct Selecting : JsonHandlerBasics {
   bool on_document_begin(error_code&) { return true; }
   bool on_document_end(error_code&) { return true; }
   bool on_object_begin(error_code&) { return open(true), true; }
-  bool on_object_end(std::size_t n, error_code&) {
+  // A container closes: into the kept tree (`n` members or elements; the top-level object's less
+  // those dropped), as the streamed container (kept empty), or into the open item, which is
+  // handed over once whole.
+  void closed(bool object, std::size_t n) {
+    const auto push = [object](json::value_stack& to, std::size_t count) {
+      if (object) to.push_object(count);
+      else to.push_array(count);
+    };
     switch (close()) {
       case Closing::dropped: break;
-      case Closing::kept: st.push_object(depth == 0 ? n - dropped : n); break;
-      case Closing::streamed: st.push_object(0); break;
+      case Closing::kept: push(st, depth == 0 ? n - dropped : n); break;
+      case Closing::streamed: push(st, 0); break;
       case Closing::item:
-        item.push_object(n);
+        push(item, n);
         if (depth == container_depth) {
           in_item = false;
           deliver();
         }
         break;
     }
-    return true;
   }
+  bool on_object_end(std::size_t n, error_code&) { return closed(true, n), true; }
   bool on_array_begin(error_code&) { return open(false), true; }
-  bool on_array_end(std::size_t n, error_code&) {
-    switch (close()) {
-      case Closing::dropped: break;
-      case Closing::kept: st.push_array(n); break;
-      case Closing::streamed: st.push_array(0); break;
-      case Closing::item:
-        item.push_array(n);
-        if (depth == container_depth) {
-          in_item = false;
-          deliver();
-        }
-        break;
-    }
-    return true;
-  }
+  bool on_array_end(std::size_t n, error_code&) { return closed(false, n), true; }
   bool on_key_part(string_view s, std::size_t, error_code&) {
     if (skipping) return true;
     if (at_items()) return item_key.append(s.data(), s.size()), true;
