@@ -314,6 +314,12 @@ TEST_CASE("64 MiB of JSON in model.json's modelTopology, in its weightsManifest,
     CHECK(has(cost.output, "(1 tensors)"));
     CHECK(cost.read <= 2 * fs::file_size(json) + 4096);
     CHECK(cost.rss_kib <= 64 * 1024);  // never a tree of the 64 MiB
+    // Named as a file, every reader's detection looks at it: one scan serves them all, then the
+    // read (twice the file, not once more per reader that asks).
+    const Cost named = inspect(json);
+    INFO(named.output);
+    CHECK(named.status == 0);
+    CHECK(named.read <= 2 * fs::file_size(json) + 4096);
   }
   // 1.34 million weights: the manifest itself is the 64 MiB. tfjs reads it, so lwload does: the
   // weights stream by one at a time (never a tree of them), and what remains is the manifest's own

@@ -228,6 +228,32 @@ TEST_CASE("sniff_json_top: wanted keys found with every chunk size") {
   }
 }
 
+TEST_CASE("sniff_json_top: one scan of a real file answers later asks; a key after 300 others is still found") {
+  TempDir dir;
+  std::string text = "{";
+  for (int i = 0; i < 300; ++i) text += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  text += R"("weight_map": {}})";
+  write_file(dir / "index.json", bytes_of(text));
+  const auto files = posix_file_system();
+  // The first ask scans; the key past the 256 kept is found all the same.
+  auto top = formats::sniff_json_top(*files, dir / "index.json", 1 << 20, {"weight_map", "k0"});
+  REQUIRE(top);
+  CHECK(top->has == std::vector<bool>{true, true});
+  // A later ask for keys among the first 256 is answered from that scan; one past them scans
+  // again and is exact.
+  top = formats::sniff_json_top(*files, dir / "index.json", 1 << 20, {"k255", "absent"});
+  REQUIRE(top);
+  CHECK(top->has == std::vector<bool>{true, false});
+  top = formats::sniff_json_top(*files, dir / "index.json", 1 << 20, {"k299", "weight_map"});
+  REQUIRE(top);
+  CHECK(top->has == std::vector<bool>{true, true});
+  // The file rewritten (another identity): scanned again, never answered from the old scan.
+  write_file(dir / "index.json", bytes_of(R"({"weightsManifest": []})"));
+  top = formats::sniff_json_top(*files, dir / "index.json", 1 << 20, {"weight_map", "weightsManifest"});
+  REQUIRE(top);
+  CHECK(top->has == std::vector<bool>{false, true});
+}
+
 TEST_CASE("TFJS manifest through open_manifest: quantization scales split at every position are exact") {
   const std::vector<std::string> scales{"0.023198612531026206", "1.0000000000000002", "5e-324", "6.5E+2"};
   std::string weights;

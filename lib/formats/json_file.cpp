@@ -79,8 +79,10 @@ struct ExactNumbers : JsonHandlerBasics {
 // bytes, the first 256 distinct ones, so one scan answers every reader's detection.
 struct TopKeys : JsonHandlerBasics {
   static constexpr std::size_t kMaxKeys = 256;
+  std::vector<std::string_view> wanted;  // always looked for, however many keys come before
+  std::vector<bool> has;                 // one per wanted key
   bool array = false;
-  std::vector<std::string> keys;  // distinct, in order of appearance
+  std::vector<std::string> keys;  // distinct, in order of appearance: the first kMaxKeys
   bool all_keys = true;           // no key was left out (past kMaxKeys)
   std::size_t depth = 0;
   std::size_t root_elements = 0;  // values begun directly inside a top-level array
@@ -118,9 +120,12 @@ struct TopKeys : JsonHandlerBasics {
   }
   bool on_key(string_view s, std::size_t, error_code& ec) {
     on_key_part(s, 0, ec);
-    if (counts(depth) && !key_too_long && std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      if (keys.size() < kMaxKeys) keys.push_back(key);
-      else all_keys = false;
+    if (counts(depth) && !key_too_long) {
+      for (std::size_t i = 0; i < wanted.size(); ++i)
+        if (key == wanted[i]) has[i] = true;
+      // Past kMaxKeys nothing more is kept, nor searched (a million keys cost no more than 256).
+      if (keys.size() == kMaxKeys) all_keys = false;
+      else if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
     }
     key.clear();
     key_too_long = false;
@@ -212,10 +217,16 @@ std::optional<JsonTop> sniff_json_top(FileSystem& fs, const std::filesystem::pat
   json::basic_parser<TopKeys> parser(options);
   std::uint64_t error_offset = 0;
   std::string message;
+  parser.handler().wanted.assign(wanted.begin(), wanted.end());
+  parser.handler().has.assign(wanted.size(), false);
   std::optional<TopKeys> scan;
-  if (feed_json(parser, *file, 0, size, &error_offset, &message)) scan = std::move(parser.handler());
+  if (feed_json(parser, *file, 0, size, &error_offset, &message)) {
+    scan = std::move(parser.handler());
+    scan->wanted.clear();  // views of this call's arguments
+  }
   last = identified ? LastScan{path.string(), identity, scan} : LastScan{};
-  return answer(scan);
+  if (!scan) return std::nullopt;
+  return JsonTop{scan->array, scan->has};  // exact for `wanted`, whatever the number of keys
 }
 
 const json::object& as_object(const json::value& v, const std::filesystem::path& file,
