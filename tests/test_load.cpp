@@ -51,6 +51,17 @@ Manifest write_synth(const std::filesystem::path& path, const synth::SynthSpec& 
   return open_manifest(path);
 }
 
+// The model written under `dir`, then opened from a copy in a MemoryFileSystem ("mem/a.safetensors"),
+// which the manifest carries: a file with no descriptor.
+Manifest write_in_memory(const std::filesystem::path& dir, const synth::SynthSpec& s) {
+  write_model(dir / "a.safetensors", s);
+  auto fs = std::make_shared<MemoryFileSystem>();
+  fs->add_file("mem/a.safetensors", test::read_file(dir / "a.safetensors"));
+  OpenOptions open;
+  open.file_system = fs;
+  return open_manifest("mem/a.safetensors", open);
+}
+
 // Checks a host-device tensor's bytes (through its native host pointer) against synth's contents.
 void check_host_contents(const Weights& weights) {
   for (const TensorHandle& h : weights.tensors()) {
@@ -527,14 +538,9 @@ TEST_CASE("a plan made when memory was plentiful is refused at load once the mac
 
 TEST_CASE("a mechanism refused at load is re-planned: the executed plan says what ran, with the reason") {
   TempDir dir;
-  write_model(dir / "a.safetensors", spec("safetensors", 4 << 20, 4, 4096));
   // An in-memory file system has no descriptors: it cannot reopen a file for O_DIRECT, and
   // io_uring cannot read it. Both are refused only when the load sets up its reads.
-  auto fs = std::make_shared<MemoryFileSystem>();
-  fs->add_file("mem/a.safetensors", test::read_file(dir / "a.safetensors"));
-  OpenOptions open;
-  open.file_system = fs;
-  const Manifest m = open_manifest("mem/a.safetensors", open);
+  const Manifest m = write_in_memory(dir.path(), spec("safetensors", 4 << 20, 4, 4096));
   const auto device = open_device("host");
 
   LoadOptions options;
@@ -828,12 +834,7 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
 
 TEST_CASE("in-memory file system: its files map by borrowing their bytes; reads use pread") {
   TempDir dir;
-  write_model(dir / "a.safetensors", spec("safetensors", 1 << 20, 4, 4096));
-  auto fs = std::make_shared<MemoryFileSystem>();
-  fs->add_file("mem/a.safetensors", test::read_file(dir / "a.safetensors"));
-  OpenOptions open;
-  open.file_system = fs;
-  const Manifest m = open_manifest("mem/a.safetensors", open);
+  const Manifest m = write_in_memory(dir.path(), spec("safetensors", 1 << 20, 4, 4096));
   const auto device = open_device("host");
   LoadOptions options;  // the manifest carries its file system: load reads the files it opened
   const Weights w = load(m, *device, options);
