@@ -77,6 +77,7 @@ struct Selecting : JsonHandlerBasics {
   std::size_t container_depth = 0; // the depth inside it
   json::value_stack item;          // the item being built
   bool in_item = false;            // a container item is open
+  bool in_string_item = false;     // a string item is arriving in parts
   std::string item_key;            // an object container's member key
 
   bool top_level_key() const { return root_object && depth == 1; }
@@ -99,7 +100,8 @@ struct Selecting : JsonHandlerBasics {
   // Where a value's events go: the open item's stack, or the kept tree.
   json::value_stack& out() { return in_item ? item : st; }
 
-  // A scalar value begins: false when it is dropped. A scalar item is built and handed over here.
+  // A scalar value begins: dropped, pushed where out() says, or (an item itself) built and handed
+  // over here.
   template <typename Push>
   void scalar(Push&& push) {
     if (skipping) return;
@@ -237,7 +239,6 @@ struct Selecting : JsonHandlerBasics {
     }
     return out().push_chars(s), true;
   }
-  bool in_string_item = false;
   bool on_string(string_view s, std::size_t, error_code&) {
     if (in_string_item) {
       in_string_item = false;

@@ -378,10 +378,10 @@ Manifest read(const ModelSource& source) {
   if (file->size() > kMaxManifestBytes)
     fail(ErrorCode::bad_input, path.string(), ": manifest of ", file->size(), " bytes exceeds the limit of ",
          kMaxManifestBytes);
-  // Only the members read below are kept (modelTopology, often most of model.json, streams by),
-  // and each group's weights are handed over one at a time, never held as a tree.
-  // Streamed weights go straight into the manifest, in document order, each with its group;
-  // the groups' shards place them once the groups (and their paths) are read.
+  // Only the members read below are kept (modelTopology, often most of model.json, streams by).
+  // Each group's weights are handed over one at a time, never held as a tree, and go straight
+  // into the manifest in document order; the groups' shards place them once the groups (and
+  // their paths) are read.
   TensorCaps caps(source.limits);
   Manifest manifest;
   manifest.format = "tfjs";
