@@ -311,7 +311,7 @@ Streamed stream_weights(std::string_view text) {
 
 TEST_CASE("read_json_members streams each group's weights one at a time and keeps the rest") {
   const Streamed m = stream_weights(
-      R"({"modelTopology": {"weightsManifest": [{"weights": [1]}]}, "format": {"weights": [2]},)"
+      R"({"modelTopology": {"weightsManifest": [{"weights": [1]}]}, "format": [{"weights": [2]}],)"
       R"( "weightsManifest": [{"paths": ["a.bin"], "weights": [{"name": "w", "shape": [2]}, "x", 3.5, [1, [2]]]},)"
       R"( {"weights": [], "paths": ["b.bin"]}, {"paths": [], "weights": [{"name": "v"}]}]})");
   // Dropped members (modelTopology) and other kept members ("format") stream nothing.
@@ -320,7 +320,7 @@ TEST_CASE("read_json_members streams each group's weights one at a time and keep
   CHECK(m.items == expected);
   // The groups stay, each "weights" an empty array; "format" is kept whole.
   CHECK(json::serialize(m.tree) ==
-        R"({"format":{"weights":[2]},"weightsManifest":[{"paths":["a.bin"],"weights":[]},{"weights":[],"paths":["b.bin"]},)"
+        R"({"format":[{"weights":[2]}],"weightsManifest":[{"paths":["a.bin"],"weights":[]},{"weights":[],"paths":["b.bin"]},)"
         R"({"paths":[],"weights":[]}]})");
   // A bare manifest (an array of groups) streams the same.
   const Streamed bare = stream_weights(R"([{"paths": ["a.bin"], "weights": [{"name": "u"}]}, {"weights": [7]}])");
