@@ -2,7 +2,9 @@
 // a buffer outlives the Device that made it), their size, the three kinds of memory they hand out
 // and where the host addresses them, and that a buffer owns driver objects and so is never copied.
 // Each backend's buffer adds its driver handles, its name for an import, and how device-local
-// bytes are read back.
+// bytes are read back. Its session makes it (Session::allocate and Session::import_host, in the
+// backend's buffers .cpp), as a device allocator does; their staging slots are host-visible
+// buffers of the same kind (HostVisibleStaging).
 #pragma once
 
 #include "backends/layer.hpp"
@@ -71,6 +73,23 @@ class SessionBuffer : public DeviceBufferImpl {
 
  private:
   std::string_view imported_as_;
+};
+
+// A staging slot that is one of the backend's host-visible buffers: pinned host memory the device
+// copies from at full speed, allocated, addressed and released exactly as direct placement's is.
+template <typename Buffer>
+class HostVisibleStaging final : public StagingBuffer {
+ public:
+  template <typename Session>
+  HostVisibleStaging(const std::shared_ptr<Session>& session, std::uint64_t bytes)
+      : buffer_(session->allocate(bytes, MemoryPlace::host_visible)), bytes_(buffer_->begin_host_write()) {}
+
+  std::span<std::byte> bytes() noexcept override { return bytes_; }
+  Buffer& buffer() noexcept { return *buffer_; }
+
+ private:
+  std::unique_ptr<Buffer> buffer_;
+  std::span<std::byte> bytes_;
 };
 
 }  // namespace lwload

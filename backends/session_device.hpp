@@ -1,8 +1,8 @@
 // What the devices of the GPU backends (CUDA, Level Zero, OpenCL, Vulkan) share: their DeviceInfo, the
-// session (the driver's objects) that every buffer keeps alive too, buffers and staging buffers of
-// that backend's kind made in it (Buffer::allocate(session, bytes, place) and
-// Buffer::import(session, range)), and the engine that completes their uploads (InFlight, with
-// wait_idle()). finish() and destruction wait for that engine, and it goes before the session.
+// session (the driver's objects) that every buffer keeps alive too and that makes them
+// (session->allocate(bytes, place), session->import_host(range)), staging slots of that backend's
+// kind, and the engine that completes their uploads (InFlight, with wait_idle()). finish() and
+// destruction wait for that engine, and it goes before the session.
 // A device of such a backend writes only its do_upload() (OpenCL: and a finish() that drains its
 // queue first).
 #pragma once
@@ -20,7 +20,7 @@
 
 namespace lwload {
 
-template <typename Session, typename Buffer, typename Staging, typename InFlight>
+template <typename Session, typename Staging, typename InFlight>
 class SessionDevice : public DeviceImpl {
  public:
   // `in_flight_args` make the completion engine.
@@ -38,9 +38,9 @@ class SessionDevice : public DeviceImpl {
     return std::make_unique<Staging>(session_, bytes);
   }
   std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) final {
-    return Buffer::allocate(session_, bytes, place);
+    return session_->allocate(bytes, place);
   }
-  ImportResult do_import_host(std::span<const std::byte> range) final { return Buffer::import(session_, range); }
+  ImportResult do_import_host(std::span<const std::byte> range) final { return session_->import_host(range); }
 
   const DeviceInfo info_;
   const std::shared_ptr<Session> session_;

@@ -81,7 +81,7 @@ DeviceInfo with_free_memory(DeviceInfo info, const Session& session, const Devic
   return apply_overrides(std::move(info), overrides);
 }
 
-class CudaDevice final : public SessionDevice<Session, CudaBuffer, CudaStaging, Transfers> {
+class CudaDevice final : public SessionDevice<Session, CudaStaging, Transfers> {
  public:
   CudaDevice(DeviceInfo info, std::shared_ptr<Session> session) : SessionDevice(std::move(info), session, session) {}
 

@@ -5,14 +5,19 @@
 
 #include "backends/cuda/layer.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "backends/cuda/cuda_driver.hpp"
+#include "lwload/backend.hpp"
 
 namespace lwload::cuda {
 
-class Session {
+class CudaBuffer;  // cuda_buffers.hpp
+
+class Session : public std::enable_shared_from_this<Session> {
  public:
   // lwload's own: retains the device's primary context and creates a non-blocking stream.
   static std::shared_ptr<Session> open(const Driver& d, CUdevice device, std::string label);
@@ -30,6 +35,13 @@ class Session {
   void check(CUresult result, std::string_view call, std::string_view what = {}) const {
     cuda::check(d_, result, label_, call, what);
   }
+
+  // The memory this context hands out (cuda_buffers.cpp): device memory (device_local) or pinned
+  // mapped host memory (host_visible).
+  std::unique_ptr<CudaBuffer> allocate(std::uint64_t bytes, MemoryPlace place);
+  // Registers file pages; `range` starts on a page. A refusal (read-only pages the driver cannot
+  // pin, ...) declines with the driver's result; other failures throw.
+  ImportResult import_host(std::span<const std::byte> range);
 
  private:
   Session(const Driver& d, std::string label) : d_(d), label_(std::move(label)) {}

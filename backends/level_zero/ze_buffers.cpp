@@ -34,50 +34,54 @@ void* offset_ptr(void* base, std::uint64_t offset) {
 
 }  // namespace
 
-std::unique_ptr<ZeBuffer> ZeBuffer::allocate(std::shared_ptr<Session> session, std::uint64_t bytes, MemoryPlace place) {
+std::unique_ptr<ZeBuffer> Session::allocate(std::uint64_t bytes, MemoryPlace place) {
   void* ptr = nullptr;
   if (place == MemoryPlace::device_local) {
     const ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-    check(zeMemAllocDevice(session->context(), &desc, alloc_size(bytes), kDeviceAlignment, session->device(), &ptr),
-          session->label(), "zeMemAllocDevice", str(bytes, " bytes"));
-    return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::device_local, {}, ptr, bytes, Release::mem_free));
+    check(zeMemAllocDevice(context_, &desc, alloc_size(bytes), kDeviceAlignment, device_, &ptr), label_,
+          "zeMemAllocDevice", str(bytes, " bytes"));
+    return std::unique_ptr<ZeBuffer>(
+        new ZeBuffer(shared_from_this(), BufferKind::device_local, {}, ptr, bytes, ZeBuffer::Release::mem_free));
   }
   const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-  check(zeMemAllocHost(session->context(), &desc, alloc_size(bytes), page_size(), &ptr), session->label(),
-        "zeMemAllocHost", str(bytes, " bytes, host-visible"));
-  return std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::host_visible, {}, ptr, bytes, Release::mem_free));
+  check(zeMemAllocHost(context_, &desc, alloc_size(bytes), page_size(), &ptr), label_, "zeMemAllocHost",
+        str(bytes, " bytes, host-visible"));
+  return std::unique_ptr<ZeBuffer>(
+      new ZeBuffer(shared_from_this(), BufferKind::host_visible, {}, ptr, bytes, ZeBuffer::Release::mem_free));
 }
 
-ImportResult ZeBuffer::import(std::shared_ptr<Session> session, std::span<const std::byte> range) {
+ImportResult Session::import_host(std::span<const std::byte> range) {
   // Device::import_host held the range to whole pages (import_alignment and size_multiple): the
   // planner rounded the region, and the caller's mapping covers it.
   const auto address = reinterpret_cast<std::uintptr_t>(range.data());
   void* ptr = const_cast<std::byte*>(range.data());
   const std::string what = str(range.size(), " bytes at 0x", std::hex, address);
-  if (session->import_path() == ImportPath::zex) {
-    const ze_result_t result = session->import_fn()(session->driver(), ptr, range.size());
+  if (import_ == ImportPath::zex) {
+    const ze_result_t result = import_fn_(driver_, ptr, range.size());
     if (declined(result)) return ImportResult::decline(str(kImportExternalPointerName, " refused ", what, ": ", result_name(result)));
-    check(result, session->label(), kImportExternalPointerName, what);
-    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::imported, "ze_import", ptr, range.size(),
-                                                         Release::zex_release)), {}};
+    check(result, label_, kImportExternalPointerName, what);
+    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(shared_from_this(), BufferKind::imported, "ze_import", ptr,
+                                                   range.size(), ZeBuffer::Release::zex_release)),
+            {}};
   }
-  if (session->import_path() == ImportPath::memmap) {
+  if (import_ == ImportPath::memmap) {
     ExternalMemmapSysmemExtDesc ext;
     ext.pSystemMemory = ptr;
     ext.size = range.size();
     // Mapped model files are read-only: without this flag the driver refuses the pages.
     const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &ext, kHostMemAllocFlagMemReadOnly};
     void* mapped = nullptr;
-    const ze_result_t result = zeMemAllocHost(session->context(), &desc, range.size(), page_size(), &mapped);
+    const ze_result_t result = zeMemAllocHost(context_, &desc, range.size(), page_size(), &mapped);
     if (declined(result))
       return ImportResult::decline(str("zeMemAllocHost(external_memmap_sysmem) refused ", what, ": ", result_name(result)));
-    check(result, session->label(), "zeMemAllocHost(external_memmap_sysmem)", what);
+    check(result, label_, "zeMemAllocHost(external_memmap_sysmem)", what);
     if (mapped != ptr) {
-      zeMemFree(session->context(), mapped);
-      fail(ErrorCode::device, session->label(), ": external_memmap_sysmem mapped ", what, " at a different address");
+      zeMemFree(context_, mapped);
+      fail(ErrorCode::device, label_, ": external_memmap_sysmem mapped ", what, " at a different address");
     }
-    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(std::move(session), BufferKind::imported, "ze_memmap", ptr, range.size(),
-                                                         Release::mem_free)), {}};
+    return {std::unique_ptr<ZeBuffer>(new ZeBuffer(shared_from_this(), BufferKind::imported, "ze_memmap", ptr,
+                                                   range.size(), ZeBuffer::Release::mem_free)),
+            {}};
   }
   return ImportResult::decline("the driver has no host-pointer import");
 }
@@ -98,14 +102,5 @@ std::unique_ptr<DeviceBuffer> ZeBuffer::do_view(std::uint64_t offset, std::uint6
   return std::unique_ptr<DeviceBuffer>(
       new ZeBuffer(session_, kind_, mechanism(), offset_ptr(ptr_, offset), size, Release::none));
 }
-
-ZeStaging::ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes)
-    : session_(std::move(session)), size_(static_cast<std::size_t>(bytes)) {
-  const ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-  check(zeMemAllocHost(session_->context(), &desc, alloc_size(bytes), page_size(), &ptr_), session_->label(),
-        "zeMemAllocHost", str(bytes, " bytes, staging"));
-}
-
-ZeStaging::~ZeStaging() { zeMemFree(session_->context(), ptr_); }
 
 }  // namespace lwload::level_zero

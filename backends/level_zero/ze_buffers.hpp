@@ -1,6 +1,7 @@
-// Level Zero memory as lwload buffers: device allocations, host allocations (direct placement),
-// imported host pages (zero-copy, by either import path), views, and pinned staging slots.
-// Each buffer releases exactly what it acquired, in its destructor.
+// Level Zero memory as lwload buffers: device allocations, host allocations (direct placement, and
+// the staging slots), imported host pages (zero-copy, by either import path) and views. The session
+// makes them (Session::allocate, Session::import_host, defined in ze_buffers.cpp); each buffer
+// releases exactly what it acquired, in its destructor.
 #pragma once
 
 #include "backends/level_zero/layer.hpp"
@@ -20,12 +21,6 @@ namespace lwload::level_zero {
 // zeMemAllocHost + ze_external_memmap_sysmem_ext_desc_t ("ze_memmap").
 class ZeBuffer final : public SessionBuffer<Session> {
  public:
-  // zeMemAllocDevice (device_local) or zeMemAllocHost (host_visible).
-  static std::unique_ptr<ZeBuffer> allocate(std::shared_ptr<Session> session, std::uint64_t bytes, MemoryPlace place);
-  // `range` is whole pages from a page boundary (import_alignment and size_multiple, which
-  // Device::import_host holds it to).
-  static ImportResult import(std::shared_ptr<Session> session, std::span<const std::byte> range);
-
   ~ZeBuffer() override;
   NativeHandle native() const noexcept override { return {ze_ptr_type(), ptr_}; }
 
@@ -34,6 +29,7 @@ class ZeBuffer final : public SessionBuffer<Session> {
   std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
+  friend class Session;  // the only maker
   enum class Release { mem_free, zex_release, none };  // none: a view, a range of another buffer
 
   // The CPU may dereference `ptr` for every kind but device_local.
@@ -47,18 +43,7 @@ class ZeBuffer final : public SessionBuffer<Session> {
   Release release_;
 };
 
-class ZeStaging final : public StagingBuffer {
- public:
-  ZeStaging(std::shared_ptr<Session> session, std::uint64_t bytes);  // pinned zeMemAllocHost
-  ~ZeStaging() override;
-  ZeStaging(const ZeStaging&) = delete;
-  ZeStaging& operator=(const ZeStaging&) = delete;
-  std::span<std::byte> bytes() noexcept override { return {static_cast<std::byte*>(ptr_), size_}; }
-
- private:
-  std::shared_ptr<Session> session_;
-  void* ptr_ = nullptr;
-  std::size_t size_;
-};
+// A staging slot: pinned zeMemAllocHost memory.
+using ZeStaging = HostVisibleStaging<ZeBuffer>;
 
 }  // namespace lwload::level_zero

@@ -18,7 +18,7 @@ void* offset_ptr(void* base, std::uint64_t offset) {
   return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(base) + offset);
 }
 
-class ZeDevice final : public SessionDevice<Session, ZeBuffer, ZeStaging, TransferQueue> {
+class ZeDevice final : public SessionDevice<Session, ZeStaging, TransferQueue> {
  public:
   ZeDevice(DeviceInfo info, std::shared_ptr<Session> session)
       : SessionDevice(std::move(info), session, session, kMaxInFlight) {}

@@ -7,16 +7,21 @@
 
 #include <level_zero/ze_api.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "backends/level_zero/ze_discovery.hpp"
 #include "backends/level_zero/ze_extensions.hpp"
+#include "lwload/backend.hpp"
 
 namespace lwload::level_zero {
 
-class Session {
+class ZeBuffer;  // ze_buffers.hpp
+
+class Session : public std::enable_shared_from_this<Session> {
  public:
   // Creates the context and read-back list; throws Error(device) naming the failing call.
   static std::shared_ptr<Session> open(const FoundDevice& found);
@@ -38,6 +43,13 @@ class Session {
 
   // Blocking copy between any two USM or host pointers (read-back for --verify).
   void copy_now(void* dst, const void* src, std::size_t bytes);
+
+  // The memory this context hands out (ze_buffers.cpp): zeMemAllocDevice (device_local) or
+  // zeMemAllocHost (host_visible).
+  std::unique_ptr<ZeBuffer> allocate(std::uint64_t bytes, MemoryPlace place);
+  // Imports file pages by the driver's import path. `range` is whole pages from a page boundary
+  // (import_alignment and size_multiple, which Device::import_host holds it to).
+  ImportResult import_host(std::span<const std::byte> range);
 
  private:
   Session() = default;

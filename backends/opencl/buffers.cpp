@@ -5,7 +5,6 @@
 
 #include "backends/opencl/cl_error.hpp"
 #include "backends/opencl/cpu_memory.hpp"
-#include "backends/opencl/import.hpp"
 
 namespace lwload::opencl {
 
@@ -17,8 +16,8 @@ ClBuffer::ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::
 
 ClBuffer::~ClBuffer() { unmap(); }
 
-std::unique_ptr<DeviceBuffer> ClBuffer::allocate(const std::shared_ptr<const Session>& session, std::uint64_t bytes,
-                                                 MemoryPlace place) {
+std::unique_ptr<DeviceBuffer> Session::allocate(std::uint64_t bytes, MemoryPlace place) const {
+  const std::shared_ptr<const Session> session = shared_from_this();
   const DeviceInfo& info = session->info;
   const bool host_visible = place == MemoryPlace::host_visible;
   const std::string_view kind = host_visible ? "host-visible" : "device-local";
@@ -51,10 +50,6 @@ std::unique_ptr<DeviceBuffer> ClBuffer::allocate(const std::shared_ptr<const Ses
   advise_huge_pages(*session, mem, cl_size);
   return std::make_unique<ClBuffer>(session, std::move(mem), bytes, host_visible ? "host_visible" : "allocated",
                                     std::move(reservation));
-}
-
-ImportResult ClBuffer::import(const std::shared_ptr<const Session>& session, std::span<const std::byte> range) {
-  return import_range(session, range);
 }
 
 std::span<std::byte> ClBuffer::begin_host_write() {

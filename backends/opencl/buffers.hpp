@@ -26,13 +26,6 @@ class ClBuffer final : public DeviceBufferImpl {
            std::uint64_t origin = 0, const std::byte* host_pages = nullptr);
   ~ClBuffer() override;
 
-  // Device-local or host-visible memory (OpenClDevice's allocate()); Error(out_of_memory) past
-  // CL_DEVICE_GLOBAL_MEM_SIZE, Error(usage) for host-visible memory on a discrete device.
-  static std::unique_ptr<DeviceBuffer> allocate(const std::shared_ptr<const Session>& session, std::uint64_t bytes,
-                                                MemoryPlace place);
-  // The device's import of `range` (import.cpp's import_range).
-  static ImportResult import(const std::shared_ptr<const Session>& session, std::span<const std::byte> range);
-
   std::uint64_t size() const noexcept override { return size_; }
   NativeHandle native() const noexcept override { return {cl_mem_type(), mem_()}; }
   std::string_view mechanism() const noexcept override { return mechanism_; }

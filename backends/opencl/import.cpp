@@ -1,6 +1,6 @@
-// Importing host ranges. Read-only file pages are handed to the driver as CL_MEM_READ_ONLY; the
-// caller keeps them mapped for as long as the buffer lives.
-#include "backends/opencl/import.hpp"
+// Importing host ranges (Session::import_host). Read-only file pages are handed to the driver as
+// CL_MEM_READ_ONLY; the caller keeps them mapped for as long as the buffer lives.
+#include "backends/opencl/session.hpp"
 
 #include "backends/opencl/buffers.hpp"
 #include "backends/opencl/cl_error.hpp"
@@ -52,7 +52,8 @@ ImportResult try_use_host_ptr(const std::shared_ptr<const Session>& session, std
 
 }  // namespace
 
-ImportResult import_range(const std::shared_ptr<const Session>& session, std::span<const std::byte> range) {
+ImportResult Session::import_host(std::span<const std::byte> range) const {
+  const std::shared_ptr<const Session> session = shared_from_this();
   // Device::import_host held the range to the device's import ability, the alignment and Intel's
   // size multiple of 64.
   const std::uint64_t import_size = range.size();

@@ -1,7 +1,7 @@
 // lwload::Device for one OpenCL device: allocation (device-local / host-visible), zero-copy
 // import, pinned staging and asynchronous uploads. A SessionDevice like the other GPU backends':
-// it writes only its upload (and a finish() that drains the queue first); allocation lives in
-// ClBuffer::allocate (buffers.cpp), imports in import.cpp, staging in staging.cpp.
+// it writes only its upload (and a finish() that drains the queue first); its session allocates
+// (buffers.cpp) and imports (import.cpp); staging is in staging.cpp.
 #pragma once
 
 #include "backends/opencl/layer.hpp"
@@ -17,7 +17,7 @@
 
 namespace lwload::opencl {
 
-class OpenClDevice final : public SessionDevice<const Session, ClBuffer, ClStaging, CompletionQueue> {
+class OpenClDevice final : public SessionDevice<const Session, ClStaging, CompletionQueue> {
  public:
   explicit OpenClDevice(std::shared_ptr<const Session> session);
 

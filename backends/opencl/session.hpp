@@ -1,16 +1,20 @@
 // What one opened OpenCL device shares with every buffer, import and staging slot it hands out:
 // the context, the device, its in-order queue and its (override-applied) facts. Held by
-// shared_ptr so buffers stay valid even if the application drops the Device first.
+// shared_ptr so buffers stay valid even if the application drops the Device first. It makes the
+// device's buffers, as the other GPU backends' sessions do.
 #pragma once
 
 #include "backends/opencl/layer.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "backends/opencl/cl_headers.hpp"
 #include "backends/opencl/discovery.hpp"
 #include "backends/opencl/memory_account.hpp"
+#include "lwload/backend.hpp"
 #include "lwload/device.hpp"
 
 namespace lwload::opencl {
@@ -19,7 +23,7 @@ namespace lwload::opencl {
 using ImportMemoryArmFn = cl_mem(CL_API_CALL*)(cl_context, cl_mem_flags, const cl_import_properties_arm*,
                                                 void*, std::size_t, cl_int*);
 
-struct Session {
+struct Session : std::enable_shared_from_this<Session> {
   cl::Platform platform;
   cl::Device device;
   cl::Context context;
@@ -34,6 +38,16 @@ struct Session {
 
   // How errors name the device ("opencl:0").
   std::string label() const { return info.id(); }
+
+  // Device-local or host-visible memory (buffers.cpp); Error(out_of_memory) past
+  // CL_DEVICE_GLOBAL_MEM_SIZE, Error(usage) for host-visible memory on a discrete device.
+  std::unique_ptr<DeviceBuffer> allocate(std::uint64_t bytes, MemoryPlace place) const;
+  // Zero-copy imports of mapped file pages (import.cpp), tried in order of how sure they are to
+  // avoid a copy: cl_arm_import_memory (never copies), CL_MEM_USE_HOST_PTR (verified: mapping the
+  // buffer must give back the same pointer), fine-grain system SVM (the pointer is the device
+  // address). Throws Error(out_of_memory) when the range exceeds the device's max allocation and
+  // Error(device) when a call fails for another reason than "this memory cannot be imported".
+  ImportResult import_host(std::span<const std::byte> range) const;
 };
 
 // Creates the context and queue for `found` and applies `overrides`. Throws Error(device).

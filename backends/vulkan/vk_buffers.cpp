@@ -26,50 +26,47 @@ void VkBufferMemory::bind(VkDeviceMemory memory) {
   session_->check(vkBindBufferMemory(session_->device(), buffer_, memory_, 0), "vkBindBufferMemory");
 }
 
-std::unique_ptr<VkBufferMemory> VkBufferMemory::allocate(std::shared_ptr<Session> s, std::uint64_t bytes,
-                                                         MemoryPlace place) {
+std::unique_ptr<VkBufferMemory> Session::allocate(std::uint64_t bytes, MemoryPlace place) {
   const BufferKind kind = place == MemoryPlace::host_visible ? BufferKind::host_visible : BufferKind::device_local;
-  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), kind, bytes));
-  const Session& session = *b->session_;
+  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(shared_from_this(), kind, bytes));
   b->create_buffer(nullptr);
   VkMemoryRequirements needs{};
-  vkGetBufferMemoryRequirements(session.device(), b->buffer_, &needs);
+  vkGetBufferMemoryRequirements(device(), b->buffer_, &needs);
   const VkMemoryPropertyFlags flags = kind == BufferKind::device_local
                                           ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
                                           : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  const auto type = session.memory_type(needs.memoryTypeBits, flags);
-  if (!type) fail(ErrorCode::device, session.label(), ": no memory type for a ", bytes, "-byte buffer");
+  const auto type = memory_type(needs.memoryTypeBits, flags);
+  if (!type) fail(ErrorCode::device, label(), ": no memory type for a ", bytes, "-byte buffer");
   auto info = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   info.allocationSize = needs.size;
   info.memoryTypeIndex = *type;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  session.check(vkAllocateMemory(session.device(), &info, nullptr, &memory), "vkAllocateMemory", str(bytes, " bytes"));
+  check(vkAllocateMemory(device(), &info, nullptr, &memory), "vkAllocateMemory", str(bytes, " bytes"));
   b->bind(memory);
   if (kind != BufferKind::device_local) {
     void* mapped = nullptr;
-    session.check(vkMapMemory(session.device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+    check(vkMapMemory(device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
     b->host_ = static_cast<std::byte*>(mapped);
   }
   return b;
 }
 
-ImportResult VkBufferMemory::import(std::shared_ptr<Session> s, std::span<const std::byte> range) {
-  if (!s->can_import()) return ImportResult::decline("VK_EXT_external_memory_host is not enabled");
+ImportResult Session::import_host(std::span<const std::byte> range) {
+  if (!can_import()) return ImportResult::decline("VK_EXT_external_memory_host is not enabled");
   // Device::import_host held the range to minImportedHostPointerAlignment (lavapipe would take a
   // misaligned pointer; real drivers do not).
-  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(std::move(s), BufferKind::imported, range.size()));
-  const Session& session = *b->session_;
+  std::unique_ptr<VkBufferMemory> b(new VkBufferMemory(shared_from_this(), BufferKind::imported, range.size()));
   auto external = make<VkExternalMemoryBufferCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO);
   external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
   b->create_buffer(&external);
   VkMemoryRequirements needs{};
-  vkGetBufferMemoryRequirements(session.device(), b->buffer_, &needs);
+  vkGetBufferMemoryRequirements(device(), b->buffer_, &needs);
   if (needs.size > range.size())
     return ImportResult::decline(str("the buffer needs ", needs.size, " bytes of memory, the range has ", range.size()));
   auto pointer = make<VkMemoryHostPointerPropertiesEXT>(VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT);
-  if (const VkResult r = session.host_pointer_properties(range.data(), &pointer); r != VK_SUCCESS)
+  if (const VkResult r = host_pointer_properties(range.data(), &pointer); r != VK_SUCCESS)
     return ImportResult::decline(str("vkGetMemoryHostPointerPropertiesEXT: ", result_name(r)));
-  const auto type = session.memory_type(pointer.memoryTypeBits & needs.memoryTypeBits, 0);
+  const auto type = memory_type(pointer.memoryTypeBits & needs.memoryTypeBits, 0);
   if (!type) return ImportResult::decline("no memory type both the pointer and the buffer accept");
   auto host = make<VkImportMemoryHostPointerInfoEXT>(VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT);
   host.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
@@ -79,13 +76,13 @@ ImportResult VkBufferMemory::import(std::shared_ptr<Session> s, std::span<const 
   info.allocationSize = range.size();
   info.memoryTypeIndex = *type;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  const VkResult r = vkAllocateMemory(session.device(), &info, nullptr, &memory);
+  const VkResult r = vkAllocateMemory(device(), &info, nullptr, &memory);
   if (r == VK_ERROR_INVALID_EXTERNAL_HANDLE || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
     return ImportResult::decline(str("vkAllocateMemory(VkImportMemoryHostPointerInfoEXT): ", result_name(r)));
-  session.check(r, "vkAllocateMemory", "host pointer import");
+  check(r, "vkAllocateMemory", "host pointer import");
   b->bind(memory);
   void* mapped = nullptr;
-  session.check(vkMapMemory(session.device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory", "imported pages");
+  check(vkMapMemory(device(), memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory", "imported pages");
   b->host_ = static_cast<std::byte*>(mapped);
   return {std::move(b), {}};
 }
@@ -99,7 +96,7 @@ VkBufferMemory::~VkBufferMemory() {
 
 void VkBufferMemory::read_device(std::uint64_t offset, std::span<std::byte> dst) {
   // Through a temporary host-visible buffer.
-  const auto bounce = allocate(session_, dst.size(), MemoryPlace::host_visible);
+  const auto bounce = session_->allocate(dst.size(), MemoryPlace::host_visible);
   const auto submission = session_->submit([&](VkCommandBuffer commands) {
     const VkBufferCopy region{offset, 0, dst.size()};
     vkCmdCopyBuffer(commands, buffer_, bounce->buffer(), 1, &region);

@@ -1,7 +1,8 @@
 // Vulkan memory lwload hands out, each a VkBuffer bound to its own VkDeviceMemory (usable as a
 // storage buffer and as a copy source/destination): imported file pages (zero_copy, through
 // VK_EXT_external_memory_host), host-visible device memory mapped for the loader to read into
-// (direct), device-local memory (staged), and mapped host-visible staging slots.
+// (direct), device-local memory (staged), and mapped host-visible staging slots. The session makes
+// them (Session::allocate, Session::import_host, defined in vk_buffers.cpp).
 #pragma once
 
 #include "backends/vulkan/layer.hpp"
@@ -17,11 +18,6 @@ namespace lwload::vulkan {
 
 class VkBufferMemory final : public SessionBuffer<Session> {
  public:
-  // Host-visible memory mapped for the host to write, or device-local memory.
-  static std::unique_ptr<VkBufferMemory> allocate(std::shared_ptr<Session> s, std::uint64_t bytes, MemoryPlace place);
-  // `range` meets the import alignment and size multiple; a refusal declines with the reason.
-  static ImportResult import(std::shared_ptr<Session> s, std::span<const std::byte> range);
-
   ~VkBufferMemory() override;
   NativeHandle native() const noexcept override { return {vk_buffer_type(), reinterpret_cast<void*>(buffer_)}; }
 
@@ -34,6 +30,7 @@ class VkBufferMemory final : public SessionBuffer<Session> {
   void read_device(std::uint64_t offset, std::span<std::byte> dst) override;
 
  private:
+  friend class Session;  // the only maker
   VkBufferMemory(std::shared_ptr<Session> s, BufferKind kind, std::uint64_t size)
       : SessionBuffer(std::move(s), size, kind, "vk_host_import") {}
   void create_buffer(const void* next);
@@ -43,15 +40,7 @@ class VkBufferMemory final : public SessionBuffer<Session> {
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
 };
 
-class VkStaging final : public StagingBuffer {
- public:
-  VkStaging(std::shared_ptr<Session> s, std::uint64_t bytes)
-      : memory_(VkBufferMemory::allocate(std::move(s), bytes, MemoryPlace::host_visible)) {}
-  std::span<std::byte> bytes() noexcept override { return {memory_->mapped(), static_cast<std::size_t>(memory_->size())}; }
-  VkBuffer buffer() const noexcept { return memory_->buffer(); }
-
- private:
-  std::unique_ptr<VkBufferMemory> memory_;
-};
+// A staging slot: mapped host-visible memory vkCmdCopyBuffer reads from.
+using VkStaging = HostVisibleStaging<VkBufferMemory>;
 
 }  // namespace lwload::vulkan

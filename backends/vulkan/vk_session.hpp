@@ -7,14 +7,19 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+
+#include "lwload/backend.hpp"
 
 namespace lwload::vulkan {
 
-class Instance;  // vk_instance.hpp
+class Instance;        // vk_instance.hpp
+class VkBufferMemory;  // vk_buffers.hpp
 
 // A zeroed Vulkan struct with its sType set (aggregate initialisation would trip
 // -Wmissing-field-initializers on every struct).
@@ -29,7 +34,7 @@ T make(VkStructureType type) {
 void check(VkResult result, std::string_view device, std::string_view call, std::string_view what = {});
 std::string result_name(VkResult result);
 
-class Session {
+class Session : public std::enable_shared_from_this<Session> {
  public:
   // lwload's own instance (with the validation layer when LWLOAD_VULKAN_VALIDATION=1) and device.
   static std::shared_ptr<Session> open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label);
@@ -50,6 +55,12 @@ class Session {
   void check(VkResult result, std::string_view call, std::string_view what = {}) const {
     vulkan::check(result, label_, call, what);
   }
+
+  // The memory this device hands out (vk_buffers.cpp): host-visible memory mapped for the host to
+  // write, or device-local memory.
+  std::unique_ptr<VkBufferMemory> allocate(std::uint64_t bytes, MemoryPlace place);
+  // `range` meets the import alignment and size multiple; a refusal declines with the reason.
+  ImportResult import_host(std::span<const std::byte> range);
 
   // Records `record` into a one-time command buffer and submits it with a new fence; the returned
   // pair is what the caller waits on and then frees (free_submission). Thread-safe.

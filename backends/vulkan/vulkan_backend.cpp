@@ -106,14 +106,14 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   return info;
 }
 
-class VulkanDevice final : public SessionDevice<Session, VkBufferMemory, VkStaging, CompletionQueue> {
+class VulkanDevice final : public SessionDevice<Session, VkStaging, CompletionQueue> {
  public:
   using SessionDevice::SessionDevice;
 
  protected:
   void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
                  std::uint64_t bytes, TransferDone done) override {
-    auto& source = own<VkStaging>(staging, "upload between buffers");
+    auto& source = own<VkStaging>(staging, "upload between buffers").buffer();
     auto& target = own<VkBufferMemory>(dst, "upload between buffers");
     const auto submission = session_->submit([&](VkCommandBuffer commands) {
       const VkBufferCopy region{src_offset, dst_offset, bytes};
