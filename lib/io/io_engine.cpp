@@ -2,6 +2,7 @@
 #include "io/io_engine.hpp"
 
 #include <cstring>
+#include <utility>
 
 #if LWLOAD_HAVE_IO_URING
 #include <liburing.h>
@@ -11,20 +12,28 @@
 #include "lwload/plan.hpp"
 
 namespace lwload {
+namespace {
+
+// Each engine's name, listed once: what io_engine_name() prints is what parse_io_engine() accepts.
+constexpr std::pair<IoEngine, std::string_view> kEngineNames[] = {
+    {IoEngine::auto_, "auto"},
+    {IoEngine::io_uring, "io_uring"},
+    {IoEngine::pread, "pread"},
+};
+
+}  // namespace
 
 std::string_view io_engine_name(IoEngine engine) noexcept {
-  switch (engine) {
-    case IoEngine::auto_: return "auto";
-    case IoEngine::io_uring: return "io_uring";
-    case IoEngine::pread: return "pread";
-  }
+  for (const auto& [value, name] : kEngineNames)
+    if (value == engine) return name;
   return "?";
 }
 
 IoEngine parse_io_engine(std::string_view text) {
-  if (text == "auto" || text.empty()) return IoEngine::auto_;
-  if (text == "io_uring" || text == "io-uring" || text == "uring") return IoEngine::io_uring;
-  if (text == "pread") return IoEngine::pread;
+  if (text.empty()) return IoEngine::auto_;
+  if (text == "io-uring" || text == "uring") return IoEngine::io_uring;  // spellings people type
+  for (const auto& [value, name] : kEngineNames)
+    if (name == text) return value;
   fail(ErrorCode::usage, "io engine '", text, "': expected auto, io_uring or pread");
 }
 
