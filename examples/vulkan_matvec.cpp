@@ -67,12 +67,10 @@ bool has_instance_extension(const char* name) {
   return false;
 }
 
-// The application's side of Vulkan: instance, device, a compute queue, and its own small buffers.
+// The application's side of Vulkan: instance, device and compute queue family (what it hands
+// lwload), the queue, and its own small buffers.
 struct App {
-  VkInstance instance = VK_NULL_HANDLE;
-  VkPhysicalDevice physical = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  std::uint32_t family = 0;
+  lwload::VulkanContext vulkan;
   VkQueue queue = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory{};
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
@@ -88,10 +86,10 @@ struct App {
       info.enabledExtensionCount = 1;
       info.ppEnabledExtensionNames = &debug_utils;
     }
-    check(vkCreateInstance(&info, nullptr, &instance), "vkCreateInstance");
+    check(vkCreateInstance(&info, nullptr, &vulkan.instance), "vkCreateInstance");
     if (debug) {
       auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-          vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+          vkGetInstanceProcAddr(vulkan.instance, "vkCreateDebugUtilsMessengerEXT"));
       auto messenger_info = make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
       messenger_info.messageSeverity =
           VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
@@ -99,19 +97,20 @@ struct App {
                                    VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
       messenger_info.pfnUserCallback = on_message;
-      if (create) check(create(instance, &messenger_info, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
+      if (create) check(create(vulkan.instance, &messenger_info, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
     }
     std::uint32_t count = 1;
-    const VkResult r = vkEnumeratePhysicalDevices(instance, &count, &physical);
+    const VkResult r = vkEnumeratePhysicalDevices(vulkan.instance, &count, &vulkan.physical);
     if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || count == 0) die("vkEnumeratePhysicalDevices", r);
     std::uint32_t families = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(physical, &families, nullptr);
+    vkGetPhysicalDeviceQueueFamilyProperties(vulkan.physical, &families, nullptr);
     std::vector<VkQueueFamilyProperties> props(families);
-    vkGetPhysicalDeviceQueueFamilyProperties(physical, &families, props.data());
+    vkGetPhysicalDeviceQueueFamilyProperties(vulkan.physical, &families, props.data());
+    std::uint32_t& family = vulkan.queue_family;
     while (family < families && !(props[family].queueFlags & VK_QUEUE_COMPUTE_BIT)) ++family;
     const float priority = 1.0f;
     auto queue_info = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
-    queue_info.queueFamilyIndex = family;
+    queue_info.queueFamilyIndex = vulkan.queue_family;
     queue_info.queueCount = 1;
     queue_info.pQueuePriorities = &priority;
     // The extension lwload imports file pages with; an app that leaves it out gets direct placement.
@@ -121,18 +120,18 @@ struct App {
     device_info.pQueueCreateInfos = &queue_info;
     device_info.enabledExtensionCount = 1;
     device_info.ppEnabledExtensionNames = &extension;
-    check(vkCreateDevice(physical, &device_info, nullptr, &device), "vkCreateDevice");
-    vkGetDeviceQueue(device, family, 0, &queue);
-    vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+    check(vkCreateDevice(vulkan.physical, &device_info, nullptr, &vulkan.device), "vkCreateDevice");
+    vkGetDeviceQueue(vulkan.device, vulkan.queue_family, 0, &queue);
+    vkGetPhysicalDeviceMemoryProperties(vulkan.physical, &memory);
   }
   ~App() {
-    vkDestroyDevice(device, nullptr);
+    vkDestroyDevice(vulkan.device, nullptr);
     if (messenger) {
       auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-          vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
-      if (destroy) destroy(instance, messenger, nullptr);
+          vkGetInstanceProcAddr(vulkan.instance, "vkDestroyDebugUtilsMessengerEXT"));
+      if (destroy) destroy(vulkan.instance, messenger, nullptr);
     }
-    vkDestroyInstance(instance, nullptr);
+    vkDestroyInstance(vulkan.instance, nullptr);
   }
 };
 
@@ -147,9 +146,9 @@ struct HostBuffer {
     auto info = make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
     info.size = floats * sizeof(float);
     info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    check(vkCreateBuffer(app.device, &info, nullptr, &buffer), "vkCreateBuffer");
+    check(vkCreateBuffer(app.vulkan.device, &info, nullptr, &buffer), "vkCreateBuffer");
     VkMemoryRequirements needs{};
-    vkGetBufferMemoryRequirements(app.device, buffer, &needs);
+    vkGetBufferMemoryRequirements(app.vulkan.device, buffer, &needs);
     const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     std::uint32_t type = 0;
     while (type < app.memory.memoryTypeCount &&
@@ -158,15 +157,15 @@ struct HostBuffer {
     auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
     alloc.allocationSize = needs.size;
     alloc.memoryTypeIndex = type;
-    check(vkAllocateMemory(app.device, &alloc, nullptr, &memory), "vkAllocateMemory");
-    check(vkBindBufferMemory(app.device, buffer, memory, 0), "vkBindBufferMemory");
+    check(vkAllocateMemory(app.vulkan.device, &alloc, nullptr, &memory), "vkAllocateMemory");
+    check(vkBindBufferMemory(app.vulkan.device, buffer, memory, 0), "vkBindBufferMemory");
     void* mapped = nullptr;
-    check(vkMapMemory(app.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+    check(vkMapMemory(app.vulkan.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
     data = static_cast<float*>(mapped);
   }
   ~HostBuffer() {
-    vkDestroyBuffer(app.device, buffer, nullptr);
-    vkFreeMemory(app.device, memory, nullptr);
+    vkDestroyBuffer(app.vulkan.device, buffer, nullptr);
+    vkFreeMemory(app.vulkan.device, memory, nullptr);
   }
 };
 
@@ -206,7 +205,7 @@ int run(int argc, char** argv) {
   std::vector<float> w;
   const auto model = write_model(scratch, w);
   App app;
-  auto device = lwload::open_vulkan_device(app.instance, app.physical, app.device, app.family);
+  auto device = lwload::open_vulkan_device(app.vulkan);
   lwload::LoadOptions options;
   options.plan.force = placement;
   const lwload::Weights weights = lwload::load(lwload::open_manifest(model), *device, options);
@@ -224,7 +223,7 @@ int run(int argc, char** argv) {
   layout_info.bindingCount = 3;
   layout_info.pBindings = bindings;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  check(vkCreateDescriptorSetLayout(app.device, &layout_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  check(vkCreateDescriptorSetLayout(app.vulkan.device, &layout_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
   const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, 3 * sizeof(std::uint32_t)};
   auto pipeline_layout_info = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   pipeline_layout_info.setLayoutCount = 1;
@@ -232,12 +231,12 @@ int run(int argc, char** argv) {
   pipeline_layout_info.pushConstantRangeCount = 1;
   pipeline_layout_info.pPushConstantRanges = &push;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
-  check(vkCreatePipelineLayout(app.device, &pipeline_layout_info, nullptr, &pipeline_layout), "vkCreatePipelineLayout");
+  check(vkCreatePipelineLayout(app.vulkan.device, &pipeline_layout_info, nullptr, &pipeline_layout), "vkCreatePipelineLayout");
   auto module_info = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   module_info.codeSize = sizeof kShader;
   module_info.pCode = kShader;
   VkShaderModule module = VK_NULL_HANDLE;
-  check(vkCreateShaderModule(app.device, &module_info, nullptr, &module), "vkCreateShaderModule");
+  check(vkCreateShaderModule(app.vulkan.device, &module_info, nullptr, &module), "vkCreateShaderModule");
   auto pipeline_info = make<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pipeline_info.stage = make<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -245,7 +244,7 @@ int run(int argc, char** argv) {
   pipeline_info.stage.pName = "main";
   pipeline_info.layout = pipeline_layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  check(vkCreateComputePipelines(app.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline), "vkCreateComputePipelines");
+  check(vkCreateComputePipelines(app.vulkan.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline), "vkCreateComputePipelines");
 
   const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
   auto pool_info = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
@@ -253,13 +252,13 @@ int run(int argc, char** argv) {
   pool_info.poolSizeCount = 1;
   pool_info.pPoolSizes = &pool_size;
   VkDescriptorPool pool = VK_NULL_HANDLE;
-  check(vkCreateDescriptorPool(app.device, &pool_info, nullptr, &pool), "vkCreateDescriptorPool");
+  check(vkCreateDescriptorPool(app.vulkan.device, &pool_info, nullptr, &pool), "vkCreateDescriptorPool");
   auto set_info = make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
   set_info.descriptorPool = pool;
   set_info.descriptorSetCount = 1;
   set_info.pSetLayouts = &set_layout;
   VkDescriptorSet set = VK_NULL_HANDLE;
-  check(vkAllocateDescriptorSets(app.device, &set_info, &set), "vkAllocateDescriptorSets");
+  check(vkAllocateDescriptorSets(app.vulkan.device, &set_info, &set), "vkAllocateDescriptorSets");
   // The weight binds from the buffer's start; the shader adds the tensor's element offset, so any
   // offset works (descriptor offsets would have to meet minStorageBufferOffsetAlignment).
   const std::uint64_t w_end = tensor->offset + handle->bytes;
@@ -273,18 +272,18 @@ int run(int argc, char** argv) {
     writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[b].pBufferInfo = &infos[b];
   }
-  vkUpdateDescriptorSets(app.device, 3, writes, 0, nullptr);
+  vkUpdateDescriptorSets(app.vulkan.device, 3, writes, 0, nullptr);
 
   auto command_pool_info = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
-  command_pool_info.queueFamilyIndex = app.family;
+  command_pool_info.queueFamilyIndex = app.vulkan.queue_family;
   VkCommandPool command_pool = VK_NULL_HANDLE;
-  check(vkCreateCommandPool(app.device, &command_pool_info, nullptr, &command_pool), "vkCreateCommandPool");
+  check(vkCreateCommandPool(app.vulkan.device, &command_pool_info, nullptr, &command_pool), "vkCreateCommandPool");
   auto command_info = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
   command_info.commandPool = command_pool;
   command_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   command_info.commandBufferCount = 1;
   VkCommandBuffer commands = VK_NULL_HANDLE;
-  check(vkAllocateCommandBuffers(app.device, &command_info, &commands), "vkAllocateCommandBuffers");
+  check(vkAllocateCommandBuffers(app.vulkan.device, &command_info, &commands), "vkAllocateCommandBuffers");
   auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   check(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
   vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
@@ -305,12 +304,12 @@ int run(int argc, char** argv) {
     for (std::uint32_t c = 0; c < kCols; ++c) expected += static_cast<double>(w[r * kCols + c]) * x.data[c];
     worst = std::max(worst, std::abs(expected - y.data[r]));
   }
-  vkDestroyCommandPool(app.device, command_pool, nullptr);
-  vkDestroyDescriptorPool(app.device, pool, nullptr);
-  vkDestroyPipeline(app.device, pipeline, nullptr);
-  vkDestroyShaderModule(app.device, module, nullptr);
-  vkDestroyPipelineLayout(app.device, pipeline_layout, nullptr);
-  vkDestroyDescriptorSetLayout(app.device, set_layout, nullptr);
+  vkDestroyCommandPool(app.vulkan.device, command_pool, nullptr);
+  vkDestroyDescriptorPool(app.vulkan.device, pool, nullptr);
+  vkDestroyPipeline(app.vulkan.device, pipeline, nullptr);
+  vkDestroyShaderModule(app.vulkan.device, module, nullptr);
+  vkDestroyPipelineLayout(app.vulkan.device, pipeline_layout, nullptr);
+  vkDestroyDescriptorSetLayout(app.vulkan.device, set_layout, nullptr);
 
   std::cout << "vulkan_matvec: tensor 'w' " << kRows << "x" << kCols << " F32, placement "
             << lwload::placement_name(handle->placement) << " (" << handle->mechanism << "), offset " << tensor->offset

@@ -34,56 +34,53 @@ void check(VkResult result, std::string_view device, std::string_view call, std:
 std::shared_ptr<Session> Session::open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label) {
   std::shared_ptr<Session> s(new Session(std::move(label)));
   s->own_instance_ = std::move(instance);
-  s->instance_ = s->own_instance_->get();
-  const auto physicals = physical_devices(s->instance_);
+  VulkanContext& context = s->context_;
+  context.instance = s->own_instance_->get();
+  const auto physicals = physical_devices(context.instance);
   if (index >= physicals.size()) fail(ErrorCode::usage, s->label_, ": no such device");
-  s->physical_ = physicals[index];
-  s->family_ = transfer_family(s->physical_);
+  context.physical = physicals[index];
+  context.queue_family = transfer_family(context.physical);
   const float priority = 1.0f;
   auto queue = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
-  queue.queueFamilyIndex = s->family_;
+  queue.queueFamilyIndex = context.queue_family;
   queue.queueCount = 1;
   queue.pQueuePriorities = &priority;
   std::vector<const char*> extensions;
-  if (has_device_extension(s->physical_, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
+  if (has_device_extension(context.physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
     extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   auto info = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
   info.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
-  s->check(vkCreateDevice(s->physical_, &info, nullptr, &s->device_), "vkCreateDevice");
+  s->check(vkCreateDevice(context.physical, &info, nullptr, &context.device), "vkCreateDevice");
   s->owns_device_ = true;
   s->init_device_level();
   return s;
 }
 
-std::shared_ptr<Session> Session::adopt(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
-                                        std::uint32_t queue_family, std::string label) {
+std::shared_ptr<Session> Session::adopt(const VulkanContext& context, std::string label) {
   std::shared_ptr<Session> s(new Session(std::move(label)));
-  s->instance_ = instance;
-  s->physical_ = physical;
-  s->device_ = device;
-  s->family_ = queue_family;
+  s->context_ = context;
   s->init_device_level();
   return s;
 }
 
 void Session::init_device_level() {
-  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
-  vkGetDeviceQueue(device_, family_, 0, &queue_);
+  vkGetPhysicalDeviceMemoryProperties(context_.physical, &memory_);
+  vkGetDeviceQueue(context_.device, context_.queue_family, 0, &queue_);
   get_host_pointer_properties_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
-      vkGetDeviceProcAddr(device_, "vkGetMemoryHostPointerPropertiesEXT"));
+      vkGetDeviceProcAddr(context_.device, "vkGetMemoryHostPointerPropertiesEXT"));
   auto pool = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pool.queueFamilyIndex = family_;
-  check(vkCreateCommandPool(device_, &pool, nullptr, &pool_), "vkCreateCommandPool");
+  pool.queueFamilyIndex = context_.queue_family;
+  check(vkCreateCommandPool(context_.device, &pool, nullptr, &pool_), "vkCreateCommandPool");
 }
 
 Session::~Session() {
-  if (device_) vkDeviceWaitIdle(device_);
-  if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
-  if (owns_device_) vkDestroyDevice(device_, nullptr);
+  if (context_.device) vkDeviceWaitIdle(context_.device);
+  if (pool_) vkDestroyCommandPool(context_.device, pool_, nullptr);
+  if (owns_device_) vkDestroyDevice(context_.device, nullptr);
 }
 
 std::optional<std::uint32_t> Session::memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags flags) const {
@@ -93,7 +90,7 @@ std::optional<std::uint32_t> Session::memory_type(std::uint32_t type_bits, VkMem
 }
 
 VkResult Session::host_pointer_properties(const void* pointer, VkMemoryHostPointerPropertiesEXT* out) const {
-  return get_host_pointer_properties_(device_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, pointer, out);
+  return get_host_pointer_properties_(context_.device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, pointer, out);
 }
 
 Session::Submission Session::begin() {
@@ -102,11 +99,11 @@ Session::Submission Session::begin() {
   alloc.commandPool = pool_;
   alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   alloc.commandBufferCount = 1;
-  check(vkAllocateCommandBuffers(device_, &alloc, &s.commands), "vkAllocateCommandBuffers");
+  check(vkAllocateCommandBuffers(context_.device, &alloc, &s.commands), "vkAllocateCommandBuffers");
   auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   const VkResult r = vkBeginCommandBuffer(s.commands, &begin);
-  if (r != VK_SUCCESS) vkFreeCommandBuffers(device_, pool_, 1, &s.commands);
+  if (r != VK_SUCCESS) vkFreeCommandBuffers(context_.device, pool_, 1, &s.commands);
   check(r, "vkBeginCommandBuffer");
   return s;
 }
@@ -114,7 +111,7 @@ Session::Submission Session::begin() {
 void Session::end(Submission& s) {
   VkResult r = vkEndCommandBuffer(s.commands);
   auto fence = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-  if (r == VK_SUCCESS) r = vkCreateFence(device_, &fence, nullptr, &s.fence);
+  if (r == VK_SUCCESS) r = vkCreateFence(context_.device, &fence, nullptr, &s.fence);
   if (r == VK_SUCCESS) {
     auto submit = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
     submit.commandBufferCount = 1;
@@ -122,18 +119,18 @@ void Session::end(Submission& s) {
     r = vkQueueSubmit(queue_, 1, &submit, s.fence);
   }
   if (r != VK_SUCCESS) {
-    if (s.fence) vkDestroyFence(device_, s.fence, nullptr);
-    vkFreeCommandBuffers(device_, pool_, 1, &s.commands);
+    if (s.fence) vkDestroyFence(context_.device, s.fence, nullptr);
+    vkFreeCommandBuffers(context_.device, pool_, 1, &s.commands);
     check(r, "vkQueueSubmit");
   }
 }
 
-VkResult Session::wait(const Submission& s) const { return vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX); }
+VkResult Session::wait(const Submission& s) const { return vkWaitForFences(context_.device, 1, &s.fence, VK_TRUE, UINT64_MAX); }
 
 void Session::free_submission(const Submission& s) {
   const std::lock_guard lock(mutex_);
-  vkDestroyFence(device_, s.fence, nullptr);
-  vkFreeCommandBuffers(device_, pool_, 1, &s.commands);
+  vkDestroyFence(context_.device, s.fence, nullptr);
+  vkFreeCommandBuffers(context_.device, pool_, 1, &s.commands);
 }
 
 }  // namespace lwload::vulkan

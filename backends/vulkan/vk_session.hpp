@@ -15,6 +15,7 @@
 #include <string>
 
 #include "lwload/backend.hpp"
+#include "lwload/vulkan.hpp"
 
 namespace lwload::vulkan {
 
@@ -39,14 +40,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // lwload's own instance (with the validation layer when LWLOAD_VULKAN_VALIDATION=1) and device.
   static std::shared_ptr<Session> open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label);
   // The application's objects; lwload creates only its command pool.
-  static std::shared_ptr<Session> adopt(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
-                                        std::uint32_t queue_family, std::string label);
+  static std::shared_ptr<Session> adopt(const VulkanContext& context, std::string label);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  VkPhysicalDevice physical() const noexcept { return physical_; }
-  VkDevice device() const noexcept { return device_; }
+  VkPhysicalDevice physical() const noexcept { return context_.physical; }
+  VkDevice device() const noexcept { return context_.device; }
   const std::string& label() const noexcept { return label_; }
   bool can_import() const noexcept { return get_host_pointer_properties_ != nullptr; }
   // The first memory type among `type_bits` with all of `flags`, or nullopt.
@@ -90,12 +90,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::string label_;
   std::shared_ptr<const Instance> own_instance_;  // lwload's, kept alive while this device lives
-  VkInstance instance_ = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-  VkDevice device_ = VK_NULL_HANDLE;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  std::uint32_t family_ = 0;
+  VulkanContext context_;  // the application's, or lwload's device in own_instance_
   bool owns_device_ = false;
+  VkQueue queue_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};
   PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_properties_ = nullptr;
   std::mutex mutex_;  // the command pool and the queue are externally synchronised

@@ -181,19 +181,23 @@ class VulkanBackend final : public BackendImpl {
 
 std::shared_ptr<Backend> make_vulkan_backend() { return std::make_shared<VulkanBackend>(); }
 
-std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
-                                           std::uint32_t queue_family, const DeviceOverrides& overrides) {
+std::unique_ptr<Device> open_vulkan_device(const VulkanContext& context, const DeviceOverrides& overrides) {
   // The index is the physical device's position in the application's instance.
-  const auto physicals = physical_devices(instance);
-  const auto at = std::find(physicals.begin(), physicals.end(), physical);
+  const auto physicals = physical_devices(context.instance);
+  const auto at = std::find(physicals.begin(), physicals.end(), context.physical);
   if (at == physicals.end()) fail(ErrorCode::usage, "vulkan: the physical device is not one of the instance's");
   const auto index = static_cast<std::uint32_t>(at - physicals.begin());
-  DeviceInfo info = describe(physical, index);
+  DeviceInfo info = describe(context.physical, index);
   // The application enabled the extensions it chose: import only where it enabled host memory.
-  auto session = Session::adopt(instance, physical, device, queue_family, info.id());
+  auto session = Session::adopt(context, info.id());
   if (!session->can_import()) info.caps.import_host_ptr = false;
   info = apply_overrides(std::move(info), overrides);
   return std::make_unique<VulkanDevice>(std::move(info), std::move(session));
+}
+
+std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                           std::uint32_t queue_family, const DeviceOverrides& overrides) {
+  return open_vulkan_device(VulkanContext{instance, physical, device, queue_family}, overrides);
 }
 
 NativeType vk_buffer_type() {

@@ -15,9 +15,18 @@
 
 namespace lwload {
 
-// Imports need VK_EXT_external_memory_host enabled on `device`; without it zero_copy is off.
+// The application's Vulkan objects a device works in. Imports need VK_EXT_external_memory_host
+// enabled on `device`; without it zero_copy is off.
+struct VulkanContext {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;  // one of the instance's
+  VkDevice device = VK_NULL_HANDLE;            // created from `physical`
+  std::uint32_t queue_family = 0;              // a family of `device` whose queue 0 takes transfers
+};
+LWLOAD_API std::unique_ptr<Device> open_vulkan_device(const VulkanContext& context, const DeviceOverrides& overrides = {});
+// The same, the objects one by one.
 LWLOAD_API std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
-                                           std::uint32_t queue_family, const DeviceOverrides& overrides = {});
+                                                      std::uint32_t queue_family, const DeviceOverrides& overrides = {});
 
 // The handle type of Vulkan buffers: a VkBuffer ("vk_buffer"); vulkan_tensor() gives its memory too.
 LWLOAD_API NativeType vk_buffer_type();
