@@ -47,6 +47,14 @@ enum class MemoryPlace {
   host_visible,  // the host writes it directly (direct placement on unified memory)
 };
 
+// Pinned host memory the loader reads file bytes into before upload() copies them to a
+// DeviceBuffer: the first stop of a staged tensor's bytes on their way to the device.
+class LWLOAD_API StagingBuffer {
+ public:
+  virtual ~StagingBuffer() = default;
+  virtual std::span<std::byte> bytes() noexcept = 0;
+};
+
 class DeviceBufferImpl;  // lwload/backend_impl.hpp
 class DeviceImpl;
 class BackendImpl;
@@ -78,13 +86,6 @@ class LWLOAD_API DeviceBuffer {
  private:
   friend class DeviceBufferImpl;  // the only class that derives from this one
   DeviceBuffer() = default;
-};
-
-// Pinned host memory the loader reads file bytes into before upload().
-class LWLOAD_API StagingBuffer {
- public:
-  virtual ~StagingBuffer() = default;
-  virtual std::span<std::byte> bytes() noexcept = 0;
 };
 
 // Called once when an upload has finished reading its staging bytes; non-null on failure.
