@@ -2,7 +2,8 @@
 // validation layer: every placement loads and verifies with no validation message, for a packed
 // safetensors and a GGUF at llama.cpp's 32-byte alignment; a declined import falls back to direct
 // with the driver's reason; regions respect a lowered allocation limit; the typed accessor hands
-// out the VkBuffer. Skipped (with a message) where no Vulkan device or no validation layer is
+// out the VkBuffer; an application's own Vulkan objects, handed over each way the APIs offer, are
+// loaded into and left alive. Skipped (with a message) where no Vulkan device or no validation layer is
 // present; a failure instead when LWLOAD_REQUIRE names vulkan / validation (CI).
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
+#include "lwload/lwload.h"
 #include "lwload/manifest.hpp"
 #include "lwload/vulkan.hpp"
 #include "support/budget_checks.hpp"
@@ -71,6 +73,96 @@ std::string load_validated(const std::filesystem::path& model, const std::string
                               &out);
   return out;
 }
+
+// An application's own Vulkan objects, made as an engine makes them: an instance with the
+// validation layer and a messenger counting what it reports, the first physical device, and a
+// device on the first queue family that takes transfers, with VK_EXT_external_memory_host when the
+// driver offers it (so lwload may import).
+struct AppVulkan {
+  VulkanContext context;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  int reports = 0;  // validation warnings and errors
+
+  static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    ++static_cast<AppVulkan*>(user)->reports;
+    MESSAGE("validation: " << data->pMessage);
+    return VK_FALSE;
+  }
+
+  AppVulkan() {
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.apiVersion = VK_API_VERSION_1_1;
+    const char* layer = "VK_LAYER_KHRONOS_validation";
+    const char* debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkInstanceCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    info.pApplicationInfo = &app;
+    info.enabledLayerCount = 1;
+    info.ppEnabledLayerNames = &layer;
+    info.enabledExtensionCount = 1;
+    info.ppEnabledExtensionNames = &debug_utils;
+    REQUIRE(vkCreateInstance(&info, nullptr, &context.instance) == VK_SUCCESS);
+    VkDebugUtilsMessengerCreateInfoEXT report{};
+    report.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+    report.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    report.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+    report.pfnUserCallback = on_message;
+    report.pUserData = this;
+    const auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(context.instance, "vkCreateDebugUtilsMessengerEXT"));
+    const bool has_debug_utils = create != nullptr;
+    REQUIRE(has_debug_utils);
+    REQUIRE(create(context.instance, &report, nullptr, &messenger) == VK_SUCCESS);
+
+    std::uint32_t count = 1;
+    const VkResult found = vkEnumeratePhysicalDevices(context.instance, &count, &context.physical);
+    REQUIRE((found == VK_SUCCESS || found == VK_INCOMPLETE));
+    REQUIRE(count == 1);
+    std::uint32_t families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(context.physical, &families, nullptr);
+    std::vector<VkQueueFamilyProperties> props(families);
+    vkGetPhysicalDeviceQueueFamilyProperties(context.physical, &families, props.data());
+    const VkQueueFlags transfers = VK_QUEUE_TRANSFER_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
+    while (context.queue_family < families && !(props[context.queue_family].queueFlags & transfers))
+      ++context.queue_family;
+    REQUIRE(context.queue_family < families);
+
+    std::uint32_t offered = 0;
+    vkEnumerateDeviceExtensionProperties(context.physical, nullptr, &offered, nullptr);
+    std::vector<VkExtensionProperties> extensions(offered);
+    vkEnumerateDeviceExtensionProperties(context.physical, nullptr, &offered, extensions.data());
+    const char* host_memory = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    const bool can_import = std::any_of(extensions.begin(), extensions.end(), [&](const VkExtensionProperties& e) {
+      return std::string_view(e.extensionName) == host_memory;
+    });
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue{};
+    queue.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    queue.queueFamilyIndex = context.queue_family;
+    queue.queueCount = 1;
+    queue.pQueuePriorities = &priority;
+    VkDeviceCreateInfo device{};
+    device.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    device.queueCreateInfoCount = 1;
+    device.pQueueCreateInfos = &queue;
+    device.enabledExtensionCount = can_import ? 1 : 0;
+    device.ppEnabledExtensionNames = &host_memory;
+    REQUIRE(vkCreateDevice(context.physical, &device, nullptr, &context.device) == VK_SUCCESS);
+  }
+
+  ~AppVulkan() {
+    vkDestroyDevice(context.device, nullptr);
+    const auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(context.instance, "vkDestroyDebugUtilsMessengerEXT"));
+    destroy(context.instance, messenger, nullptr);
+    vkDestroyInstance(context.instance, nullptr);
+  }
+  AppVulkan(const AppVulkan&) = delete;
+  AppVulkan& operator=(const AppVulkan&) = delete;
+};
 
 }  // namespace
 
@@ -192,6 +284,50 @@ TEST_CASE("vulkan: a declined import falls back to direct with the reason; regio
     CHECK(vk->offset == t.offset);
   }
   CHECK(verify(weights).tensors == 12);
+}
+
+TEST_CASE("vulkan: an application's own objects, handed over as a VulkanContext, one by one or in C, are loaded into and left alive") {
+  if (!have_vulkan() || !have_validation_layer()) return;
+  test::TempDir dir;
+  const auto model = write_synth(dir, "safetensors", 0, 4 << 20, 6);
+  AppVulkan app;
+  const VulkanContext& vk = app.context;
+  const auto load_verified = [&](Device& device, Placement placement) {
+    CAPTURE(placement_name(placement));
+    LoadOptions options;
+    options.plan.force = placement;
+    options.plan.staging_budget = 1 << 20;  // four 256 KiB slots, reused
+    const Weights weights = load(open_manifest(model), device, options);
+    CHECK(weights.plan().count(placement) == 6);
+    CHECK(verify(weights).tensors == 6);
+  };
+  const bool imports = open_vulkan_device(vk)->info().caps.import_host_ptr;
+  for (const Placement placement : {Placement::zero_copy, Placement::direct, Placement::staged}) {
+    if (placement == Placement::zero_copy && !imports) continue;
+    load_verified(*open_vulkan_device(vk), placement);
+    load_verified(*open_vulkan_device(vk.instance, vk.physical, vk.device, vk.queue_family), placement);
+  }
+
+  lwload_error* error = nullptr;
+  lwload_device* device =
+      lwload_device_from_vulkan(vk.instance, vk.physical, vk.device, vk.queue_family, &error);
+  REQUIRE_MESSAGE(device, lwload_error_message(error));
+  CHECK(std::string_view(lwload_device_id(device)) == "vulkan:0");
+  lwload_manifest* manifest = lwload_manifest_open(model.c_str(), &error);
+  REQUIRE_MESSAGE(manifest, lwload_error_message(error));
+  lwload_weights* weights = lwload_load(manifest, device, nullptr, &error);
+  REQUIRE_MESSAGE(weights, lwload_error_message(error));
+  CHECK(lwload_weights_tensor_count(weights) == 6);
+  lwload_weights_free(weights);
+  lwload_manifest_free(manifest);
+  lwload_device_free(device);
+
+  // lwload destroyed none of them: the device still runs work, the queue included.
+  VkQueue queue = VK_NULL_HANDLE;
+  vkGetDeviceQueue(vk.device, vk.queue_family, 0, &queue);
+  CHECK(vkQueueWaitIdle(queue) == VK_SUCCESS);
+  CHECK(vkDeviceWaitIdle(vk.device) == VK_SUCCESS);
+  CHECK(app.reports == 0);
 }
 
 TEST_CASE("vulkan: discovery reports the limits the planner needs") {
