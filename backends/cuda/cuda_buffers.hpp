@@ -35,7 +35,9 @@ class CudaBuffer final : public SessionBuffer<Session> {
   CUdeviceptr device_;
 };
 
-// A staging slot: pinned host memory cuMemcpyHtoDAsync reads at full speed.
+// A staging slot: pinned host memory cuMemcpyHtoDAsync reads at full speed. A host_visible buffer,
+// so it is mapped too (cuMemHostGetDevicePointer), which every device with unified addressing
+// (all a 64-bit driver runs) does for cuMemAllocHost memory.
 using CudaStaging = HostVisibleStaging<CudaBuffer>;
 
 }  // namespace lwload::cuda
