@@ -25,18 +25,18 @@ class NullBuffer final : public DeviceBufferImpl {
 };
 
 DeviceInfo null_info() {
-  DeviceInfo info;
-  info.backend = "null";
-  info.index = 0;
-  info.name = "null device (discards bytes)";
-  info.kind = DeviceKind::accelerator;
-  info.memory = MemoryModel::discrete;
-  info.caps.import_host_ptr = false;
-  info.caps.host_visible_alloc = false;
-  info.caps.pinned_staging = true;
-  info.caps.import_pins = Pinning::no;  // it imports nothing
-  info.details.emplace_back("purpose", "measures the loader's own host memory and throughput");
-  return info;
+  return {
+      .backend = "null",
+      .index = 0,
+      .name = "null device (discards bytes)",
+      .kind = DeviceKind::accelerator,
+      .memory = MemoryModel::discrete,
+      .caps = {.import_host_ptr = false,
+               .import_pins = Pinning::no,  // it imports nothing
+               .host_visible_alloc = false,
+               .pinned_staging = true},
+      .details = {{"purpose", "measures the loader's own host memory and throughput"}},
+  };
 }
 
 class NullDevice final : public host::SynchronousDevice {
