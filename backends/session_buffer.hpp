@@ -3,8 +3,8 @@
 // and where the host addresses them, and that a buffer owns driver objects and so is never copied.
 // Each backend's buffer adds its driver handles, its name for an import, and how device-local
 // bytes are read back. Its session makes it (Session::allocate and Session::import_host, in the
-// backend's buffers .cpp), as a device allocator does; their staging slots are host-visible
-// buffers of the same kind (HostVisibleStaging).
+// backend's buffers .cpp), as a device allocator does. Level Zero's and Vulkan's staging slots are
+// host-visible buffers of the same kind (HostVisibleStaging).
 #pragma once
 
 #include "backends/layer.hpp"
@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "lwload/backend_impl.hpp"
+#include "lwload/error.hpp"
 
 namespace lwload {
 
@@ -82,12 +83,22 @@ class HostVisibleStaging final : public StagingBuffer {
  public:
   template <typename Session>
   HostVisibleStaging(const std::shared_ptr<Session>& session, std::uint64_t bytes)
-      : buffer_(session->allocate(bytes, MemoryPlace::host_visible)), bytes_(buffer_->begin_host_write()) {}
+      : buffer_(allocate(*session, bytes)), bytes_(buffer_->begin_host_write()) {}
 
   std::span<std::byte> bytes() noexcept override { return bytes_; }
   Buffer& buffer() noexcept { return *buffer_; }
 
  private:
+  // A failure says it was for a staging slot: the backend's message speaks of host-visible memory.
+  template <typename Session>
+  static std::unique_ptr<Buffer> allocate(Session& session, std::uint64_t bytes) {
+    try {
+      return session.allocate(bytes, MemoryPlace::host_visible);
+    } catch (const Error& e) {
+      throw Error(e.code(), str("staging slot of ", bytes, " bytes: ", e.what()));
+    }
+  }
+
   std::unique_ptr<Buffer> buffer_;
   std::span<std::byte> bytes_;
 };

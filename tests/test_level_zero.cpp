@@ -406,6 +406,18 @@ TEST_CASE("ze child: allocation failure" * doctest::skip()) {
   child_ok("ze child: allocation failure");
 }
 
+TEST_CASE("ze child: a staging slot the driver refuses" * doctest::skip()) {
+  // Host-visible memory serving as a slot: the error says it was for staging.
+  auto device = open_device("level_zero:0");
+  const Error refused = test::error_of([&] { (void)device->allocate_staging(1 << 20); });
+  CHECK(refused.code() == ErrorCode::out_of_memory);
+  CHECK(std::string(refused.what()).find("staging slot of 1048576 bytes: ") == 0);
+  CHECK(std::string(refused.what()).find("zeMemAllocHost") != std::string::npos);
+  device.reset();
+  CHECK(sim_live_objects() == 0);
+  child_ok("ze child: a staging slot the driver refuses");
+}
+
 TEST_CASE("ze child: copy refused" * doctest::skip()) {
   expect_load_failure(ErrorCode::device, "ZE_RESULT_ERROR_DEVICE_LOST");
   child_ok("ze child: copy refused");
@@ -563,6 +575,7 @@ TEST_CASE("level_zero: misuse and driver failures give clean errors and leak not
   if (!have_sim()) return;
   expect_child("dgpu", "ze child: allocation failure", "LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER=3");
   expect_child("igpu", "ze child: allocation failure", "LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER=2");
+  expect_child("dgpu", "ze child: a staging slot the driver refuses", "LWLOAD_ZE_SIM_FAIL_ALLOC_AFTER=0");
   expect_child("dgpu", "ze child: copy refused", "LWLOAD_ZE_SIM_FAIL_COPY_AT=5");
   expect_child("dgpu", "ze child: device lost mid-load", "LWLOAD_ZE_SIM_LOSE_DEVICE_AT=3");
   expect_child("igpu-import", "ze child: device lost mid-load", "LWLOAD_ZE_SIM_LOSE_DEVICE_AT=7");

@@ -66,4 +66,17 @@ void CudaBuffer::read_device(std::uint64_t offset, std::span<std::byte> dst) {
                   str(dst.size(), " bytes, read-back"));
 }
 
+CudaStaging::CudaStaging(std::shared_ptr<Session> s, std::uint64_t bytes)
+    : session_(std::move(s)), size_(static_cast<std::size_t>(bytes)) {
+  const ContextScope scope(*session_);
+  void* host = nullptr;
+  session_->check(session_->driver().cuMemAllocHost_v2(&host, size_), "cuMemAllocHost", str(bytes, " bytes, staging"));
+  bytes_ = static_cast<std::byte*>(host);
+}
+
+CudaStaging::~CudaStaging() {
+  const ContextScope scope(*session_);
+  session_->driver().cuMemFreeHost(bytes_);
+}
+
 }  // namespace lwload::cuda

@@ -1,5 +1,5 @@
-// CUDA memory lwload hands out: device memory (staged), pinned mapped host memory (direct, and the
-// staging slots), and registered file pages (zero_copy: cuMemHostRegister with READ_ONLY |
+// CUDA memory lwload hands out: device memory (staged), pinned mapped host memory (direct), pinned
+// host memory (the staging slots), and registered file pages (zero_copy: cuMemHostRegister with READ_ONLY |
 // DEVICEMAP). Every kind is addressed by the device as a CUdeviceptr (cu_deviceptr_type() handles).
 // The session makes them (Session::allocate, Session::import_host, defined in cuda_buffers.cpp).
 #pragma once
@@ -35,9 +35,21 @@ class CudaBuffer final : public SessionBuffer<Session> {
   CUdeviceptr device_;
 };
 
-// A staging slot: pinned host memory cuMemcpyHtoDAsync reads at full speed. A host_visible buffer,
-// so it is mapped too (cuMemHostGetDevicePointer), which every device with unified addressing
-// (all a 64-bit driver runs) does for cuMemAllocHost memory.
-using CudaStaging = HostVisibleStaging<CudaBuffer>;
+// A staging slot: pinned host memory (cuMemAllocHost) cuMemcpyHtoDAsync reads at full speed. Not a
+// host_visible buffer: a slot needs no device address, so staging works on a device that cannot
+// map host memory (CAN_MAP_HOST_MEMORY 0, where direct placement is off).
+class CudaStaging final : public StagingBuffer {
+ public:
+  CudaStaging(std::shared_ptr<Session> s, std::uint64_t bytes);
+  ~CudaStaging() override;
+  CudaStaging(const CudaStaging&) = delete;
+  CudaStaging& operator=(const CudaStaging&) = delete;
+  std::span<std::byte> bytes() noexcept override { return {bytes_, size_}; }
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::byte* bytes_ = nullptr;
+  std::size_t size_;
+};
 
 }  // namespace lwload::cuda
