@@ -315,10 +315,21 @@ TEST_CASE("vulkan: an application's own objects, handed over as a VulkanContext,
   CHECK(std::string_view(lwload_device_id(device)) == "vulkan:0");
   lwload_manifest* manifest = lwload_manifest_open(model.c_str(), &error);
   REQUIRE_MESSAGE(manifest, lwload_error_message(error));
-  lwload_weights* weights = lwload_load(manifest, device, nullptr, &error);
+  lwload_load_options* options = lwload_load_options_new();
+  REQUIRE(lwload_load_options_set(options, "placement", "staged", &error) == LWLOAD_OK);
+  REQUIRE(lwload_load_options_set(options, "budget", "1MiB", &error) == LWLOAD_OK);
+  lwload_weights* weights = lwload_load(manifest, device, options, &error);
   REQUIRE_MESSAGE(weights, lwload_error_message(error));
   CHECK(lwload_weights_tensor_count(weights) == 6);
+  for (std::size_t i = 0; i < lwload_weights_tensor_count(weights); ++i) {
+    lwload_tensor_handle t{};
+    t.struct_size = sizeof t;
+    REQUIRE(lwload_weights_tensor(weights, i, &t, &error) == LWLOAD_OK);
+    CHECK(std::string_view(t.placement) == "staged");
+  }
+  CHECK_MESSAGE(lwload_weights_verify(weights, &error) == LWLOAD_OK, lwload_error_message(error));
   lwload_weights_free(weights);
+  lwload_load_options_free(options);
   lwload_manifest_free(manifest);
   lwload_device_free(device);
 
