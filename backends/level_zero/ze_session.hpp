@@ -35,8 +35,6 @@ class Session : public std::enable_shared_from_this<Session> {
   ze_device_handle_t device() const noexcept { return device_; }
   ze_context_handle_t context() const noexcept { return context_; }
   std::uint32_t copy_ordinal() const noexcept { return copy_ordinal_; }
-  ImportPath import_path() const noexcept { return import_; }
-  ImportExternalPointerFn import_fn() const noexcept { return import_fn_; }
   ReleaseImportedPointerFn release_fn() const noexcept { return release_fn_; }
   // "level_zero:0 (device name)", the prefix of every error message.
   const std::string& label() const noexcept { return label_; }

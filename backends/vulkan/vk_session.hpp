@@ -45,7 +45,6 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  VkPhysicalDevice physical() const noexcept { return context_.physical; }
   VkDevice device() const noexcept { return context_.device; }
   const std::string& label() const noexcept { return label_; }
   bool can_import() const noexcept { return get_host_pointer_properties_ != nullptr; }

@@ -54,7 +54,7 @@ class CappedResource final : public json::memory_resource {
 struct Selecting : JsonHandlerBasics {
   json::value_stack st;
   std::vector<std::string_view> keep;
-  Selecting(json::storage_ptr temp) : st(temp), item(temp) {}
+  explicit Selecting(json::storage_ptr temp) : st(temp), item(temp) {}
   std::size_t depth = 0;          // containers open
   bool root_object = false;
   bool skipping = false;          // inside a dropped member's value
