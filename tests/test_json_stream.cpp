@@ -325,6 +325,12 @@ TEST_CASE("read_json_members streams each group's weights one at a time and keep
   // A bare manifest (an array of groups) streams the same.
   const Streamed bare = stream_weights(R"([{"paths": ["a.bin"], "weights": [{"name": "u"}]}, {"weights": [7]}])");
   CHECK(bare.items == std::vector<std::pair<std::size_t, std::string>>{{0, R"({"name":"u"})"}, {1, "7"}});
+  // A holder's number is its index in the array listing it, values that hold nothing counted too
+  // (so a reader's errors name the right group).
+  const Streamed after_others =
+      stream_weights(R"({"weightsManifest": [7, "s", [{"weights": [0]}], {"weights": [{"name": "z"}]}]})");
+  CHECK(after_others.items == std::vector<std::pair<std::size_t, std::string>>{{3, R"({"name":"z"})"}});
+  CHECK(stream_weights(R"([null, {"weights": [1]}])").items == std::vector<std::pair<std::size_t, std::string>>{{1, "1"}});
   // "weights" that is no array is kept as it is (the reader refuses it).
   CHECK(json::serialize(stream_weights(R"({"weightsManifest": [{"weights": "no"}]})").tree) ==
         R"({"weightsManifest":[{"weights":"no"}]})");

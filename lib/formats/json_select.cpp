@@ -69,7 +69,7 @@ struct Selecting : JsonHandlerBasics {
   const StreamedItems* streamed = nullptr;
   json::storage_ptr item_storage;  // each item's tree, freed once handed over
   std::string member;              // the top-level member being read (object documents)
-  std::size_t holders = 0;         // holders opened so far
+  std::size_t holders = 0;         // values begun at the holders' level so far (objects or not)
   std::string holder_key;          // a holder's key while it arrives (at most 64 bytes kept)
   bool next_streamed = false;      // the holder key just read is StreamedItems::key
   bool streamed_in_holder = false; // the open holder's container was streamed already
@@ -91,6 +91,14 @@ struct Selecting : JsonHandlerBasics {
   }
   // At the streamed container's own level: its items begin here.
   bool at_items() const { return streaming && !in_item && depth == container_depth; }
+  // A value begins at the holders' level: counted whatever it is, so a holder's number is its
+  // position there (its index in the array that lists it), and only an object opens a holder.
+  void value_begins() {
+    if (holder_depth() == 0 || in_item || streaming || depth + 1 != holder_depth() || (depth != 0 && !in_scope()))
+      return;
+    ++holders;
+    streamed_in_holder = false;
+  }
 
   void deliver() {
     json::value value = item.release();
@@ -111,6 +119,7 @@ struct Selecting : JsonHandlerBasics {
       return;
     }
     next_streamed = false;  // a scalar under the streamed key is kept as it is (the reader refuses it)
+    value_begins();
     if (at_items()) {
       item.reset(item_storage);
       push(item);
@@ -136,9 +145,8 @@ struct Selecting : JsonHandlerBasics {
         streamed_in_holder = true;
         streaming = true;
         container_depth = depth + 1;
-      } else if (!in_item && !streaming && object && depth + 1 == holder_depth() && (depth == 0 || in_scope())) {
-        ++holders;
-        streamed_in_holder = false;
+      } else {
+        value_begins();
       }
     }
     ++depth;

@@ -31,7 +31,8 @@ struct StreamedItems {
   std::size_t holder_depth_in_object = 0;  // when the document is an object (0: nothing streamed)
   std::size_t holder_depth_in_array = 0;   // when it is an array
   std::string_view key;
-  // holder: which holder (0, 1, ... in document order); key: an object member's key, else empty.
+  // holder: the holder's position among the values at its level (its index in the array listing
+  // it; 0 for the top-level object); key: an object member's key, else empty.
   std::function<void(std::size_t holder, std::string_view key, boost::json::value&& item)> each;
 };
 
