@@ -93,6 +93,7 @@ class MessageScanner {
   const Field& field() const noexcept { return field_; }
   const std::string& context() const noexcept { return context_; }
   std::uint64_t begin() const noexcept { return begin_; }
+  std::uint64_t end() const noexcept { return end_; }
   WindowedReader& source() noexcept { return source_; }
 
   // Checks that the current field has wire type `wire`; `name` names the field in the error.
