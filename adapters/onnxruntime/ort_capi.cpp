@@ -1,0 +1,92 @@
+// The ONNX Runtime adapter's C API (lwload/onnxruntime.h) over its C++ one.
+#include "lwload/onnxruntime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "lwload/error.hpp"
+#include "lwload/onnxruntime.hpp"
+
+struct lwload_ort_session {
+  lwload::onnxruntime::Session session;
+};
+
+namespace {
+
+void set_error(char** errptr, const char* message) noexcept {
+  if (!errptr) return;
+  const std::size_t n = std::strlen(message) + 1;
+  *errptr = static_cast<char*>(std::malloc(n));
+  if (*errptr) std::memcpy(*errptr, message, n);
+}
+
+template <typename Open>
+lwload_ort_session* open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options, int lazy,
+                         OrtSession** out, char** errptr, Open&& open_manifest) noexcept {
+  try {
+    if (!api || !env || !options || !out) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open: a NULL argument");
+    lwload::LoadOptions load;
+    load.lazy = lazy != 0;
+    auto* s = new lwload_ort_session{lwload::onnxruntime::create_session(*api, env, options, open_manifest(), load)};
+    *out = s->session.get();
+    return s;
+  } catch (const std::exception& e) {
+    set_error(errptr, e.what());
+  } catch (...) {
+    set_error(errptr, "lwload_ort_session_open: an unknown error");
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+lwload_ort_session* lwload_ort_session_open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
+                                            const char* path, int lazy, OrtSession** out, char** errptr) {
+  return open(api, env, options, lazy, out, errptr, [&] {
+    if (!path) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open: path is NULL");
+    return lwload::open_manifest(path);
+  });
+}
+
+lwload_ort_session* lwload_ort_session_open_fd(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
+                                               int fd, uint64_t offset, uint64_t length, int lazy, OrtSession** out,
+                                               char** errptr) {
+  return open(api, env, options, lazy, out, errptr, [&] { return lwload::open_manifest_fd(fd, offset, length); });
+}
+
+lwload_ort_session* lwload_ort_session_open_memory(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
+                                                   const void* data, size_t size, int lazy, OrtSession** out,
+                                                   char** errptr) {
+  return open(api, env, options, lazy, out, errptr, [&] {
+    if (!data) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open_memory: data is NULL");
+    return lwload::open_manifest_memory({static_cast<const std::byte*>(data), size});
+  });
+}
+
+void lwload_ort_session_free(lwload_ort_session* session) { delete session; }
+
+size_t lwload_ort_session_route_count(const lwload_ort_session* session) {
+  return session ? session->session.routes().size() : 0;
+}
+
+int lwload_ort_session_route(const lwload_ort_session* session, size_t index, lwload_ort_route* out) {
+  if (!session || !out || index >= session->session.routes().size()) return -1;
+  const lwload::onnxruntime::Route& r = session->session.routes()[index];
+  out->name = r.name.c_str();
+  out->way = lwload::onnxruntime::way_name(r.way).data();  // string literals: NUL-terminated
+  out->reason = r.reason.c_str();
+  out->data = r.data;
+  out->bytes = r.bytes;
+  return 0;
+}
+
+int lwload_ort_prepacking(const lwload_ort_session* session) { return session && session->session.prepacking() ? 1 : 0; }
+
+void lwload_ort_free(char* message) { std::free(message); }
+
+}  // extern "C"
