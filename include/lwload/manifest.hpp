@@ -108,6 +108,9 @@ struct TensorInfo {
 struct OpenedFile {
   std::shared_ptr<const RandomAccessFile> file;
   FileIdentity identity;  // when its headers were read
+  // Where the manifest file's bytes start in `file`: 0, except for a model inside a larger file
+  // (open_manifest_fd), where `file` is the containing file and pieces' offsets count in it.
+  std::uint64_t offset = 0;
 };
 
 struct LWLOAD_API Manifest {

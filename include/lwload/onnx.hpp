@@ -17,10 +17,10 @@
 #include "lwload/export.h"
 #include "lwload/manifest.hpp"
 
-namespace lwload::onnx {
+namespace lwload {
 
 // One TensorProto the model holds that is a manifest tensor, in file order.
-struct GraphConstant {
+struct OnnxConstant {
   enum class Kind : std::uint8_t {
     initializer,    // a graph's initializer (the main graph or a subgraph)
     constant_node,  // the `value` tensor of a Constant node (runtimes make it an initializer named
@@ -43,21 +43,21 @@ struct DataReference {
 
 struct WeightlessGraph {
   std::string model;                       // the serialized ModelProto
-  std::vector<GraphConstant> constants;    // every TensorProto that is a manifest tensor
+  std::vector<OnnxConstant> constants;    // every TensorProto that is a manifest tensor
   std::vector<std::size_t> left_out;       // of `constants`, those whose bytes are referenced
 };
 
 // The TensorProtos of an ONNX manifest's model (Manifest::format "onnx") that are manifest tensors,
 // in file order. Reads the headers again (the manifest's own opened file), never tensor data.
-LWLOAD_API std::vector<GraphConstant> graph_constants(const Manifest& manifest);
+LWLOAD_API std::vector<OnnxConstant> onnx_constants(const Manifest& manifest);
 
 // The model with every constant for which `locate` returns a reference described by it instead of
 // holding its bytes (raw_data, typed fields or external_data replaced); constants it returns
 // std::nullopt for keep what the file has. Constants that are not a manifest tensor (sparse
 // tensors' parts, STRING tensors, empty ones) are copied as they are. Everything else in the file
 // is copied byte for byte. Reads the model file's headers, never the bytes it leaves out.
-LWLOAD_API WeightlessGraph weightless_graph(
+LWLOAD_API WeightlessGraph onnx_weightless_graph(
     const Manifest& manifest,
-    const std::function<std::optional<DataReference>(const GraphConstant&)>& locate);
+    const std::function<std::optional<DataReference>(const OnnxConstant&)>& locate);
 
-}  // namespace lwload::onnx
+}  // namespace lwload

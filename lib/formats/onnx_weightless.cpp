@@ -4,7 +4,8 @@
 // nodes and initializers, NodeProto's attributes, AttributeProto's t / tensors / g / graphs —
 // copying every other field byte for byte. A TensorProto is matched to its manifest tensor by
 // where its bytes are (the manifest's first piece: raw_data's payload, the first typed field, or
-// external_data's file and offset), so the reader's naming (repeats get "#2") needs no second copy.
+// external_data's file and offset; shifted by OpenedFile::offset for a model inside a larger file),
+// so the reader's naming (repeats get "#2") needs no second copy.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -19,7 +20,7 @@
 #include "lwload/error.hpp"
 #include "lwload/onnx.hpp"
 
-namespace lwload::onnx {
+namespace lwload {
 namespace {
 
 using formats::protobuf::Field;
@@ -70,17 +71,17 @@ bool is_data_field(std::uint32_t number) {
 
 class Walk {
  public:
-  using Locate = std::function<std::optional<DataReference>(const GraphConstant&)>;
+  using Locate = std::function<std::optional<DataReference>(const OnnxConstant&)>;
 
   Walk(const Manifest& manifest, const Locate* locate) : manifest_(manifest), locate_(locate) {
     if (manifest.format != "onnx" || manifest.files.empty())
       fail(ErrorCode::usage, "weightless graphs are for ONNX models; this manifest is ", manifest.format);
-    if (!manifest.opened.empty() && manifest.opened[0].file) {
-      file_ = manifest.opened[0].file;
-    } else {
-      std::shared_ptr<FileSystem> fs = manifest.file_system ? manifest.file_system : posix_file_system();
-      file_ = fs->open(manifest.files[0]);
-    }
+    // The model file as its reader saw it (offsets from the model's first byte): through the
+    // manifest's file system, which serves a model inside a larger file as a window of it.
+    std::shared_ptr<FileSystem> fs = manifest.file_system ? manifest.file_system : posix_file_system();
+    file_ = fs->open(manifest.files[0]);
+    for (const OpenedFile& opened : manifest.opened) shift_.push_back(opened.offset);
+    shift_.resize(manifest.files.size(), 0);
     source_ = std::make_unique<WindowedReader>(*file_);
     for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
       const TensorInfo& t = manifest.tensors[i];
@@ -141,7 +142,7 @@ class Walk {
       } else if (f.number == ff::graph_field::node) {
         put_bytes(out, f.number, node(s.nested("node"), scope));
       } else if (f.number == ff::graph_field::initializer) {
-        GraphConstant c{0, GraphConstant::Kind::initializer, {}, scope.in_function, scope.in_subgraph};
+        OnnxConstant c{0, OnnxConstant::Kind::initializer, {}, scope.in_function, scope.in_subgraph};
         put_bytes(out, f.number, tensor(s.nested("initializer"), c, true));
       } else {
         out += copy_field(s);  // sparse_initializer, inputs, outputs, value_info, ...
@@ -193,9 +194,9 @@ class Walk {
       if (f.wire != WireType::length_delimited) {
         out += copy_field(s);
       } else if (f.number == af::t || f.number == af::tensors) {
-        GraphConstant c{0, GraphConstant::Kind::attribute, {}, scope.in_function, scope.in_subgraph};
+        OnnxConstant c{0, OnnxConstant::Kind::attribute, {}, scope.in_function, scope.in_subgraph};
         if (constant_output && f.number == af::t && name == "value") {
-          c.kind = GraphConstant::Kind::constant_node;
+          c.kind = OnnxConstant::Kind::constant_node;
           c.name = *constant_output;
         }
         put_bytes(out, f.number, tensor(s.nested("tensor"), c, false));
@@ -218,15 +219,15 @@ class Walk {
       const Field& f = s.field();
       switch (f.number) {
         case tf::raw_data:
-          if (f.wire == WireType::length_delimited) raw = {0, f.offset};  // protobuf keeps the last
+          if (f.wire == WireType::length_delimited) raw = {0, shift_[0] + f.offset};  // protobuf keeps the last
           break;
         case tf::float_data:
         case tf::int32_data:
         case tf::int64_data:
         case tf::double_data:
         case tf::uint64_data:
-          if (!typed_tag) typed_tag = {0, f.tag_offset};
-          if (!typed_payload && f.wire == WireType::length_delimited) typed_payload = {0, f.offset};
+          if (!typed_tag) typed_tag = {0, shift_[0] + f.tag_offset};
+          if (!typed_payload && f.wire == WireType::length_delimited) typed_payload = {0, shift_[0] + f.offset};
           break;
         case tf::external_data: {
           external = true;
@@ -255,14 +256,15 @@ class Walk {
           formats::resolve_inside(model.parent_path(), location, model, "external_data location");
       const auto at = std::find(manifest_.files.begin(), manifest_.files.end(), path);
       if (at == manifest_.files.end()) return std::nullopt;
-      return find(std::pair{static_cast<std::uint32_t>(at - manifest_.files.begin()), offset});
+      const auto index = static_cast<std::uint32_t>(at - manifest_.files.begin());
+      return find(std::pair{index, shift_[index] + offset});
     }
     if (auto i = find(raw)) return i;
     if (auto i = find(typed_tag)) return i;
     return find(typed_payload);
   }
 
-  std::string tensor(MessageScanner s, GraphConstant c, bool initializer) {
+  std::string tensor(MessageScanner s, OnnxConstant c, bool initializer) {
     const std::optional<std::size_t> index = match(s);
     std::optional<DataReference> where;
     if (index) {
@@ -291,6 +293,7 @@ class Walk {
   const Manifest& manifest_;
   const Locate* locate_;
   std::shared_ptr<const RandomAccessFile> file_;
+  std::vector<std::uint64_t> shift_;  // per manifest file: OpenedFile::offset (pieces count from there)
   std::unique_ptr<WindowedReader> source_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::size_t> by_piece_;
   WeightlessGraph out_;
@@ -298,13 +301,13 @@ class Walk {
 
 }  // namespace
 
-std::vector<GraphConstant> graph_constants(const Manifest& manifest) {
+std::vector<OnnxConstant> onnx_constants(const Manifest& manifest) {
   return Walk(manifest, nullptr).run().constants;
 }
 
-WeightlessGraph weightless_graph(const Manifest& manifest,
-                                 const std::function<std::optional<DataReference>(const GraphConstant&)>& locate) {
+WeightlessGraph onnx_weightless_graph(const Manifest& manifest,
+                                 const std::function<std::optional<DataReference>(const OnnxConstant&)>& locate) {
   return Walk(manifest, &locate).run();
 }
 
-}  // namespace lwload::onnx
+}  // namespace lwload

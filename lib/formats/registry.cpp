@@ -75,7 +75,7 @@ Manifest open_source(const std::shared_ptr<io::SourceFileSystem>& fs, const Open
   for (std::size_t f = 0; f < manifest.files.size(); ++f) {
     if (const std::optional<io::Origin> origin = fs->origin(manifest.files[f])) {
       shift[f] = origin->offset;
-      manifest.opened[f] = OpenedFile{origin->container, origin->identity};
+      manifest.opened[f] = OpenedFile{origin->container, origin->identity, origin->offset};
     }
   }
   for (TensorInfo& t : manifest.tensors)
