@@ -3,12 +3,14 @@
 // output — so the two loaders can be compared bit for bit, and their memory and time side by side.
 //
 //   ort_run MODEL [--loader lwload|ort] [--prepack on|off] [--placement auto|zero-copy|direct]
-//           [--runs N] [--json]
+//           [--runs N] [--dynamic N] [--shape NAME=D0xD1x...] [--json]
 //
-// Every graph input is filled with a fixed pattern for its type and shape (dynamic dimensions = 1);
+// Every graph input is filled with a fixed pattern for its type and shape (dynamic dimensions = 1,
+// or N; --shape gives one input's whole shape: a model whose ops need longer inputs);
 // each output prints one line "NAME SHA256" (of its bytes). --json adds a last line with the loader,
 // peak RSS growth, anonymous memory growth at ready (before the first run), seconds to ready
-// (session created, weights resident), the first run's seconds and the median of N more runs.
+// (session created, weights resident), the first run's seconds and the median of N more runs, and
+// with --loader lwload how ONNX Runtime received the constants ({"zero_copy": [count, bytes], ...}).
 // --loader ort is ONNX Runtime's own CreateSession(MODEL).
 #include <algorithm>
 #include <chrono>
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -119,6 +122,8 @@ struct Options {
   bool prepack = true;
   std::optional<lwload::Placement> placement;
   int runs = 3;
+  std::int64_t dynamic = 1;  // the size of every dynamic dimension
+  std::map<std::string, std::vector<std::int64_t>> shapes;  // --shape NAME=D0xD1x...: an input's whole shape
   bool json = false;
 };
 
@@ -137,6 +142,15 @@ Options parse(int argc, char** argv) {
         if (!o.placement) lwload::fail(lwload::ErrorCode::usage, "--placement: '", v, "' is not auto, zero-copy or direct");
       }
     } else if (arg == "--runs") o.runs = std::max(1, std::stoi(value()));
+    else if (arg == "--shape") {
+      const std::string v = value();
+      const std::size_t eq = v.find('=');
+      if (eq == std::string::npos) lwload::fail(lwload::ErrorCode::usage, "--shape: NAME=D0xD1x..., not '", v, "'");
+      std::vector<std::int64_t>& dims = o.shapes[v.substr(0, eq)];
+      std::istringstream in(v.substr(eq + 1));
+      for (std::string d; std::getline(in, d, 'x');)
+        if (!d.empty()) dims.push_back(std::stoll(d));
+    } else if (arg == "--dynamic") o.dynamic = std::max<std::int64_t>(1, std::stoll(value()));
     else if (arg == "--json") o.json = true;
     else if (!arg.empty() && arg[0] == '-') lwload::fail(lwload::ErrorCode::usage, "unknown option ", arg);
     else o.model = arg;
@@ -144,7 +158,7 @@ Options parse(int argc, char** argv) {
   if (o.model.empty())
     lwload::fail(lwload::ErrorCode::usage,
                  "usage: ort_run MODEL [--loader lwload|ort] [--prepack on|off] [--placement auto|zero-copy|direct] "
-                 "[--runs N] [--json]");
+                 "[--runs N] [--dynamic N] [--shape NAME=D0xD1x...] [--json]");
   if (o.loader != "lwload" && o.loader != "ort")
     lwload::fail(lwload::ErrorCode::usage, "--loader: lwload or ort, not '", o.loader, "'");
   return o;
@@ -160,7 +174,8 @@ struct Inputs {
   }
 };
 
-void fill_inputs(OrtSession* session, OrtAllocator* allocator, const OrtMemoryInfo* memory, Inputs& in) {
+void fill_inputs(OrtSession* session, OrtAllocator* allocator, const OrtMemoryInfo* memory, const Options& o,
+                 Inputs& in) {
   std::size_t count = 0;
   check(ort->SessionGetInputCount(session, &count));
   for (std::size_t i = 0; i < count; ++i) {
@@ -180,9 +195,10 @@ void fill_inputs(OrtSession* session, OrtAllocator* allocator, const OrtMemoryIn
     std::vector<std::int64_t> dims(rank);
     check(ort->GetDimensions(tensor_info, dims.data(), rank));
     ort->ReleaseTypeInfo(type_info);
+    if (const auto given = o.shapes.find(in.names.back()); given != o.shapes.end()) dims = given->second;
     std::size_t elements = 1;
     for (auto& d : dims) {
-      if (d < 1) d = 1;  // a dynamic dimension
+      if (d < 1) d = o.dynamic;
       elements *= static_cast<std::size_t>(d);
     }
     const std::size_t size = element_size(type);
@@ -230,7 +246,7 @@ int run(int argc, char** argv) {
   OrtSession* session = adapted ? adapted->get() : own;
 
   Inputs in;
-  fill_inputs(session, allocator, memory.get(), in);
+  fill_inputs(session, allocator, memory.get(), o, in);
   std::size_t output_count = 0;
   check(ort->SessionGetOutputCount(session, &output_count));
   std::vector<std::string> output_names;
@@ -283,7 +299,23 @@ int run(int argc, char** argv) {
     line << "{\"loader\": \"" << o.loader << "\", \"prepack\": " << (o.prepack ? "true" : "false")
          << ", \"peak_rss_growth\": " << (peak > rss0 ? peak - rss0 : 0)
          << ", \"anon_growth\": " << (anon_ready > anon0 ? anon_ready - anon0 : 0) << ", \"ready_seconds\": " << ready
-         << ", \"first_run_seconds\": " << times[0] << ", \"run_seconds\": " << steady[steady.size() / 2] << "}";
+         << ", \"first_run_seconds\": " << times[0] << ", \"run_seconds\": " << steady[steady.size() / 2];
+    if (adapted) {  // how ONNX Runtime received the model's constants: count and bytes per way
+      std::map<std::string_view, std::pair<std::size_t, std::uint64_t>> ways;
+      for (const auto& r : adapted->routes()) {
+        auto& [count, bytes] = ways[lwload::onnxruntime::way_name(r.way)];
+        ++count;
+        bytes += r.bytes;
+      }
+      line << ", \"constants\": {";
+      const char* sep = "";
+      for (const auto& [way, figures] : ways) {
+        line << sep << '"' << way << "\": [" << figures.first << ", " << figures.second << ']';
+        sep = ", ";
+      }
+      line << '}';
+    }
+    line << '}';
     std::cout << line.str() << '\n';
   }
   if (own) ort->ReleaseSession(own);

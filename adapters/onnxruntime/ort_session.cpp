@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "data_references.hpp"
+#include "file_references.hpp"
 #include "lwload/backend.hpp"
 #include "lwload/error.hpp"
 #include "lwload/onnx.hpp"
@@ -45,15 +45,20 @@ std::optional<ONNXTensorElementDataType> element_type(DType dtype) {
   }
 }
 
-// A model in memory has no file ONNX Runtime could read a constant from: small constants (shapes,
-// scalars), the ones its optimizers read, stay in the graph; larger ones are referenced at their
-// address.
+// Constants under 1 KiB stay in the graph: ONNX's shape inference, which ONNX Runtime runs on the
+// graph, reads the values of shape constants (Reshape's shape, Unsqueeze's axes, Resize's scales)
+// and cannot read external data ("Please load external data into raw data"). onnx's own external
+// data writer keeps the same tensors inline (convert_model_to_external_data's size_threshold=1024).
+constexpr std::uint64_t kInGraphBelow = 1024;
+// A model in memory has no file ONNX Runtime could read a constant from: constants its graph
+// optimizers may read (a Mul's scalar, a Gemm's bias) stay in the graph too; larger ones are
+// referenced at their address.
 constexpr std::uint64_t kInMemoryThreshold = 64 * 1024;
 
 // Why a constant stays in the graph ONNX Runtime parses; empty when AddInitializer can take it.
-std::string why_in_graph(const onnx::GraphConstant& c, const TensorInfo& t,
-                         const std::unordered_map<std::string, std::size_t>& uses, const DataReferences& refs) {
-  if (c.kind == onnx::GraphConstant::Kind::attribute)
+std::string why_in_graph(const OnnxConstant& c, const TensorInfo& t,
+                         const std::unordered_map<std::string, std::size_t>& uses, const FileReferences& refs) {
+  if (c.kind == OnnxConstant::Kind::attribute)
     return "a tensor attribute of a node that is not a Constant: ONNX Runtime does not make it an initializer";
   if (c.in_function)
     return "inside a model-local function: ONNX Runtime renames the function's values when it inlines it";
@@ -64,10 +69,13 @@ std::string why_in_graph(const onnx::GraphConstant& c, const TensorInfo& t,
            " constants of the model's graphs: AddInitializer is keyed by name alone";
   if (!element_type(t.dtype)) return std::string(dtype_name(t.dtype)) + " has no ONNX Runtime element type";
   if (t.bytes == 0) return "empty: no bytes to hand over";
-  // The graph's reference to the bytes must be true where ONNX Runtime reads them (data_references.hpp).
+  // The graph's reference to the bytes must be true where ONNX Runtime reads them (file_references.hpp).
   if (t.encoding != Encoding::raw || t.pieces.size() != 1)
     return std::string("stored as ") + (t.encoding == Encoding::raw ? "several runs" : std::string(encoding_name(t.encoding))) +
            " in the file: the graph keeps it, and ONNX Runtime decodes it itself";
+  if (t.bytes < kInGraphBelow)
+    return "under " + std::to_string(kInGraphBelow) +
+           " bytes: stays in the graph, where ONNX's shape inference reads constants' values";
   if (refs.in_memory && t.bytes < kInMemoryThreshold)
     return "the model is in memory, where ONNX Runtime's graph optimizers cannot read a reference: constants under " +
            std::to_string(kInMemoryThreshold) + " bytes stay in the graph";
@@ -130,11 +138,11 @@ Session create_session(const OrtApi& api, OrtEnv* env, const OrtSessionOptions* 
   state->api = &api;
 
   // Which constants AddInitializer can take: a name the model's graphs give one constant only.
-  const std::vector<onnx::GraphConstant> constants = onnx::graph_constants(manifest);
-  const DataReferences refs = data_references(manifest);
+  const std::vector<OnnxConstant> constants = onnx_constants(manifest);
+  const FileReferences refs = file_references(manifest);
   std::unordered_map<std::string, std::size_t> uses;
   for (const auto& c : constants)
-    if (c.kind != onnx::GraphConstant::Kind::attribute) ++uses[c.name];
+    if (c.kind != OnnxConstant::Kind::attribute) ++uses[c.name];
   std::vector<Route>& routes = state->routes;
   std::vector<bool> handed(manifest.tensors.size(), false);
   LoadOptions selected = load;
@@ -199,12 +207,12 @@ Session create_session(const OrtApi& api, OrtEnv* env, const OrtSessionOptions* 
 
   // The graph, with each handed-over constant's TensorProto naming its bytes where they are.
   const Manifest& model = state->weights ? state->weights->manifest() : manifest;
-  const onnx::WeightlessGraph graph =
-      onnx::weightless_graph(model, [&](const onnx::GraphConstant& c) -> std::optional<onnx::DataReference> {
+  const WeightlessGraph graph =
+      onnx_weightless_graph(model, [&](const OnnxConstant& c) -> std::optional<DataReference> {
         if (!handed[c.tensor]) return std::nullopt;
-        if (refs.in_memory) return onnx::DataReference{"mem", reinterpret_cast<std::uintptr_t>(address[c.tensor])};
+        if (refs.in_memory) return DataReference{"mem", reinterpret_cast<std::uintptr_t>(address[c.tensor])};
         const Piece& piece = model.tensors[c.tensor].pieces[0];
-        return onnx::DataReference{refs.location[piece.file], piece.offset};
+        return DataReference{refs.location[piece.file], piece.offset};
       });
   check(api,
         api.AddSessionConfigEntry(clone.get(), "session.model_external_initializers_file_folder_path",

@@ -1,5 +1,5 @@
-// Where a weightless graph's references point (data_references.hpp).
-#include "data_references.hpp"
+// Where a weightless graph's references point (file_references.hpp).
+#include "file_references.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,8 +31,8 @@ std::optional<std::filesystem::path> path_of(const OpenedFile& opened) {
 
 }  // namespace
 
-DataReferences data_references(const Manifest& manifest) {
-  DataReferences refs;
+FileReferences file_references(const Manifest& manifest) {
+  FileReferences refs;
   refs.location.resize(manifest.files.size());
   const std::optional<std::filesystem::path> model =
       manifest.opened.empty() ? std::nullopt : path_of(manifest.opened[0]);
@@ -51,7 +51,7 @@ DataReferences data_references(const Manifest& manifest) {
   return refs;
 }
 
-void check_unchanged(const DataReferences& refs, const Manifest& manifest) {
+void check_unchanged(const FileReferences& refs, const Manifest& manifest) {
   for (std::size_t i = 0; i < refs.location.size() && i < manifest.opened.size(); ++i) {
     if (refs.location[i].empty()) continue;
     const std::filesystem::path path = std::filesystem::path(refs.folder) / refs.location[i];

@@ -13,7 +13,7 @@
 
 namespace lwload::onnxruntime {
 
-struct DataReferences {
+struct FileReferences {
   // The session's "session.model_external_initializers_file_folder_path".
   std::string folder;
   // Per Manifest::files entry: its path relative to `folder`; empty where the file cannot be
@@ -26,10 +26,10 @@ struct DataReferences {
 
 // The references for the files `manifest` opened: each file's path as the kernel knows its open
 // descriptor (/proc/self/fd), kept only when that path still names the same file.
-DataReferences data_references(const Manifest& manifest);
+FileReferences file_references(const Manifest& manifest);
 
 // Fails with Error(io) naming the file when a path of `refs` no longer names the file `manifest`
 // opened (replaced while the session was made: ONNX Runtime may have read another file's bytes).
-void check_unchanged(const DataReferences& refs, const Manifest& manifest);
+void check_unchanged(const FileReferences& refs, const Manifest& manifest);
 
 }  // namespace lwload::onnxruntime
