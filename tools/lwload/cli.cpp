@@ -31,6 +31,8 @@ bool Args::parse(int argc, char** argv) {
       std::cout << help();
       return false;
     }
+    for (const auto& o : options_)
+      if (!o.short_name.empty() && arg == o.short_name) arg = o.name;
     if (arg.starts_with("--")) {
       std::string name(arg);
       std::optional<std::string> inline_value;
@@ -107,7 +109,8 @@ std::string Args::help() const {
   out << "\n\n" << summary_ << "\n";
   if (!options_.empty()) out << "\noptions:\n";
   for (const auto& o : options_) {
-    std::string left = "  " + o.name + (o.value_name.empty() ? "[=B]" : " " + o.value_name);
+    std::string left = "  " + (o.short_name.empty() ? "" : o.short_name + ", ") + o.name +
+                       (o.value_name.empty() ? "[=B]" : " " + o.value_name);
     if (left.size() < 28) left.resize(28, ' ');
     out << left << ' ' << o.help;
     if (!o.default_value.empty()) out << " (default: " << o.default_value << ")";

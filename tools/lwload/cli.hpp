@@ -36,6 +36,7 @@ struct OptionSpec {
   std::string value_name;  // "D"; empty for a flag
   std::string help;
   std::string default_value;
+  std::string short_name = {};  // "-o": another spelling of `name`, for the conventional ones
 };
 
 class Args {
@@ -96,5 +97,6 @@ int cmd_load(int argc, char** argv);
 int cmd_profile(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
+int cmd_strip(int argc, char** argv);
 
 }  // namespace lwload::cli

@@ -14,6 +14,7 @@
 #include "lwload/profile.hpp"
 #include "profile_compare.hpp"
 #include "profile_ggml.hpp"
+#include "profile_ort.hpp"
 #include "profile_naive.hpp"
 
 namespace lwload::cli {
@@ -84,12 +85,14 @@ int cmd_profile(int argc, char** argv) {
              {"--svg", "FILE", "write the timeline as SVG", ""},
              {"--compare", "LOADERS",
               "also profile these loaders, each in its own process, and draw all in one SVG: naive "
-              "(read the file, copy each tensor), ggml (ggml's own loading) and/or placements (zero-copy, direct, staged, auto), "
+              "(read the file, copy each tensor), ggml (ggml's own loading), ort (ONNX Runtime's own loading) and/or placements "
+              "(zero-copy, direct, staged, auto), "
               "comma-separated",
               ""},
              {"--loader", "L",
-              "lwload, naive or ggml (ggml's own loading of a GGUF, on ggml's Vulkan device for --device "
-              "vulkan[:N], else its CPU; built with ggml): the baselines --compare runs",
+              "lwload, naive, ggml (ggml's own loading of a GGUF, on ggml's Vulkan device for --device "
+              "vulkan[:N], else its CPU; built with ggml) or ort (ONNX Runtime's own CreateSession of an ONNX "
+              "model on its CPU; built with ONNX Runtime): the baselines --compare runs",
               "lwload"}});
   if (!args.parse(argc, argv)) return exit_ok;
   if (const auto compare = args.get_optional("--compare")) return profile_comparison(args, *compare);
@@ -106,13 +109,15 @@ int cmd_profile(int argc, char** argv) {
   // Headers first, then the device: the baseline is the process after device initialisation.
   const Manifest manifest = open_model(args);
   const std::string loader = args.get("--loader");
-  if (loader != "lwload" && loader != "naive" && loader != "ggml")
-    fail(ErrorCode::usage, "--loader: '", loader, "' is not lwload, naive or ggml");
+  if (loader != "lwload" && !is_baseline_loader(loader))
+    fail(ErrorCode::usage, "--loader: '", loader, "' is not lwload, naive, ggml or ort");
   profile::Report report;
   if (loader == "naive") {
     report = profile_naive(manifest, options.period);  // host memory: no device to open
   } else if (loader == "ggml") {
     report = profile_ggml(args.positional(0), manifest, args.get("--device"), options.period);
+  } else if (loader == "ort") {
+    report = profile_ort(args.positional(0), manifest, options.period);
   } else {
     const auto device = open_device(args.get("--device"), overrides);
     report = profile::profile_load(manifest, *device, options);

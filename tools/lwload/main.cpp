@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"profile", lwload::cli::cmd_profile, "load while sampling memory; report peak, timeline, SVG"},
     {"bench", lwload::cli::cmd_bench, "lwload vs a naive loader vs plain pread, side by side"},
     {"synth", lwload::cli::cmd_synth, "write a synthetic model with verifiable contents"},
+    {"strip", lwload::cli::cmd_strip, "write an ONNX model's graph without its weights' bytes"},
 };
 
 int usage(std::ostream& out) {

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "load_options.hpp"
 #include "profile_ggml.hpp"
+#include "profile_ort.hpp"
 #include "lwload/error.hpp"
 #include "lwload/plan.hpp"
 
@@ -85,13 +86,17 @@ std::string read_all(const std::string& path) {
 
 std::vector<std::string> parse_compare_list(const std::string& text) {
   std::vector<std::string> loaders = split_names(text);
-  if (loaders.empty()) fail(ErrorCode::usage, "--compare: name at least one loader (naive, ggml, zero-copy, direct, staged)");
+  if (loaders.empty()) fail(ErrorCode::usage, "--compare: name at least one loader (naive, ggml, ort, zero-copy, direct, staged)");
   for (const auto& l : loaders)
-    if (l != "naive" && l != "ggml" && l != "auto" && !parse_placement(l))
-      fail(ErrorCode::usage, "--compare: '", l, "' is not naive, ggml, auto, zero-copy, direct or staged");
-  for (const auto& l : loaders)
+    if (!is_baseline_loader(l) && l != "auto" && !parse_placement(l))
+      fail(ErrorCode::usage, "--compare: '", l, "' is not naive, ggml, ort, auto, zero-copy, direct or staged");
+  for (const auto& l : loaders) {
     if (l == "ggml" && !ggml_loader_available())
       fail(ErrorCode::unsupported, "--compare ggml: this lwload was built without ggml (scripts/prepare-ggml.sh, -Dggml=enabled)");
+    if (l == "ort" && !ort_loader_available())
+      fail(ErrorCode::unsupported,
+           "--compare ort: this lwload was built without ONNX Runtime (scripts/prepare-onnxruntime.sh, -Donnxruntime=enabled)");
+  }
   return loaders;
 }
 
@@ -103,7 +108,7 @@ Comparison run_comparison(const std::string& model, const std::vector<std::strin
     ReportFile report, errors;
     std::vector<std::string> argv = {exe, "profile", model};
     argv.insert(argv.end(), forwarded.begin(), forwarded.end());
-    if (loader == "naive" || loader == "ggml") {
+    if (is_baseline_loader(loader)) {
       argv.insert(argv.end(), {"--loader", loader});
     } else {
       argv.insert(argv.end(), {"--placement", loader});
@@ -120,13 +125,13 @@ Comparison run_comparison(const std::string& model, const std::vector<std::strin
                              : status == exit_io          ? ErrorCode::io
                              : status == exit_unsupported ? ErrorCode::unsupported
                                                           : ErrorCode::device;
-      fail(code, "profile --compare: the ", loader == "naive" || loader == "ggml" ? loader : "lwload --placement " + loader,
+      fail(code, "profile --compare: the ", is_baseline_loader(loader) ? loader : "lwload --placement " + loader,
            " run failed (exit status ", status, "): ", said);
     }
     std::string json = read_all(report.path());
     profile::Report r = profile::report_from_json(json);
     r.model = model;
-    const std::string label = loader == "naive" || loader == "ggml" ? loader : "lwload " + r.placement;
+    const std::string label = is_baseline_loader(loader) ? loader : "lwload " + r.placement;
     out.series.push_back({label, std::move(r)});
     out.reports_json.push_back(std::move(json));
   }
