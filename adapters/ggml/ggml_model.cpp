@@ -99,8 +99,7 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
   std::unique_ptr<Device> device = open_device(device_handle, overrides);
   Plan plan = make_plan(manifest, device->info(), options.plan);
 
-  // Every tensor the plan loads must have a ggml name, type and shape: refused before a byte is read.
-  check_names(manifest, plan);
+  // Every tensor the plan loads must have a ggml type, shape and name: refused before a byte is read.
   std::size_t described = 0;
   std::uint64_t allocated = 0;  // bytes of direct and staged tensors, as the device cuts them
   const std::uint64_t alignment = std::max<std::uint64_t>(device->info().caps.tensor_alignment, 1);
@@ -119,6 +118,8 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
     if (placement != Placement::zero_copy) allocated += (t.bytes + alignment - 1) / alignment * alignment;
     ++described;
   }
+  // Names last: a tensor ggml cannot hold at all is the first thing to say.
+  check_names(manifest, plan);
   expect_allocations(*device, allocated);
 
   const std::string format = manifest.format;
