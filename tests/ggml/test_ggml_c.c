@@ -112,29 +112,38 @@ int main(int argc, char** argv) {
   CHECK(lwload_ggml_model_context(NULL) == NULL && lwload_ggml_model_tensor_count(NULL) == 0);
   lwload_ggml_model_free(NULL);
 
-  /* lwload_load on a ggml device: each handle is a slice of a ggml buffer holding the tensor. */
+  /* lwload_load on a ggml device, zero-copy (the CPU imports the file's pages) and direct (slices of
+   * one shared buffer): each handle is a slice of a ggml buffer holding the tensor. */
   snprintf(path, sizeof path, "%s/c_api.safetensors", argv[1]);
-  err = NULL;
-  lwload_device* d = lwload_device_from_ggml(cpu, &err);
-  lwload_manifest* manifest = lwload_manifest_open(path, &err);
-  CHECK(d != NULL && manifest != NULL);
-  lwload_weights* weights = d && manifest ? lwload_load(manifest, d, NULL, &err) : NULL;
-  CHECK(weights != NULL);
-  if (weights) {
-    lwload_tensor_handle h = {.struct_size = sizeof h};
-    CHECK(lwload_weights_find(weights, "index", &h, &err) == LWLOAD_OK);
-    CHECK(strcmp(h.native_type, "ggml_buffer_slice") == 0);
-    const lwload_ggml_slice* slice = (const lwload_ggml_slice*)h.native;
-    CHECK(slice != NULL && h.offset + h.bytes <= slice->size);
-    if (slice) {
-      const char* base = (const char*)ggml_backend_buffer_get_base(slice->buffer);
-      CHECK(memcmp(base + slice->offset + h.offset, b, sizeof b) == 0);  /* a host buffer: readable in place */
+  const char* placements[2] = {"auto", "direct"};
+  for (int p = 0; p < 2; ++p) {
+    err = NULL;
+    lwload_device* d = lwload_device_from_ggml(cpu, &err);
+    lwload_manifest* manifest = lwload_manifest_open(path, &err);
+    lwload_load_options* o = lwload_load_options_new();
+    CHECK(d != NULL && manifest != NULL && o != NULL);
+    CHECK(lwload_load_options_set(o, "placement", placements[p], &err) == LWLOAD_OK);
+    lwload_weights* weights = d && manifest ? lwload_load(manifest, d, o, &err) : NULL;
+    CHECK(weights != NULL);
+    if (weights) {
+      lwload_tensor_handle h = {.struct_size = sizeof h};
+      CHECK(lwload_weights_find(weights, "index", &h, &err) == LWLOAD_OK);
+      CHECK(strcmp(h.placement, p == 0 ? "zero_copy" : "direct") == 0);
+      CHECK(strcmp(h.native_type, "ggml_buffer_slice") == 0);
+      const lwload_ggml_slice* slice = (const lwload_ggml_slice*)h.native;
+      CHECK(slice != NULL && h.offset + h.bytes <= slice->size);
+      if (slice) {
+        if (p == 1) CHECK(slice->offset > 0); /* the second slice of the shared buffer */
+        const char* base = (const char*)ggml_backend_buffer_get_base(slice->buffer);
+        CHECK(memcmp(base + slice->offset + h.offset, b, sizeof b) == 0); /* a host buffer: readable in place */
+      }
     }
+    lwload_weights_free(weights);
+    lwload_load_options_free(o);
+    lwload_manifest_free(manifest);
+    lwload_device_free(d);
+    lwload_error_free(err);
   }
-  lwload_weights_free(weights);
-  lwload_manifest_free(manifest);
-  lwload_device_free(d);
-  lwload_error_free(err);
 
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   else printf("test_ggml_c: all checks passed\n");
