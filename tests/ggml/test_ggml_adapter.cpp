@@ -174,6 +174,15 @@ TEST_CASE("names longer than ggml keeps are refused, naming the tensor and the l
                  "64 bytes"));
 }
 
+TEST_CASE("two loaded tensors of one name are refused: ggml_get_tensor would find only one") {
+  // No reader lets a model name two tensors alike; a manifest an application edits or builds can.
+  const fs::path path = write_safetensors("twice.safetensors", {f32("a", 4, 20), f32("b", 4, 21)});
+  lwload::Manifest manifest = lwload::open_manifest(path);
+  manifest.tensors[1].name = "a";
+  const std::string message = refusal(ErrorCode::unsupported, [&] { lwload::ggml::load(std::move(manifest), cpu()); });
+  CHECK(contains(message, "tensor 'a': two loaded tensors have this name"));
+}
+
 TEST_CASE("a refused name is refused before anything is allocated or imported") {
   fake::Config config;
   config.entry = fake::Config::Entry::imports;
