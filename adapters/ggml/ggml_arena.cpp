@@ -25,7 +25,7 @@ std::unique_ptr<Slice> Arena::allocate(std::uint64_t bytes, std::string_view mec
     // A new buffer: what is still expected (or the next step of growth), at least this slice, at
     // most the buffer type's max size. The old buffer lives on in its slices.
     std::uint64_t want = expected_ ? expected_ : grow_;
-    if (!expected_) grow_ = std::min<std::uint64_t>(grow_ * 2, 1ull << 30);
+    if (!expected_) grow_ = std::min<std::uint64_t>(grow_ * 2, 256ull << 20);
     want = std::clamp<std::uint64_t>(want, cut, std::max(cut, max_buffer_));
     ggml_backend_buffer_t buffer = ggml_backend_buft_alloc_buffer(type_, want);
     if (!buffer)

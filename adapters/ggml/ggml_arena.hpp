@@ -21,7 +21,9 @@ class Arena {
   Arena(ggml_backend_buffer_type_t type, std::uint64_t alignment, std::uint64_t max_buffer);
 
   // The bytes of slices about to be asked for (the plan's direct and staged tensors, each rounded
-  // up to the alignment): buffers are then sized to hold them, not grown as requests come.
+  // up to the alignment): buffers are then sized to hold them. Without it (lwload::load on a device
+  // of open_device) buffers grow from 1 MiB, doubling up to 256 MiB: at most that much, or as much
+  // as was asked for before, is left unused.
   void expect(std::uint64_t bytes) noexcept { expected_ = bytes; }
 
   // A slice of `bytes` (at most max_buffer). Error(out_of_memory) naming the size and how many
@@ -35,7 +37,7 @@ class Arena {
   std::uint64_t alignment_;
   std::uint64_t max_buffer_;
   std::uint64_t expected_ = 0;            // bytes still expected (expect())
-  std::uint64_t grow_ = 16ull << 20;      // the next buffer's size when nothing is expected; doubles
+  std::uint64_t grow_ = 1ull << 20;       // the next buffer's size when nothing is expected; doubles
   std::shared_ptr<SharedBuffer> open_;    // the buffer slices are cut from now
   std::uint64_t used_ = 0;                // of open_
   std::uint64_t buffers_made_ = 0;

@@ -71,7 +71,8 @@ LWLOAD_API size_t lwload_ggml_model_tensor_count(const lwload_ggml_model* m);
 LWLOAD_API void lwload_ggml_model_free(lwload_ggml_model* m);
 
 /* An lwload device over `device`, for lwload_load (lwload/ggml.hpp, open_device): its tensors'
- * native handles are lwload_ggml_slice. NULL on failure, with *err. */
+ * native handles are lwload_ggml_slice. Its shared buffers grow as lwload_load asks (from 1 MiB,
+ * doubling up to 256 MiB), where lwload_ggml_load sizes them to the plan. NULL on failure, with *err. */
 LWLOAD_API lwload_device* lwload_device_from_ggml(ggml_backend_dev_t device, lwload_error** err);
 
 #ifdef __cplusplus

@@ -340,7 +340,8 @@ TEST_CASE("a device whose buffer_from_host_ptr answers NULL imports nothing, and
     CHECK(fake::counts().import_calls == 9);  // the probes, a page to 1 MiB; none at load
     CHECK(model.weights().plan().count(lwload::Placement::direct) == 2);
     bool said = false;
-    for (const auto& [key, value] : lwload::ggml::open_device(dev)->info().details)
+    const auto device = lwload::ggml::open_device(dev);
+    for (const auto& [key, value] : device->info().details)
       if (key == "zero_copy") said = contains(value, "declined every probe");
     CHECK(said);
     CHECK(bytes_of(model.tensor("a")) == a.bytes);
@@ -384,6 +385,27 @@ TEST_CASE("20,000 tensors load on a device that allows 4096 live buffers") {
   REQUIRE(place);
   CHECK(place->buffer == model.tensors()[1]->buffer);
   CHECK(static_cast<char*>(ggml_backend_buffer_get_base(place->buffer)) + place->offset == model.tensors()[1]->data);
+}
+
+TEST_CASE("lwload::load on a ggml device cuts its tensors from shared buffers too, without the plan's sizes") {
+  std::vector<Entry> entries;
+  for (int i = 0; i < 20000; ++i) entries.push_back(f32("u" + std::to_string(i), 4, static_cast<unsigned>(7 * i)));
+  const fs::path path = write_safetensors("many-plain.safetensors", entries);
+  fake::Config config;
+  config.entry = fake::Config::Entry::none;
+  config.max_live = 4096;
+  config.host_buffers = false;
+  const auto device = lwload::ggml::open_device(fake::device(config));
+  lwload::Weights weights = lwload::load(lwload::open_manifest(path), *device);
+  CHECK(fake::counts().refused_allocations == 0);
+  CHECK(fake::counts().peak_live <= 2);  // 640,000 bytes: a 1 MiB buffer
+  for (const lwload::TensorHandle& handle : weights.tensors()) {
+    const auto place = lwload::ggml::place_of(handle);
+    REQUIRE(place);
+    std::vector<unsigned char> got(handle.bytes);
+    handle.buffer->read_back(handle.offset, std::as_writable_bytes(std::span(got)));
+    if (got != entries[handle.index].bytes) FAIL_CHECK("tensor ", handle.info->name, " has other bytes");
+  }
 }
 
 TEST_CASE("imports meet the alignment a probe found and stay below the device's largest buffer") {
