@@ -228,6 +228,19 @@ fs::path write_gguf(const std::string& file, const std::vector<GgufTensor>& tens
   return path;
 }
 
+TEST_CASE("a GGUF with 64-byte names does not load through the adapter as one name") {
+  // ggml's own gguf_init_from_file refuses it ("tensor name 0 is too long: 64 >= 64"); two such
+  // names sharing 63 bytes would be one name in ggml.
+  const std::string stem(63, 'n');
+  const fs::path path = write_gguf("names64.gguf", {{stem + "1", 0, 4, random_bytes(16, 30)}, {stem + "2", 0, 4, random_bytes(16, 31)}});
+  try {
+    lwload::ggml::load(lwload::open_manifest(path), cpu());
+    FAIL("the GGUF loaded");
+  } catch (const lwload::Error& e) {
+    CHECK_MESSAGE(contains(e.what(), "64"), e.what());  // the adapter's refusal, or the reader's
+  }
+}
+
 TEST_CASE("every type the linked ggml reads loads through the adapter, checked against ggml's traits, or is refused naming it") {
   std::vector<GgufTensor> mapped;
   std::size_t unnamed = 0;
