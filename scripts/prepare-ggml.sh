@@ -10,6 +10,9 @@
 # after the first run nothing is fetched. The result is subprojects/ggml/:
 #   meson.build (a Meson subproject: subprojects/packagefiles/ggml/meson.build)  include/  lib/
 #   lib/pkgconfig/ggml.pc and llama.pc  gguf-py/  ggml-vocab-llama-spm.gguf  LICENSE  VERSION
+#   internal/ggml-backend-impl.h: what a ggml backend implements (the device's interface table), from
+#     the same source: the adapter reads a device's buffer_from_host_ptr slot through it (ggml calls
+#     the slot unchecked), and tests/ggml registers a fake device with it
 # meson finds it there by itself (-Dggml_dir names another folder). Exit 77 when the registry cannot be
 # reached and nothing is cached: the ggml suites then skip.
 #
@@ -33,7 +36,7 @@ bundle_commit=de3ff815ea7d559ee917f063901b8986f038abc6
 
 cache=$root/subprojects/packagecache
 out=$root/subprojects/ggml
-stamp="node-llama-cpp $version $bundle_commit"
+stamp="node-llama-cpp $version $bundle_commit backend-impl"
 if [ "${1:-}" != --force ] && [ -f "$out/VERSION" ] && [ "$(cat "$out/VERSION")" = "$stamp" ]; then
   cp subprojects/packagefiles/ggml/meson.build "$out/meson.build"  # the subproject's own file may be newer
   echo "prepare-ggml: $out is ready ($stamp)"
@@ -84,9 +87,11 @@ if [ "$(git -C "$tmp/src.git" rev-parse FETCH_HEAD)" != "$bundle_commit" ]; then
   echo "prepare-ggml: the bundle's commit is not the pinned $bundle_commit" >&2
   exit 1
 fi
-git -C "$tmp/src.git" archive FETCH_HEAD ggml/include include gguf-py models/ggml-vocab-llama-spm.gguf \
+git -C "$tmp/src.git" archive FETCH_HEAD ggml/include ggml/src/ggml-backend-impl.h include gguf-py models/ggml-vocab-llama-spm.gguf \
   | tar -x -C "$tmp"
 cp "$tmp"/ggml/include/*.h "$tmp"/include/*.h "$out/include/"
+mkdir -p "$out/internal"
+cp "$tmp/ggml/src/ggml-backend-impl.h" "$out/internal/"
 cp -a "$tmp/gguf-py" "$out/gguf-py"
 cp "$tmp/models/ggml-vocab-llama-spm.gguf" "$out/"
 

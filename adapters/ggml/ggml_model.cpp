@@ -1,11 +1,13 @@
 // The manifest as ggml tensors: types, `ne`, and each loaded tensor placed at its bytes inside the
 // ggml buffer the load made for it (lwload/ggml.hpp).
+#include <algorithm>
 #include <array>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "ggml_adapter.hpp"
 #include "lwload/error.hpp"
 #include "lwload/ggml.hpp"
 
@@ -47,13 +49,18 @@ ggml_type type_of(const TensorInfo& tensor, std::string_view format) {
   if (!type)
     fail(ErrorCode::unsupported, "tensor '", tensor.name, "': ", dtype_name(tensor.dtype), " has no ggml type",
          format == "gguf" ? "" : " (ggml takes F32, F16, BF16, F64, I8, I16, I32 and I64 from this format)");
+  // A type the linked ggml names but has no block layout for (a retired id) cannot be read by it.
+  const ggml_type_traits* traits = ggml_get_type_traits(*type);
+  if (!traits || !traits->type_name || traits->blck_size <= 0 || traits->type_size == 0)
+    fail(ErrorCode::unsupported, "tensor '", tensor.name, "': ", dtype_name(tensor.dtype), " is ggml type ",
+         static_cast<int>(*type), ", which the linked ggml has no block layout for");
   // lwload computed the tensor's bytes from its own block table; ggml must agree, or the tensor
   // would be read with another layout than it was stored with.
   const std::optional<DTypeLayout> layout = dtype_layout(tensor.dtype);
-  if (!layout || layout->block_elems != static_cast<std::uint32_t>(ggml_blck_size(*type)) ||
-      layout->block_bytes != ggml_type_size(*type))
+  if (!layout || layout->block_elems != static_cast<std::uint32_t>(traits->blck_size) ||
+      layout->block_bytes != traits->type_size)
     fail(ErrorCode::unsupported, "tensor '", tensor.name, "': ", dtype_name(tensor.dtype), " is ggml's ",
-         ggml_type_name(*type), ", whose block (", ggml_blck_size(*type), " elements in ", ggml_type_size(*type),
+         traits->type_name, ", whose block (", traits->blck_size, " elements in ", traits->type_size,
          " bytes) this ggml build lays out differently from lwload");
   return *type;
 }
@@ -92,10 +99,13 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
   std::unique_ptr<Device> device = open_device(device_handle, overrides);
   Plan plan = make_plan(manifest, device->info(), options.plan);
 
-  // Every tensor the plan loads must have a ggml type and shape: refused before a byte is read.
+  // Every tensor the plan loads must have a ggml type, shape and name: refused before a byte is read.
   std::size_t described = 0;
+  std::uint64_t allocated = 0;  // bytes of direct and staged tensors, as the device cuts them
+  const std::uint64_t alignment = std::max<std::uint64_t>(device->info().caps.tensor_alignment, 1);
   for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
-    if (plan.tensors[i].placement == Placement::skipped) continue;
+    const Placement placement = plan.tensors[i].placement;
+    if (placement == Placement::skipped) continue;
     const TensorInfo& t = manifest.tensors[i];
     const ggml_type type = type_of(t, manifest.format);
     const auto ne = ne_of(t, manifest.format);
@@ -105,8 +115,12 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
     if (dense != t.bytes)
       fail(ErrorCode::unsupported, "tensor '", t.name, "': ggml counts ", dense, " bytes for its type and shape, the load holds ",
            t.bytes, t.sparsity ? " (it is stored sparse: open the model with OpenOptions::densify)" : "");
+    if (placement != Placement::zero_copy) allocated += (t.bytes + alignment - 1) / alignment * alignment;
     ++described;
   }
+  // Names last: a tensor ggml cannot hold at all is the first thing to say.
+  check_names(manifest, plan);
+  expect_allocations(*device, allocated);
 
   const std::string format = manifest.format;
   auto state = std::make_unique<Model::State>(lwload::load(std::move(manifest), *device, std::move(plan), options));
@@ -121,15 +135,17 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
     const TensorInfo& info = *handle.info;
     const auto ne = ne_of(info, format);
     ggml_tensor* tensor = ggml_new_tensor(state->context, type_of(info, format), GGML_MAX_DIMS, ne.data());
-    ggml_set_name(tensor, info.name.c_str());  // its byte count was checked against the load's before it
-    ggml_backend_buffer_t buffer = buffer_of(handle.buffer);
-    if (!buffer) fail(ErrorCode::device, "tensor '", info.name, "' was not loaded into a ggml buffer");
-    const std::uint64_t end = handle.offset + ggml_backend_buffer_get_alloc_size(buffer, tensor);
-    if (end > ggml_backend_buffer_get_size(buffer))
-      fail(ErrorCode::device, "tensor '", info.name, "': ggml needs ", end - handle.offset, " bytes at offset ",
-           handle.offset, " of a buffer of ", ggml_backend_buffer_get_size(buffer));
-    char* base = static_cast<char*>(ggml_backend_buffer_get_base(buffer));
-    if (ggml_backend_tensor_alloc(buffer, tensor, base + handle.offset) != GGML_STATUS_SUCCESS)
+    ggml_set_name(tensor, info.name.c_str());  // held whole: check_names
+    const std::optional<Place> place = place_of(handle);
+    if (!place) fail(ErrorCode::device, "tensor '", info.name, "' was not loaded into a ggml buffer");
+    // What ggml may use of the tensor (its bytes, or more where the buffer type pads) must lie in
+    // the tensor's own slice: the next slice is another tensor's.
+    const std::uint64_t needs = ggml_backend_buffer_get_alloc_size(place->buffer, tensor);
+    if (needs > place->room)
+      fail(ErrorCode::device, "tensor '", info.name, "': ggml needs ", needs, " bytes at offset ", place->offset,
+           " of its buffer, the tensor's slice has ", place->room);
+    char* base = static_cast<char*>(ggml_backend_buffer_get_base(place->buffer));
+    if (ggml_backend_tensor_alloc(place->buffer, tensor, base + place->offset) != GGML_STATUS_SUCCESS)
       fail(ErrorCode::device, "tensor '", info.name, "': ggml could not place it in its buffer");
     state->tensors[handle.index] = tensor;
     state->by_name.emplace(info.name, tensor);

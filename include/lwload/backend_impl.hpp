@@ -102,6 +102,11 @@ LWLOAD_API NativeType register_native_type(std::string_view name);
 LWLOAD_API lwload_device* c_api_device(lwload_error** err,
                                        const std::function<std::unique_ptr<Device>()>& open) noexcept;
 
+// What an adapter's or outside backend's own C entry point does with the exception it caught (call
+// it inside a catch block): stores it in *err as every lwload_* function reports a failure — a new
+// lwload_error with the status for its ErrorCode and its message — or nothing when err is NULL.
+LWLOAD_API void c_api_store_error(lwload_error** err) noexcept;
+
 // DeviceInfo with the overrides applied (backends call this from open()).
 LWLOAD_API DeviceInfo apply_overrides(DeviceInfo info, const DeviceOverrides& overrides);
 

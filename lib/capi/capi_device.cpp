@@ -1,5 +1,6 @@
 // C API devices: opened by spec, and the one way a backend's C constructor hands the C API a
-// device it opened in the application's own context (c_api_device). Each backend writes its own
+// device it opened in the application's own context (c_api_device), and how such a constructor
+// reports a failure (c_api_store_error). Each backend writes its own
 // constructor (lwload_device_from_opencl in backends/opencl/opencl_capi.cpp, ...), as a backend
 // outside lwload would; this file names none of them.
 #include "capi/capi_objects.hpp"
@@ -17,6 +18,8 @@ lwload_device* c_api_device(lwload_error** err, const std::function<std::unique_
     return new lwload_device{std::move(device), std::move(id)};
   });
 }
+
+void c_api_store_error(lwload_error** err) noexcept { capi::store_current_error(err); }
 
 }  // namespace lwload
 
