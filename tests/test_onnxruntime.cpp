@@ -247,7 +247,7 @@ TEST_CASE("C API: the session owns the OrtSession and the weights; routes and er
   Env env;
   const std::vector<float> own = run_own(env, inline_model());
   OrtSession* session = nullptr;
-  char* error = nullptr;
+  lwload_error* error = nullptr;
   lwload_ort_session* s = lwload_ort_session_open(&ort(), env.env, env.options, inline_model().c_str(), 0, &session, &error);
   REQUIRE(s);
   CHECK(error == nullptr);
@@ -270,7 +270,8 @@ TEST_CASE("C API: the session owns the OrtSession and the weights; routes and er
 
   CHECK(lwload_ort_session_open(&ort(), env.env, env.options, "/nonexistent/model.onnx", 0, &session, &error) == nullptr);
   REQUIRE(error);
-  CHECK(std::string(error).find("/nonexistent/model.onnx") != std::string::npos);
-  lwload_ort_free(error);
+  CHECK(lwload_error_status(error) == LWLOAD_IO);
+  CHECK(std::string(lwload_error_message(error)).find("/nonexistent/model.onnx") != std::string::npos);
+  lwload_error_free(error);
   lwload_ort_session_free(nullptr);
 }

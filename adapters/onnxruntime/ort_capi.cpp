@@ -1,12 +1,10 @@
 // The ONNX Runtime adapter's C API (lwload/onnxruntime.h) over its C++ one.
 #include "lwload/onnxruntime.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <exception>
 #include <string>
 #include <utility>
 
+#include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 #include "lwload/onnxruntime.hpp"
 
@@ -16,16 +14,9 @@ struct lwload_ort_session {
 
 namespace {
 
-void set_error(char** errptr, const char* message) noexcept {
-  if (!errptr) return;
-  const std::size_t n = std::strlen(message) + 1;
-  *errptr = static_cast<char*>(std::malloc(n));
-  if (*errptr) std::memcpy(*errptr, message, n);
-}
-
 template <typename Open>
 lwload_ort_session* open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options, int lazy,
-                         OrtSession** out, char** errptr, Open&& open_manifest) noexcept {
+                         OrtSession** out, lwload_error** err, Open&& open_manifest) noexcept {
   try {
     if (!api || !env || !options || !out) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open: a NULL argument");
     lwload::LoadOptions load;
@@ -33,10 +24,8 @@ lwload_ort_session* open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions
     auto* s = new lwload_ort_session{lwload::onnxruntime::create_session(*api, env, options, open_manifest(), load)};
     *out = s->session.get();
     return s;
-  } catch (const std::exception& e) {
-    set_error(errptr, e.what());
   } catch (...) {
-    set_error(errptr, "lwload_ort_session_open: an unknown error");
+    lwload::c_api_store_error(err);
   }
   return nullptr;
 }
@@ -46,8 +35,8 @@ lwload_ort_session* open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions
 extern "C" {
 
 lwload_ort_session* lwload_ort_session_open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
-                                            const char* path, int lazy, OrtSession** out, char** errptr) {
-  return open(api, env, options, lazy, out, errptr, [&] {
+                                            const char* path, int lazy, OrtSession** out, lwload_error** err) {
+  return open(api, env, options, lazy, out, err, [&] {
     if (!path) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open: path is NULL");
     return lwload::open_manifest(path);
   });
@@ -55,14 +44,14 @@ lwload_ort_session* lwload_ort_session_open(const OrtApi* api, OrtEnv* env, cons
 
 lwload_ort_session* lwload_ort_session_open_fd(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
                                                int fd, uint64_t offset, uint64_t length, int lazy, OrtSession** out,
-                                               char** errptr) {
-  return open(api, env, options, lazy, out, errptr, [&] { return lwload::open_manifest_fd(fd, offset, length); });
+                                               lwload_error** err) {
+  return open(api, env, options, lazy, out, err, [&] { return lwload::open_manifest_fd(fd, offset, length); });
 }
 
 lwload_ort_session* lwload_ort_session_open_memory(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
                                                    const void* data, size_t size, int lazy, OrtSession** out,
-                                                   char** errptr) {
-  return open(api, env, options, lazy, out, errptr, [&] {
+                                                   lwload_error** err) {
+  return open(api, env, options, lazy, out, err, [&] {
     if (!data) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open_memory: data is NULL");
     return lwload::open_manifest_memory({static_cast<const std::byte*>(data), size});
   });
@@ -86,7 +75,5 @@ int lwload_ort_session_route(const lwload_ort_session* session, size_t index, lw
 }
 
 int lwload_ort_prepacking(const lwload_ort_session* session) { return session && session->session.prepacking() ? 1 : 0; }
-
-void lwload_ort_free(char* message) { std::free(message); }
 
 }  // extern "C"

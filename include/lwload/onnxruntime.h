@@ -9,9 +9,9 @@
  *     yourself, and do not use it after lwload_ort_session_free.
  *   - The caller's OrtEnv must outlive the session; its OrtSessionOptions are cloned, not changed
  *     (release them whenever you like).
- *   - Errors: a function that can fail takes `char** errptr`. On failure it stores a message there
- *     (free it with lwload_ort_free) and returns NULL; *errptr must be NULL on entry. errptr may be
- *     NULL when the message is not wanted.
+ *   - Errors as lwload.h reports them: a function that can fail takes `lwload_error** err`, stores a
+ *     new lwload_error there on failure (its status and message; free it with lwload_error_free)
+ *     and returns NULL. err may be NULL when the error is not wanted.
  *   - Strings returned by lwload_ort_route are owned by the session and live as long as it does. */
 #ifndef LWLOAD_ONNXRUNTIME_H
 #define LWLOAD_ONNXRUNTIME_H
@@ -22,6 +22,7 @@
 #include <onnxruntime_c_api.h>
 
 #include "lwload/export.h"
+#include "lwload/lwload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,15 +45,15 @@ typedef struct lwload_ort_route {
  * pages fault in on first use instead of being resident when this returns. On success stores the
  * OrtSession in *out (owned by the returned object). */
 LWLOAD_API lwload_ort_session* lwload_ort_session_open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
-                                                       const char* path, int lazy, OrtSession** out, char** errptr);
+                                                       const char* path, int lazy, OrtSession** out, lwload_error** err);
 /* The same for a model that is `length` bytes at `offset` of the open file `fd` (lwload duplicates
  * it), or `size` bytes of the caller's memory (kept alive and unchanged as long as the session). */
 LWLOAD_API lwload_ort_session* lwload_ort_session_open_fd(const OrtApi* api, OrtEnv* env,
                                                           const OrtSessionOptions* options, int fd, uint64_t offset,
-                                                          uint64_t length, int lazy, OrtSession** out, char** errptr);
+                                                          uint64_t length, int lazy, OrtSession** out, lwload_error** err);
 LWLOAD_API lwload_ort_session* lwload_ort_session_open_memory(const OrtApi* api, OrtEnv* env,
                                                               const OrtSessionOptions* options, const void* data,
-                                                              size_t size, int lazy, OrtSession** out, char** errptr);
+                                                              size_t size, int lazy, OrtSession** out, lwload_error** err);
 /* Releases the OrtSession, then the OrtValues, then the weights. NULL is ignored. */
 LWLOAD_API void lwload_ort_session_free(lwload_ort_session* session);
 
@@ -62,8 +63,6 @@ LWLOAD_API int lwload_ort_session_route(const lwload_ort_session* session, size_
 /* Whether ONNX Runtime prepacks weights in this session (the options did not set
  * "session.disable_prepacking" to "1"): its packed copies are memory of its own. */
 LWLOAD_API int lwload_ort_prepacking(const lwload_ort_session* session);
-
-LWLOAD_API void lwload_ort_free(char* message);
 
 #ifdef __cplusplus
 }
