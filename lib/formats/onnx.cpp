@@ -569,7 +569,7 @@ class OnnxScan {
   // get "#2", "#3", ... in the order they are met, so names are unique and stable.
   // Linear however often a name repeats: each name remembers the suffix it reached.
   // (The caller takes the name: names_.insert once the tensor holds it.)
-  std::string unique(std::string name) const {
+  std::string unique(std::string name) {
     const auto name_of = [this](std::uint32_t id) { return taken_name(id); };
     if (!names_.contains(name, name_of)) return name;
     std::uint64_t& n = next_suffix_.try_emplace(name, 2).first->second;
@@ -580,6 +580,8 @@ class OnnxScan {
   }
 
   void admit(TensorInfo info, const std::string& name, const std::string& context) {
+    if (manifest_.tensors.size() >= kKeptName)
+      fail(ErrorCode::unsupported, file_.string(), ": ", context, ": more than 2^31 tensors in one model");
     info.name = unique(name);
     caps_.admit(file_, context, info.name);
     manifest_.tensors.push_back(std::move(info));
@@ -858,7 +860,7 @@ class OnnxScan {
   std::map<std::filesystem::path, std::uint64_t> sizes_;
   NameSet names_;                       // every tensor's name, and kept_names_
   std::vector<std::string> kept_names_;  // names taken by no tensor now (rename())
-  mutable std::unordered_map<std::string, std::uint64_t> next_suffix_;  // unique(): the next "#n" to try per name
+  std::unordered_map<std::string, std::uint64_t> next_suffix_;  // unique(): the next "#n" to try per name
   std::uint64_t functions_ = 0;
 };
 

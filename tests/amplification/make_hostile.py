@@ -366,6 +366,11 @@ def main():
             f.write(struct.pack("<Q", len(alignment[0])) + alignment[0] + alignment[1] + infos + b"\1" * 1000000)
     elif case == "tflite_tiny_tensors":  # 100,000 tensors of one shared shape and buffer: ~28 bytes each
         write_tflite_tiny_tensors(out, 100000)
+    elif case == "onnx_tiny_initializers":  # 1,000,000 empty initializers (dims [0]), 3-byte names: 11 bytes each
+        names = (bytes([1 + i % 255, 1 + i // 255 % 255, 1 + i // 65025 % 255]) for i in range(1000000))
+        inits = b"".join(length_delimited(5, b"\x08\x00\x10\x02" + length_delimited(8, n)) for n in names)
+        with open(out, "wb") as f:
+            f.write(b"\x08\x08" + length_delimited(8, b"\x10\x11") + length_delimited(7, length_delimited(2, b"g") + inits))
     elif case == "safetensors_1m":  # 1,000,000 one-element U8 tensors, packed
         write_safetensors_many(out, 1000000)
     elif case == "onnx_1m":  # 1,000,000 one-element UINT8 initializers with raw_data
