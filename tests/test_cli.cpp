@@ -453,16 +453,24 @@ TEST_CASE("a TFJS model in 1,100 shards loads under a soft open-file limit of 25
 
 namespace {
 
-// A one-tensor GGUF file (v3, no metadata) whose tensor is called `name`, its bytes as given (GGUF
-// names are bytes; safetensors' JSON could not carry invalid UTF-8).
-std::string gguf_named(const std::string& name) {
+// A one-tensor GGUF file (v3) whose tensor is called `name`, its bytes as given (GGUF names are
+// bytes; safetensors' JSON could not carry invalid UTF-8), and, given a `meta` text, one metadata
+// entry whose key and STRING value are both that text.
+std::string gguf_named(const std::string& name, const std::string& meta = {}) {
   std::string out = "GGUF";
   const auto put = [&](std::uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
   };
   put(3, 4);                  // version
   put(1, 8);                  // tensors
-  put(0, 8);                  // metadata entries
+  put(meta.empty() ? 0 : 1, 8);  // metadata entries
+  if (!meta.empty()) {
+    put(meta.size(), 8);
+    out += meta;
+    put(8, 4);                // STRING
+    put(meta.size(), 8);
+    out += meta;
+  }
   put(name.size(), 8);
   out += name;
   put(1, 4);                  // dimensions
@@ -517,4 +525,32 @@ TEST_CASE("file names are printed escaped like tensor names; --json stays valid 
   // A missing file named with escapes: the error escapes them too.
   CHECK(lwload_run("inspect '" + (folder / "missing.gguf").string() + "'", &out, &err) != 0);
   CHECK(!has(err, "\x1b"));
+}
+
+TEST_CASE("--json replaces code points past U+10FFFF and overlong forms in names, keys and values, keeps the rest") {
+  if (!lwload::test::have_exe()) return;
+  TempDir dir;
+  // Past U+10FFFF (F4 90.., F5..), overlong 3- and 4-byte forms: each byte becomes U+FFFD (it
+  // begins no well-formed sequence). U+10FFFF and U+0800, the edges just inside, stay as they are.
+  const std::string bad = "a\xf4\x90\x80\x80" "b\xe0\x80\xaf" "c\xf0\x80\x80\xaf" "d\xf5\x80\x80\x80" "e\xf4\x8f\xbf\xbf" "f\xe0\xa0\x80";
+  const auto replaced = [](int bytes) {
+    std::string out;
+    for (int i = 0; i < bytes; ++i) out += "\\ufffd";
+    return out;
+  };
+  const std::string expected = "a" + replaced(4) + "b" + replaced(3) + "c" + replaced(4) + "d" + replaced(4) +
+                               "e\xf4\x8f\xbf\xbf" "f\xe0\xa0\x80";
+  const fs::path model = dir / "m.gguf";
+  std::ofstream(model, std::ios::binary) << gguf_named(bad, bad);
+  const std::string quoted = "'" + model.string() + "'";
+
+  std::string out, err;
+  REQUIRE_MESSAGE(lwload_run("inspect --json --metadata " + quoted, &out, &err) == 0, err);
+  CHECK(valid_utf8(out));
+  CHECK(has(out, "\"name\":\"" + expected + "\""));
+  CHECK(has(out, "\"" + expected + "\":\"" + expected + "\""));  // the metadata key and its value
+  out.clear();
+  REQUIRE(lwload_run("plan --json --device host " + quoted, &out, &err) == 0);
+  CHECK(valid_utf8(out));
+  CHECK(has(out, expected));
 }

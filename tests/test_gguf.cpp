@@ -19,6 +19,7 @@
 #include "lwload/loader.hpp"
 #include "lwload/file_system.hpp"
 #include "lwload/manifest.hpp"
+#include "lwload/manifest_json.hpp"
 #include "support/test_support.hpp"
 #include "synth/synth.hpp"
 
@@ -327,9 +328,11 @@ TEST_CASE("vocab GGUF files: no tensors, every key and array length as Python re
       INFO("key ", entry.key);
       REQUIRE(py.kvs.count(entry.key) == 1);
       const auto parts = split(py.kvs.at(entry.key), '|');
-      if (parts[0] == "array") {
-        REQUIRE(std::holds_alternative<MetaValue::Array>(entry.value.value));
-        CHECK(std::get<MetaValue::Array>(entry.value.value).size() == std::stoull(parts[1]));
+      if (parts[0] == "array") {  // strings as an Array, numbers Packed
+        const auto* strings = std::get_if<MetaValue::Array>(&entry.value.value);
+        const auto* numbers = std::get_if<PackedArray>(&entry.value.value);
+        REQUIRE((strings || numbers));
+        CHECK((strings ? strings->size() : numbers->size()) == std::stoull(parts[1]));
         ++arrays;
       }
     }
@@ -337,7 +340,7 @@ TEST_CASE("vocab GGUF files: no tensors, every key and array length as Python re
     const auto& tokens = meta_as<MetaValue::Array>(m, "tokenizer.ggml.tokens");
     CHECK(tokens.size() > 1000);
     CHECK(std::holds_alternative<std::string>(tokens.front().value));
-    CHECK(meta_as<MetaValue::Array>(m, "tokenizer.ggml.token_type").size() == tokens.size());
+    CHECK(meta_as<PackedArray>(m, "tokenizer.ggml.token_type").size() == tokens.size());
   }
 }
 
@@ -442,16 +445,28 @@ TEST_CASE("every KV type, nested arrays and a v2 file") {
     CHECK(meta_as<double>(m, "f64") == -2.25);
     const auto& nested = meta_as<MetaValue::Array>(m, "nested");
     REQUIRE(nested.size() == 3);
-    const auto& first = std::get<MetaValue::Array>(nested[0].value);
+    // Arrays of numbers are held as the file's bytes, read back as scalars.
+    const auto& first = std::get<PackedArray>(nested[0].value);
+    CHECK(first.type == PackedArray::Type::i16);
     REQUIRE(first.size() == 2);
+    CHECK(first.bytes.size() == 4);
     CHECK(std::get<std::int64_t>(first[1].value) == 2);
-    CHECK(std::get<MetaValue::Array>(nested[1].value).empty());
-    CHECK(std::get<std::int64_t>(std::get<MetaValue::Array>(nested[2].value)[0].value) == 3);
+    CHECK(std::get<PackedArray>(nested[1].value).empty());
+    CHECK(std::get<std::int64_t>(std::get<PackedArray>(nested[2].value)[0].value) == 3);
     const auto& deep = meta_as<MetaValue::Array>(m, "deep");
     const auto& level2 = std::get<MetaValue::Array>(std::get<MetaValue::Array>(deep.at(0).value).at(0).value);
     CHECK(std::get<std::string>(level2.at(0).value) == "a");
-    CHECK(meta_as<MetaValue::Array>(m, "bools").size() == 3);
-    CHECK(meta_as<MetaValue::Array>(m, "empty").empty());
+    const auto& bools = meta_as<PackedArray>(m, "bools");
+    REQUIRE(bools.size() == 3);
+    CHECK(std::get<bool>(bools[0].value));
+    CHECK_FALSE(std::get<bool>(bools[1].value));
+    CHECK(meta_as<PackedArray>(m, "empty").type == PackedArray::Type::f64);
+    CHECK(meta_as<PackedArray>(m, "empty").empty());
+    // The JSON of packed arrays is what an array of scalars writes; doubles as Boost.JSON writes them.
+    const std::string json = manifest_to_json(m, true);
+    CHECK(json.find(R"("nested":[[1,2],[],[3]],"deep":[[["a"]]],"bools":[true,false,true],"empty":[])") != std::string::npos);
+    CHECK(json.find(R"("f32":1.5E0)") != std::string::npos);
+    CHECK(json.find(R"("i64":-9223372036854775808)") != std::string::npos);
     // Order is the file's.
     CHECK(m.metadata.front().key == "u8");
     CHECK(m.metadata.back().key == "empty");

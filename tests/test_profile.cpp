@@ -363,6 +363,46 @@ TEST_CASE("SVG timeline is well-formed and draws curves, levels, phases and a le
   CHECK(svg.find("<biases>") == std::string::npos);
 }
 
+// Whether /usr/bin/python3's XML parser (expat) reads `svg` as a well-formed document.
+bool well_formed_xml(const std::string& svg, std::string* error) {
+  test::TempDir dir;
+  const auto path = dir / "t.svg";
+  test::write_file(path, svg);
+  return test::run_command(std::string(test::kPython) + " -c \"import sys,xml.etree.ElementTree as E;E.parse(sys.argv[1])\" '" +
+                               path.string() + "' 2>&1",
+                           error) == 0;
+}
+
+TEST_CASE("SVG stays well-formed XML whatever bytes a model's name holds, clipped anywhere") {
+  // Control bytes (which XML cannot hold even as references), invalid UTF-8 (stray, overlong,
+  // past U+10FFFF, surrogate), U+FFFF, and 3- and 4-byte characters where the title is clipped
+  // at 95 bytes: each offset 0-3 puts the cut at another byte of a character.
+  const std::string hostile = "\x01\x1b[31m\x7f \xff \xc0\xaf \xf4\x90\x80\x80 \xed\xa0\x80 \xef\xbf\xbf x";
+  std::vector<std::string> names{hostile, "model/" + hostile + ".gguf"};
+  for (int offset = 0; offset < 4; ++offset) {
+    std::string name(static_cast<std::size_t>(offset), 'a');
+    for (int i = 0; i < 30; ++i) name += i % 2 ? "\xe4\xb8\xad" : "\xf0\x9f\x98\x80";  // 中, 😀
+    names.push_back(name);
+  }
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    Report r = sample_report();
+    r.model = name;
+    r.device = name;
+    r.largest_tensor_name = name;
+    r.phases.push_back({name, 1, 2});
+    std::string error;
+    CHECK_MESSAGE(well_formed_xml(report_to_svg(r), &error), error);
+    CHECK_MESSAGE(well_formed_xml(comparison_to_svg({{name, r}, {"lwload", r}}), &error), error);
+    // A clean name is clipped between characters, never into a replacement character.
+    if (name != names[0] && name != names[1]) CHECK(report_to_svg(r).find("\xef\xbf\xbd") == std::string::npos);
+  }
+  // Control bytes are shown as the CLI prints them, never dropped.
+  Report r = sample_report();
+  r.model = "a\x01" "b";
+  CHECK(report_to_svg(r).find("a\\x01b") != std::string::npos);
+}
+
 TEST_CASE("JSON and CSV reports carry the figures and the timeline") {
   const Report r = sample_report();
   const auto json = boost::json::parse(report_to_json(r)).as_object();

@@ -346,8 +346,9 @@ TEST_CASE("lwload inspect --json on a TFJS model reports pieces and quantization
   const auto& table = tensors[2].as_object();
   CHECK(table.at("name").as_string() == "embed/table");
   CHECK(table.at("dtype").as_string() == "U8");
-  CHECK(table.at("quantization").at("scheme").as_string() == "tfjs");
-  CHECK(table.at("quantization").at("original_dtype").as_string() == "F32");
+  const auto& quantization = root.at("quantizations").as_array().at(table.at("quantization").to_number<std::size_t>());
+  CHECK(quantization.at("scheme").as_string() == "tfjs");
+  CHECK(quantization.at("original_dtype").as_string() == "F32");
   CHECK(table.at("pieces").as_array().size() == 2);
 
   TempDir dir;

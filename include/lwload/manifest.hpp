@@ -71,11 +71,30 @@ struct Sparsity {
   std::uint64_t dense_bytes = 0;      // bytes of the dense tensor
 };
 
+struct MetaValue;
+
+// An array of numbers (or booleans) of one type, held as the file stores them: a GGUF array of
+// 8 million UINT8 costs 8 MB here, where a MetaValue per element would cost 40 bytes each.
+struct LWLOAD_API PackedArray {
+  enum class Type : std::uint8_t { u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, boolean };
+  Type type = Type::u8;
+  std::vector<std::byte> bytes;  // the elements, little-endian, element_size(type) bytes each
+
+  static std::size_t element_size(Type type) noexcept;
+  std::size_t size() const noexcept { return bytes.size() / element_size(type); }
+  bool empty() const noexcept { return bytes.empty(); }
+  // Element i as a scalar MetaValue: u* as std::uint64_t, i* as std::int64_t, f* as double,
+  // boolean as bool (any non-zero byte is true). i < size().
+  MetaValue operator[](std::size_t i) const;
+};
+
 // Model-level metadata value (GGUF KVs incl. nested arrays, safetensors __metadata__, ONNX producer
-// and opsets, TFLite description).
+// and opsets, TFLite description). GGUF arrays of numbers or booleans are `Packed`; arrays of
+// strings or arrays, and every other format's arrays, are `Array`.
 struct MetaValue {
   using Array = std::vector<MetaValue>;
-  std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string, Array> value;
+  using Packed = PackedArray;
+  std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string, Array, Packed> value;
 };
 
 struct MetaEntry {

@@ -21,6 +21,7 @@
 // - A file with split.count is one part of a split model (gguf_split.cpp): the whole model is read.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -84,6 +85,25 @@ std::uint64_t min_value_bytes(std::uint32_t type) {
     case kString: return 8;   // the length prefix of an empty string
     case kArray: return 12;   // element type + count of an empty array
     default: return 0;
+  }
+}
+
+// The PackedArray type of an array of `type`, or nullopt for strings and arrays.
+std::optional<PackedArray::Type> packed_type(std::uint32_t type) {
+  using T = PackedArray::Type;
+  switch (type) {
+    case kU8: return T::u8;
+    case kI8: return T::i8;
+    case kU16: return T::u16;
+    case kI16: return T::i16;
+    case kU32: return T::u32;
+    case kI32: return T::i32;
+    case kU64: return T::u64;
+    case kI64: return T::i64;
+    case kF32: return T::f32;
+    case kF64: return T::f64;
+    case kBool: return T::boolean;
+    default: return std::nullopt;
   }
 }
 
@@ -245,6 +265,14 @@ MetaValue GgufParser::read_array(const std::string& what, int depth) {
                 " bytes remain");
   count_meta_values(count, what);
 
+  // Numbers and booleans stay as the file's bytes: a MetaValue each would cost 40 bytes of memory
+  // per byte of header.
+  if (const auto packed = packed_type(element_type)) {
+    PackedArray array{*packed, {}};
+    array.bytes.resize(static_cast<std::size_t>(count * min_bytes));  // checked above: within the file
+    in_.read(array.bytes, what);
+    return {std::move(array)};
+  }
   MetaValue::Array items;
   items.reserve(static_cast<std::size_t>(count));  // checked above against both limits
   for (std::uint64_t i = 0; i < count; ++i)

@@ -28,12 +28,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
+#include "formats/name_set.hpp"
 #include "formats/protobuf_onnx.hpp"
 #include "formats/protobuf_wire.hpp"
 #include "formats/varint.hpp"
@@ -242,12 +242,37 @@ class OnnxScan {
       source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
                        kMaxGraphDepth, " deep");
     std::uint64_t nodes = 0, initializers = 0, sparse = 0;
-    // The onnx checker refuses a graph whose initializers and sparse_initializers repeat a name.
-    std::unordered_set<std::string> initializer_names;
-    const auto unique_initializer = [&](const std::string& name, const std::string& context) {
-      if (!initializer_names.insert(name).second)
+    // The onnx checker refuses a graph whose initializers and sparse_initializers repeat a name
+    // (as the file gives it). A name given again was taken when it came, so its tensor was renamed
+    // ("w#2"): only then are this graph's initializers indexed by name, from `runs` (a million
+    // initializers of distinct names cost no index). `file_names` keeps the names the file gave
+    // tensors that were renamed.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;  // [first, last] positions
+    std::unordered_map<std::uint32_t, std::string> file_names;
+    NameSet initializer_names;
+    bool indexed = false;
+    const auto file_name = [&](std::uint32_t position) -> std::string_view {
+      const auto it = file_names.find(position);
+      return it != file_names.end() ? std::string_view(it->second) : std::string_view(manifest_.tensors[position].name);
+    };
+    // `taken`: `name` was taken when the initializer came (its tensor was named otherwise).
+    const auto unique_initializer = [&](std::size_t position, const std::string& name, bool taken,
+                                        const std::string& context) {
+      const auto id = static_cast<std::uint32_t>(position);
+      if (taken && !indexed) {
+        for (const auto& [first, last] : runs)
+          for (std::uint32_t p = first; p <= last; ++p) initializer_names.insert(p, file_name);
+        indexed = true;
+      }
+      if (indexed && initializer_names.contains(name, file_name))
         fail(ErrorCode::bad_input, file_.string(), ": ", context, ": initializer name '", name,
              "' is not unique in its graph (the onnx checker refuses it; which one a runtime uses is undefined)");
+      if (manifest_.tensors[position].name != name) file_names.emplace(id, name);
+      if (indexed) initializer_names.insert(id, file_name);
+      if (!runs.empty() && runs.back().second + 1 == id)
+        runs.back().second = id;
+      else
+        runs.emplace_back(id, id);
     };
     while (graph.next()) {
       const std::uint32_t number = graph.field().number;
@@ -258,14 +283,16 @@ class OnnxScan {
       } else if (number == onnx::graph_field::initializer) {
         graph.expect(WireType::length_delimited, "initializer");
         const std::string context = graph.context() + " initializer #" + std::to_string(initializers++);
-        unique_initializer(scan_initializer(graph.nested(context, onnx::tensor_field_name), {},
-                                            depth == 1 ? std::string() : "initializer of " + where),
-                           context);
+        const std::size_t position = manifest_.tensors.size();
+        const std::string name = scan_initializer(graph.nested(context, onnx::tensor_field_name), {},
+                                                  depth == 1 ? std::string() : "initializer of " + where);
+        unique_initializer(position, name, manifest_.tensors[position].name != name, context);
       } else if (number == onnx::graph_field::sparse_initializer) {
         graph.expect(WireType::length_delimited, "sparse_initializer");
         const std::string context = graph.context() + " sparse_initializer #" + std::to_string(sparse++);
-        unique_initializer(scan_sparse(graph.nested(context, onnx::sparse_field_name), {}, "sparse_initializer of " + where),
-                           context);
+        const std::size_t position = manifest_.tensors.size();  // its values, named "<name>.values"
+        const std::string name = scan_sparse(graph.nested(context, onnx::sparse_field_name), {}, "sparse_initializer of " + where);
+        unique_initializer(position, name, manifest_.tensors[position].name != name + ".values", context);
       }
     }
   }
@@ -528,7 +555,7 @@ class OnnxScan {
                      name ? std::optional<std::string>(*name + ".values") : std::nullopt, origin + " (values)");
     TensorInfo& v = manifest_.tensors[first];
     std::string base = name ? *name : v.name;
-    if (!name) v.name = unique(base + ".values");
+    if (!name) rename(first, base + ".values");
     scan_initializer(MessageScanner(*source_, indices->first, indices->second, sparse.context() + " indices",
                                     onnx::tensor_field_name),
                      base + ".indices", origin + " (indices)");
@@ -541,19 +568,42 @@ class OnnxScan {
   // A name not used before in this model: repeats (two If branches both naming a Constant "c")
   // get "#2", "#3", ... in the order they are met, so names are unique and stable.
   // Linear however often a name repeats: each name remembers the suffix it reached.
+  // (The caller takes the name: names_.insert once the tensor holds it.)
   std::string unique(std::string name) {
-    if (names_.insert(name).second) return name;
+    const auto name_of = [this](std::uint32_t id) { return taken_name(id); };
+    if (!names_.contains(name, name_of)) return name;
     std::uint64_t& n = next_suffix_.try_emplace(name, 2).first->second;
     for (;; ++n) {
       std::string candidate = name + "#" + std::to_string(n);
-      if (names_.insert(candidate).second) return candidate;
+      if (!names_.contains(candidate, name_of)) return candidate;
     }
   }
 
   void admit(TensorInfo info, const std::string& name, const std::string& context) {
+    if (manifest_.tensors.size() >= kKeptName)
+      fail(ErrorCode::unsupported, file_.string(), ": ", context, ": more than 2^31 tensors in one model");
     info.name = unique(name);
     caps_.admit(file_, context, info.name);
     manifest_.tensors.push_back(std::move(info));
+    names_.insert(static_cast<std::uint32_t>(manifest_.tensors.size() - 1),
+                  [this](std::uint32_t id) { return taken_name(id); });
+  }
+
+  // Tensor `position` takes `name` made unique; the name it had stays taken (a sparse tensor's,
+  // whose values the tensor holds).
+  void rename(std::size_t position, std::string name) {
+    const auto name_of = [this](std::uint32_t id) { return taken_name(id); };
+    const auto id = static_cast<std::uint32_t>(position);
+    kept_names_.push_back(manifest_.tensors[position].name);
+    names_.replace(id, kKeptName | static_cast<std::uint32_t>(kept_names_.size() - 1), name_of);
+    manifest_.tensors[position].name = unique(std::move(name));
+    names_.insert(id, name_of);
+  }
+
+  // names_'s ids: a tensor's position, or kKeptName | an index into kept_names_.
+  static constexpr std::uint32_t kKeptName = 1u << 31;
+  std::string_view taken_name(std::uint32_t id) const {
+    return id & kKeptName ? std::string_view(kept_names_[id & ~kKeptName]) : std::string_view(manifest_.tensors[id].name);
   }
 
   // A TensorProto: an initializer, or a constant attribute's value (`name` then overrides the
@@ -808,7 +858,8 @@ class OnnxScan {
   std::unique_ptr<protobuf::WindowedReader> source_;  // on the heap: it holds a 64 KiB buffer
   Manifest manifest_;
   std::map<std::filesystem::path, std::uint64_t> sizes_;
-  std::unordered_set<std::string> names_;
+  NameSet names_;                       // every tensor's name, and kept_names_
+  std::vector<std::string> kept_names_;  // names taken by no tensor now (rename())
   std::unordered_map<std::string, std::uint64_t> next_suffix_;  // unique(): the next "#n" to try per name
   std::uint64_t functions_ = 0;
 };

@@ -13,15 +13,57 @@
 
 namespace lwload::profile::svg {
 
+// The length of the well-formed UTF-8 sequence (RFC 3629) at text[i] whose code point XML 1.0
+// allows as a character, or 0: a stray or truncated byte, an overlong form, a surrogate, a code
+// point past U+10FFFF, U+FFFE or U+FFFF. (Names are a file's bytes, not text.)
+inline std::size_t xml_utf8_sequence(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return at(k) >= lo && at(k) <= hi; };
+  const unsigned c = at(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c == 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if (c == 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
+  if (c == 0xef && at(1) == 0xbf && (at(2) == 0xbe || at(2) == 0xbf)) return 0;  // U+FFFE, U+FFFF
+  if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+// Text as XML character data or an attribute value: & < > " as entities, control bytes (which
+// XML 1.0 cannot hold, even as references) as the visible text \xNN the CLI prints them as, and
+// a byte that begins no allowed UTF-8 character as U+FFFD. Always well-formed.
 inline std::string escape(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (const char c : text) {
-    switch (c) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {
+      const std::size_t n = xml_utf8_sequence(text, i);
+      if (n == 0) {
+        out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
+      } else {
+        out.append(text.substr(i, n));
+        i += n - 1;
+      }
+      continue;
+    }
+    switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += ch;
+        }
     }
   }
   return out;
@@ -80,10 +122,13 @@ inline const char* phase_colour(std::string_view name) {
   return "#dddddd";
 }
 
-// Long model paths and device names must not run off the picture.
+// Long model paths and device names must not run off the picture. The cut backs up to the start
+// of a UTF-8 sequence, so no character is split.
 inline std::string clip(std::string text, std::size_t max) {
-  if (text.size() > max) text = text.substr(0, max - 3) + "...";
-  return text;
+  if (text.size() <= max) return text;
+  std::size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
 }
 
 }  // namespace lwload::profile::svg

@@ -79,6 +79,155 @@ def write_checkpoint(out, root, storages=None, raw_pickle=None):
             z.writestr(f"archive/data/{key}", b"\0" * (4 * numel))
 
 
+def write_gguf(out, kvs):
+    """A GGUF v3 file with these (key, type + value bytes) metadata pairs and no tensors."""
+    with open(out, "wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)))
+        for key, value in kvs:
+            f.write(struct.pack("<Q", len(key)) + key + value)
+
+
+def write_safetensors_many(out, count):
+    """`count` one-byte U8 tensors named tN, packed in order (a 70 MB header for a million)."""
+    parts = [f'"t{i}":{{"dtype":"U8","shape":[1],"data_offsets":[{i},{i + 1}]}}'
+             for i in range(count)]
+    text = ("{" + ",".join(parts) + "}").encode()
+    text += b" " * (-len(text) % 8)
+    with open(out, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"\1" * count)
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def length_delimited(field, payload):
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def write_onnx_many(out, count):
+    """A ModelProto whose graph holds `count` initializers: TensorProto{dims: [1], data_type: UINT8,
+    name: "wN", raw_data: one byte}, written on the wire directly (onnx's helpers take minutes)."""
+    inits = b"".join(length_delimited(5, b"\x08\x01\x10\x02" + length_delimited(8, b"w%d" % i) + b"\x4a\x01\x01")
+                     for i in range(count))
+    graph = length_delimited(2, b"g") + inits
+    model = b"\x08\x08" + length_delimited(8, b"\x10\x11") + length_delimited(7, graph)
+    with open(out, "wb") as f:
+        f.write(model)
+
+
+def write_tflite_shared_quantization(out, tensors, channels):
+    """A TFLite model whose `tensors` INT8 tensors of `channels` elements share one buffer, one shape
+    vector and one QuantizationParameters table of `channels` scales, as a FlatBuffers writer that
+    shares tables writes it."""
+    import flatbuffers
+    b = flatbuffers.Builder(1 << 20)
+    def vector(values, fmt, size):
+        b.StartVector(size, len(values), size)
+        for v in reversed(values):
+            b.Prepend(getattr(flatbuffers.number_types, fmt), v)
+        return b.EndVector()
+    scales = vector([0.5] * channels, "Float32Flags", 4)
+    zero_points = vector([0] * channels, "Int64Flags", 8)
+    b.StartObject(7)  # QuantizationParameters
+    b.PrependUOffsetTRelativeSlot(2, scales, 0)
+    b.PrependUOffsetTRelativeSlot(3, zero_points, 0)
+    quantization = b.EndObject()
+    shape = vector([channels], "Int32Flags", 4)
+    data = vector([1] * channels, "Uint8Flags", 1)
+    b.StartObject(1)
+    empty = b.EndObject()
+    b.StartObject(1)
+    b.PrependUOffsetTRelativeSlot(0, data, 0)
+    filled = b.EndObject()
+    names = [b.CreateString(f"t{i}") for i in range(tensors)]
+    offsets = []
+    for i in range(tensors):
+        b.StartObject(5)  # Tensor: shape, type, buffer, name, quantization
+        b.PrependUOffsetTRelativeSlot(0, shape, 0)
+        b.PrependInt8Slot(1, 9, 0)  # INT8
+        b.PrependUint32Slot(2, 1, 0)
+        b.PrependUOffsetTRelativeSlot(3, names[i], 0)
+        b.PrependUOffsetTRelativeSlot(4, quantization, 0)
+        offsets.append(b.EndObject())
+    def table_vector(items):
+        b.StartVector(4, len(items), 4)
+        for item in reversed(items):
+            b.PrependUOffsetTRelative(item)
+        return b.EndVector()
+    tensor_vector = table_vector(offsets)
+    name = b.CreateString("main")
+    b.StartObject(5)  # SubGraph
+    b.PrependUOffsetTRelativeSlot(0, tensor_vector, 0)
+    b.PrependUOffsetTRelativeSlot(4, name, 0)
+    subgraph = b.EndObject()
+    subgraphs = table_vector([subgraph])
+    buffers = table_vector([empty, filled])
+    description = b.CreateString("shared quantization")
+    b.StartObject(5)  # Model: version, operator_codes, subgraphs, description, buffers
+    b.PrependUint32Slot(0, 3, 0)
+    b.PrependUOffsetTRelativeSlot(2, subgraphs, 0)
+    b.PrependUOffsetTRelativeSlot(3, description, 0)
+    b.PrependUOffsetTRelativeSlot(4, buffers, 0)
+    model = b.EndObject()
+    b.Finish(model, file_identifier=b"TFL3")
+    with open(out, "wb") as f:
+        f.write(b.Output())
+
+
+def write_tflite_tiny_tensors(out, tensors):
+    """A TFLite model of `tensors` INT8 scalars sharing one shape vector ([1]) and one buffer, each
+    table a name and two offsets: the fewest bytes a tensor can take."""
+    import flatbuffers
+    b = flatbuffers.Builder(1 << 20)
+    b.StartVector(4, 1, 4)
+    b.PrependInt32(1)
+    shape = b.EndVector()
+    b.StartVector(1, 1, 1)
+    b.PrependUint8(1)
+    data = b.EndVector()
+    b.StartObject(1)
+    empty = b.EndObject()
+    b.StartObject(1)
+    b.PrependUOffsetTRelativeSlot(0, data, 0)
+    filled = b.EndObject()
+    offsets = []
+    for i in range(tensors):
+        name = b.CreateString(f"t{i}")
+        b.StartObject(5)  # Tensor: shape, type (INT8), buffer, name
+        b.PrependUOffsetTRelativeSlot(0, shape, 0)
+        b.PrependInt8Slot(1, 9, 0)
+        b.PrependUint32Slot(2, 1, 0)
+        b.PrependUOffsetTRelativeSlot(3, name, 0)
+        offsets.append(b.EndObject())
+    def table_vector(items):
+        b.StartVector(4, len(items), 4)
+        for item in reversed(items):
+            b.PrependUOffsetTRelative(item)
+        return b.EndVector()
+    tensor_vector = table_vector(offsets)
+    b.StartObject(5)  # SubGraph
+    b.PrependUOffsetTRelativeSlot(0, tensor_vector, 0)
+    subgraph = b.EndObject()
+    subgraphs = table_vector([subgraph])
+    buffers = table_vector([empty, filled])
+    b.StartObject(5)  # Model
+    b.PrependUint32Slot(0, 3, 0)
+    b.PrependUOffsetTRelativeSlot(2, subgraphs, 0)
+    b.PrependUOffsetTRelativeSlot(4, buffers, 0)
+    b.Finish(b.EndObject(), file_identifier=b"TFL3")
+    with open(out, "wb") as f:
+        f.write(b.Output())
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     if case == "pickle_empty_lists":  # 16 MiB of EMPTY_LIST: one node per byte
@@ -202,6 +351,32 @@ def main():
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         with open(out, "wb") as f:
             f.write(model.SerializeToString())
+    elif case == "gguf_u8_array":  # one metadata value: an array of 8,000,000 UINT8 (8 MB of header)
+        write_gguf(out, [(b"big", struct.pack("<IIQ", 9, 0, 8000000) + b"\x01" * 8000000)])
+    elif case == "gguf_empty_strings":  # 2,000,000 empty strings: 8 header bytes each
+        write_gguf(out, [(b"s", struct.pack("<IIQ", 9, 8, 2000000) + b"\0" * 8 * 2000000)])
+    elif case == "gguf_empty_arrays":  # 1,000,000 empty arrays of UINT8: 12 header bytes each
+        write_gguf(out, [(b"a", struct.pack("<IIQ", 9, 9, 1000000) + struct.pack("<IQ", 0, 0) * 1000000)])
+    elif case == "gguf_tiny_tensors":  # 1,000,000 scalar I8 tensors at alignment 1: ~31 header bytes each
+        infos = b"".join(struct.pack("<Q", len(b"t%d" % i)) + b"t%d" % i + struct.pack("<IIQ", 0, 24, i)
+                         for i in range(1000000))
+        alignment = (b"general.alignment", struct.pack("<II", 4, 1))
+        with open(out, "wb") as f:
+            f.write(b"GGUF" + struct.pack("<IQQ", 3, 1000000, 1))
+            f.write(struct.pack("<Q", len(alignment[0])) + alignment[0] + alignment[1] + infos + b"\1" * 1000000)
+    elif case == "tflite_tiny_tensors":  # 100,000 tensors of one shared shape and buffer: ~28 bytes each
+        write_tflite_tiny_tensors(out, 100000)
+    elif case == "onnx_tiny_initializers":  # 1,000,000 empty initializers (dims [0]), 3-byte names: 11 bytes each
+        names = (bytes([1 + i % 255, 1 + i // 255 % 255, 1 + i // 65025 % 255]) for i in range(1000000))
+        inits = b"".join(length_delimited(5, b"\x08\x00\x10\x02" + length_delimited(8, n)) for n in names)
+        with open(out, "wb") as f:
+            f.write(b"\x08\x08" + length_delimited(8, b"\x10\x11") + length_delimited(7, length_delimited(2, b"g") + inits))
+    elif case == "safetensors_1m":  # 1,000,000 one-element U8 tensors, packed
+        write_safetensors_many(out, 1000000)
+    elif case == "onnx_1m":  # 1,000,000 one-element UINT8 initializers with raw_data
+        write_onnx_many(out, 1000000)
+    elif case == "tflite_shared_quantization":  # 10,000 tensors sharing one 5,000-channel table
+        write_tflite_shared_quantization(out, 10000, 5000)
     else:
         raise SystemExit(f"unknown case {case}")
 

@@ -263,13 +263,15 @@ def compare_quantization(lwload, path, ref_dir):
     result = subprocess.run([lwload, "inspect", "--json", path], capture_output=True, text=True)
     if result.returncode != 0:
         return [f"lwload inspect --json failed: {result.stderr.strip()}"]
-    loaded = {t["name"]: t for t in json.loads(result.stdout)["tensors"]}
+    document = json.loads(result.stdout)
+    loaded = {t["name"]: t for t in document["tensors"]}
     with open(os.path.join(ref_dir, "index.json")) as f:
         reference = json.load(f)
     bits = lambda v: struct.pack("<d", v).hex()
     problems = []
     for t in reference:
         got = loaded.get(t["name"], {}).get("quantization")
+        got = None if got is None else document["quantizations"][got]
         want = t.get("quantization")
         if want is None or got is None:
             if (want is None) != (got is None):
