@@ -18,6 +18,11 @@ class XrtBackend final : public BackendImpl {
 
   std::vector<DeviceInfo> devices() override { return infos_of(xrt_backend::discover()); }
 
+  std::string absent_reason() const override {
+    std::string why;
+    return xrt_backend::discover(&why).empty() ? why : std::string();
+  }
+
   std::unique_ptr<Device> open(std::uint32_t index, const DeviceOverrides& overrides) override {
     const auto found = xrt_backend::discover();
     const auto& device = device_at(found, index, "xrt", "XRT");

@@ -66,6 +66,13 @@ void XrtBuffer::end_host_write() {
        [&] { bo_.sync(XCL_BO_SYNC_BO_TO_DEVICE, static_cast<std::size_t>(size_), 0); });
 }
 
+void XrtBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
+  if (kind_ == BufferKind::host_visible)
+    call(session_->label(), "xrt::bo::sync(XCL_BO_SYNC_BO_FROM_DEVICE)", str(dst.size(), " bytes at offset ", offset),
+         [&] { bo_.sync(XCL_BO_SYNC_BO_FROM_DEVICE, dst.size(), static_cast<std::size_t>(offset)); });
+  SessionBuffer::do_read_back(offset, dst);
+}
+
 void XrtBuffer::read_device(std::uint64_t offset, std::span<std::byte> dst) {
   const std::uint64_t chunk = std::min<std::uint64_t>(dst.size(), kReadBackChunk);
   auto bounce = session_->allocate(chunk, MemoryPlace::host_visible);
@@ -81,6 +88,7 @@ void XrtBuffer::read_device(std::uint64_t offset, std::span<std::byte> dst) {
 }
 
 std::unique_ptr<DeviceBuffer> XrtBuffer::do_view(std::uint64_t offset, std::uint64_t size) {
+  if (kind_ == BufferKind::device_local) return nullptr;  // XRT 2.13 makes sub-buffers of host-backed buffers only
   auto sub = call(session_->label(), "xrt::bo(sub-buffer)", str(size, " bytes at offset ", offset), [&] {
     return ::xrt::bo(bo_, bo_size(size), static_cast<std::size_t>(offset));
   });

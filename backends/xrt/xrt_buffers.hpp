@@ -28,9 +28,14 @@ class XrtBuffer final : public SessionBuffer<Session> {
   ::xrt::bo& bo() noexcept { return bo_; }
 
  protected:
+  // What the device holds: host-visible bytes synced back from the device first (a device-side
+  // copy into them reaches the host only so), imported pages as the file's, device-only bytes
+  // through read_device.
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override;
   // Device-only bytes come back through a host-mapped buffer: copied on the device, then synced.
   void read_device(std::uint64_t offset, std::span<std::byte> dst) override;
-  // A sub-buffer: XRT's own view of [offset, offset + size), addressed by the device like its parent.
+  // A sub-buffer: XRT's own view of [offset, offset + size), addressed by the device like its
+  // parent; none of a device-only buffer (XRT 2.13 refuses those).
   std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:

@@ -68,7 +68,7 @@ DeviceInfo describe(const ::xrt::device& device, std::uint32_t index) {
 
 }  // namespace
 
-std::vector<FoundDevice> discover() {
+std::vector<FoundDevice> discover(std::string* why) {
   std::vector<FoundDevice> found;
   try {
     // XRT's noop shim counts no devices yet opens device 0: device 0 is always tried (where there
@@ -79,9 +79,10 @@ std::vector<FoundDevice> discover() {
       DeviceInfo info = describe(device, i);
       found.push_back({std::move(device), std::move(info)});
     }
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     // No driver shim XRT can load (XILINX_XRT unset, no driver), or a device it lists but cannot
     // open: the devices before it are offered, and XRT's absence is not an error.
+    if (why != nullptr && found.empty()) *why = str("XRT: ", e.what());
   }
   return found;
 }

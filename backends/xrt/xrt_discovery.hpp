@@ -7,6 +7,7 @@
 
 #include <xrt/xrt_device.h>
 
+#include <string>
 #include <vector>
 
 #include "lwload/device.hpp"
@@ -19,8 +20,9 @@ struct FoundDevice {
 };
 
 // Every device XRT enumerates; empty when XRT finds none or cannot load a driver shim (XILINX_XRT
-// unset, no driver). Indices in DeviceInfo::index are XRT's device indices.
-std::vector<FoundDevice> discover();
+// unset, no driver), and then `*why` says what XRT answered. Indices in DeviceInfo::index are
+// XRT's device indices.
+std::vector<FoundDevice> discover(std::string* why = nullptr);
 
 // The DeviceInfo of an application's device: its XRT index where a device discovery opens is the
 // same core device, else described as index 0 (XRT's noop shim makes a new one per open).

@@ -5,7 +5,7 @@
 // interface is C++ (xrt_core::device subclasses, no public header), so the simulation does not
 // re-declare it: it loads Debian's own noop shim (the device object XRT talks to) and takes over
 // that device's buffer entry points — the slots of its vtable that hold the noop shim's alloc_bo,
-// free_bo, map_bo, sync_bo, copy_bo, ... (found by address, so no slot number is assumed) — with
+// free_bo, map_bo, sync_bo, copy_bo, exec_buf, ... (found by address, so no slot number is assumed) — with
 // the functions of sim_buffers.cpp. Everything above them is the real XRT: xrt::bo, its kinds,
 // alignment checks, sub-buffers.
 //
@@ -47,5 +47,9 @@ void copy_bo(void* self, unsigned dst, unsigned src, std::size_t size, std::size
 void get_bo_properties(const void* self, unsigned handle, xclBOProperties* properties);
 int export_bo(const void* self, unsigned handle);
 unsigned import_bo(void* self, int fd);
+// Commands: xrt::bo::copy sends XRT's copy command (ERT_START_COPYBO) in an exec buffer; the
+// simulated device runs it at once (the device-side copy) and marks it completed.
+int exec_buf(void* self, unsigned handle);
+int exec_wait(const void* self, int timeout_ms);
 
 }  // namespace xrt_sim

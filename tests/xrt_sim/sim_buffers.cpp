@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <ert.h>
 #include <xrt_mem.h>
 
 #include <algorithm>
@@ -219,9 +220,10 @@ void sync_bo(void*, unsigned handle, xclBOSyncDirection dir, std::size_t size, s
   d.counters.synced_bytes += size;
 }
 
-void copy_bo(void*, unsigned dst, unsigned src, std::size_t size, std::size_t dst_offset, std::size_t src_offset) {
-  Device& d = Device::instance();
-  const std::lock_guard lock(d.mutex);
+namespace {
+
+// A device-side copy between two buffers' device memory; the lock is held.
+void copy_locked(Device& d, unsigned dst, unsigned src, std::size_t size, std::size_t dst_offset, std::size_t src_offset) {
   const Bo& to = find(d, dst, "copy_bo (destination)");
   const Bo& from = find(d, src, "copy_bo (source)");
   check_range(d, to, size, dst_offset, "copy_bo into the destination");
@@ -235,6 +237,38 @@ void copy_bo(void*, unsigned dst, unsigned src, std::size_t size, std::size_t ds
   }
   d.counters.copied_bytes += size;
 }
+
+}  // namespace
+
+void copy_bo(void*, unsigned dst, unsigned src, std::size_t size, std::size_t dst_offset, std::size_t src_offset) {
+  Device& d = Device::instance();
+  const std::lock_guard lock(d.mutex);
+  copy_locked(d, dst, src, size, dst_offset, src_offset);
+}
+
+int exec_buf(void*, unsigned handle) {
+  Device& d = Device::instance();
+  const std::lock_guard lock(d.mutex);
+  const Bo& command = find(d, handle, "exec_buf");
+  if (command.host == nullptr || command.size < sizeof(ert_start_copybo_cmd))
+    violation(d, "exec_buf of a buffer that holds no command");
+  auto* packet = reinterpret_cast<ert_start_copybo_cmd*>(command.host);
+  if (packet->opcode != ERT_START_COPYBO) {
+    packet->state = ERT_CMD_STATE_ERROR;
+    refuse(EOPNOTSUPP, "xrt_sim: only copy commands (ERT_START_COPYBO) are simulated");
+  }
+  try {
+    copy_locked(d, packet->dst_bo_hdl, packet->src_bo_hdl, ert_copybo_size(packet), ert_copybo_dst_offset(packet),
+                ert_copybo_src_offset(packet));
+    packet->state = ERT_CMD_STATE_COMPLETED;
+  } catch (...) {
+    packet->state = ERT_CMD_STATE_ERROR;
+    throw;
+  }
+  return 0;
+}
+
+int exec_wait(const void*, int) { return 1; }  // every command completed when it was sent
 
 void get_bo_properties(const void*, unsigned handle, xclBOProperties* properties) {
   Device& d = Device::instance();

@@ -30,6 +30,8 @@ std::vector<std::pair<const char*, void*>> taken_over() {
      reinterpret_cast<void*>(&xrt_sim::get_bo_properties)},
     {"_ZNK8xrt_core4shimINS_11device_pcieEE9export_boEj", reinterpret_cast<void*>(&xrt_sim::export_bo)},
     {"_ZN8xrt_core4shimINS_11device_pcieEE9import_boEi", reinterpret_cast<void*>(&xrt_sim::import_bo)},
+    {"_ZN8xrt_core4shimINS_11device_pcieEE8exec_bufEj", reinterpret_cast<void*>(&xrt_sim::exec_buf)},
+    {"_ZNK8xrt_core4shimINS_11device_pcieEE9exec_waitEi", reinterpret_cast<void*>(&xrt_sim::exec_wait)},
   };
 }
 
