@@ -77,6 +77,12 @@ std::vector<std::byte> device_bytes(std::uint64_t address, std::size_t n) {
   return bytes;
 }
 
+// The XRT core device whose buffer holds `address` on the simulated device.
+const void* owner_of(std::uint64_t address) {
+  const auto owner = reinterpret_cast<const void* (*)(unsigned long long)>(sim_hook("lwload_xrt_sim_owner"));
+  return owner(address);
+}
+
 // Nothing the simulated driver holds, and nothing it refused as out of bounds or misaligned.
 void check_clean() {
   INFO("simulated driver: " << sim_describe());
@@ -278,6 +284,7 @@ TEST_CASE("xrt: lwload works on the application's xrt::device and leaves it work
         const auto on_xrt = xrt_tensor(t);
         REQUIRE(on_xrt.has_value());
         // The application's kernels would take this buffer object: on its device, at the tensor.
+        CHECK(owner_of(on_xrt->bo.address() + on_xrt->offset) == app.get_handle().get());
         const auto expected = test::read_range(model, t.info->pieces[0].offset, t.bytes);
         CHECK((device_bytes(on_xrt->bo.address() + on_xrt->offset, t.bytes) == expected));
       }

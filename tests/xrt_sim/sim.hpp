@@ -26,7 +26,8 @@
 // - hooks for the tests (extern "C"): lwload_xrt_sim_counter(name) — "live" buffer objects,
 //   "violations", "userptr", "userptr_refused", "device_only", "host", "synced_bytes";
 //   lwload_xrt_sim_read_device(address, dst, n) — the bytes the device sees at a device address
-//   (xrt::bo::address()); lwload_xrt_sim_describe(text, size) — the counters as one line.
+//   (xrt::bo::address()); lwload_xrt_sim_owner(address) — the XRT core device whose buffer holds
+//   it; lwload_xrt_sim_describe(text, size) — the counters as one line.
 #pragma once
 
 #include <xrt.h>

@@ -40,6 +40,7 @@ struct Bo {
   std::byte* host;        // userptr: the caller's; host: ours (mmap); device_only: nullptr
   std::uint64_t address;  // device memory: [address, address + size) in the memfd at address - base
   unsigned flags;
+  const void* device;     // the XRT core device that made it (the `self` of the entry points)
 };
 
 struct Counters {
@@ -148,7 +149,7 @@ void device_io(Device& d, bool write, std::byte* host, std::uint64_t address, st
 
 }  // namespace
 
-unsigned alloc_bo(void*, std::size_t size, unsigned flags) {
+unsigned alloc_bo(void* self, std::size_t size, unsigned flags) {
   Device& d = Device::instance();
   const std::lock_guard lock(d.mutex);
   if (size == 0) violation(d, "alloc_bo of 0 bytes");
@@ -164,10 +165,10 @@ unsigned alloc_bo(void*, std::size_t size, unsigned flags) {
     d.device_only_bytes += size;
     ++d.counters.device_only;
   }
-  return add(d, {kind, size, host, place(d, size), flags});
+  return add(d, {kind, size, host, place(d, size), flags, self});
 }
 
-unsigned alloc_userptr_bo(void*, void* userptr, std::size_t size, unsigned flags) {
+unsigned alloc_userptr_bo(void* self, void* userptr, std::size_t size, unsigned flags) {
   Device& d = Device::instance();
   const std::lock_guard lock(d.mutex);
   if (reinterpret_cast<std::uintptr_t>(userptr) % kPage != 0)
@@ -181,7 +182,7 @@ unsigned alloc_userptr_bo(void*, void* userptr, std::size_t size, unsigned flags
   }
   admit(d, size, Kind::userptr);
   ++d.counters.userptr;
-  return add(d, {Kind::userptr, size, static_cast<std::byte*>(userptr), place(d, size), flags});
+  return add(d, {Kind::userptr, size, static_cast<std::byte*>(userptr), place(d, size), flags, self});
 }
 
 void free_bo(void*, unsigned handle) {
@@ -317,6 +318,16 @@ SIM_EXPORT int lwload_xrt_sim_read_device(unsigned long long address, void* dst,
     }
   }
   return -1;
+}
+
+// The XRT core device (xrt::device::get_handle().get()) whose buffer holds `address`; nullptr
+// when no live buffer does.
+SIM_EXPORT const void* lwload_xrt_sim_owner(unsigned long long address) {
+  Device& d = Device::instance();
+  const std::lock_guard lock(d.mutex);
+  for (const auto& [handle, bo] : d.bos)
+    if (address >= bo.address && address - bo.address < bo.size) return bo.device;
+  return nullptr;
 }
 
 SIM_EXPORT void lwload_xrt_sim_describe(char* text, unsigned long size) {
