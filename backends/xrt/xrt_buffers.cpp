@@ -12,11 +12,11 @@
 namespace lwload::xrt_backend {
 namespace {
 
-// Memory group 0: AMD's NPUs have no memory banks (their driver ignores the group); on cards a
-// kernel's group applies only once an xclbin is loaded, which lwload does not do.
+// Memory group 0: lwload loads no xclbin, so no kernel names another bank. A driver that needs a
+// kernel's group refuses the buffer, and the error (or the import's reason) carries its words.
 constexpr ::xrt::memory_group kGroup = 0;
 
-// XRT refuses empty buffer objects; an empty tensor still gets a one-byte buffer.
+// No zero-size buffer objects: an empty tensor still gets a one-byte buffer.
 std::size_t bo_size(std::uint64_t bytes) { return bytes == 0 ? 1 : static_cast<std::size_t>(bytes); }
 
 // Read-back of device-only memory goes through host-mapped buffers of at most this size.

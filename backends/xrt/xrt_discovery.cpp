@@ -25,13 +25,11 @@ std::string text_info(const ::xrt::device& device) {
   }
 }
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
 // XRT has no device-type query: the name tells. Cards (Alveo, Versal) report their platform's
-// name, "xilinx_u250_gen3x16_xdma_shell_4_1" and the like: discrete memory, device-local banks.
-// AMD's NPUs ("NPU Phoenix", "RyzenAI-npu1") share host memory, and so does a device that reports
-// no name at all (XRT's noop and emulation devices keep their buffers in host memory).
-bool is_card(std::string_view name) { return name.rfind("xilinx_", 0) == 0 && !contains(name, "npu"); }
+// name, "xilinx_u250_gen3x16_xdma_shell_4_1" and the like: discrete, with device-local banks.
+// Anything else — AMD's NPUs, and a device that reports no name (XRT's noop and emulation devices,
+// whose buffers are host memory) — is taken to share host memory; DeviceOverrides say otherwise.
+bool is_card(std::string_view name) { return name.rfind("xilinx_", 0) == 0; }
 
 DeviceInfo describe(const ::xrt::device& device, std::uint32_t index) {
   DeviceInfo info;
@@ -62,7 +60,7 @@ DeviceInfo describe(const ::xrt::device& device, std::uint32_t index) {
   const std::string bdf = text_info<::xrt::info::device::bdf>(device);
   info.details = {{"bdf", bdf.empty() ? "not reported" : bdf},
                   {"reported_name", reported.empty() ? "none" : reported},
-                  {"memory_from", card ? "name: a card's platform" : reported.empty() ? "no name: host memory" : "name: an NPU"}};
+                  {"memory_from", card ? "name: a card's platform" : reported.empty() ? "no name: host memory" : "name: not a card's"}};
   return info;
 }
 
