@@ -14,6 +14,9 @@ std::vector<std::shared_ptr<Backend>> builtin_backends() {
 #if LWLOAD_HAVE_VULKAN
   list.push_back(make_vulkan_backend());
 #endif
+#if LWLOAD_HAVE_XRT
+  list.push_back(make_xrt_backend());
+#endif
   return list;
 }
 

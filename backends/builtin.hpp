@@ -24,5 +24,8 @@ std::shared_ptr<Backend> make_level_zero_backend();
 #if LWLOAD_HAVE_VULKAN
 std::shared_ptr<Backend> make_vulkan_backend();
 #endif
+#if LWLOAD_HAVE_XRT
+std::shared_ptr<Backend> make_xrt_backend();
+#endif
 
 }  // namespace lwload

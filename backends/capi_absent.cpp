@@ -33,4 +33,8 @@ lwload_device* lwload_device_from_vulkan(void*, void*, void*, uint32_t, lwload_e
 }
 #endif
 
+#if !LWLOAD_HAVE_XRT
+lwload_device* lwload_device_from_xrt(void*, lwload_error** err) { return not_built(err, "XRT"); }
+#endif
+
 }  // extern "C"

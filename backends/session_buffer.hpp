@@ -60,8 +60,9 @@ class SessionBuffer : public DeviceBufferImpl {
 
   // Bytes the host addresses (host-visible memory, imported pages) are read through the guarded
   // copy, since imported pages may be gone (the file truncated since); device-local bytes by the
-  // backend.
-  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) final {
+  // backend. A backend whose host-visible memory is the host's copy of the device's (XRT's buffer
+  // objects, synced either way) brings the device's bytes over first, then calls this.
+  void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override {
     if (host_) read_file_pages(dst, host_ + offset, offset, session_->label());
     else read_device(offset, dst);
   }

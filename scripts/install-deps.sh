@@ -17,6 +17,8 @@ build=(
   libflatbuffers-dev flatbuffers-compiler
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   libze-dev libze1
+  # XRT (AMD NPUs, Alveo): the xrt backend; tested under XRT with tests/xrt_sim as its driver shim
+  libxrt-dev libxrt1
   libvulkan-dev glslc
   # the doctest suites are configured with the build (meson setup needs the header)
   doctest-dev

@@ -170,6 +170,17 @@ MUTATIONS = [
      "std::memcpy(out_.data() + written_, &value, width_);",
      "std::memcpy(out_.data() + written_, &value, width_ > 1 ? width_ - 1 : width_);",
      ["onnx"]),
+    # XRT (suite xrt: the simulated driver's device memory is filled only by syncs and copies)
+    ("xrt_import_unsynced", "an XRT user-pointer import is not synced to the device",
+     "backends/xrt/xrt_buffers.cpp",
+     "       [&] { bo.sync(XCL_BO_SYNC_BO_TO_DEVICE, range.size(), 0); });",
+     "       [&] {});",
+     ["xrt"]),
+    ("xrt_refusal_fails", "a user pointer XRT refuses fails the load instead of being declined (re-planned direct)",
+     "backends/xrt/xrt_buffers.cpp",
+     '    return ImportResult::decline(str("xrt::bo(user pointer) refused ", what, ": ", what_of(e)));',
+     "    throw;",
+     ["xrt"]),
 ]
 
 # The subset CI runs (one per area, the fastest suites).

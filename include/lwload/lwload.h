@@ -178,6 +178,9 @@ LWLOAD_API lwload_device* lwload_device_from_vulkan(void* vk_instance, void* vk_
  * makes its own stream in the context). */
 LWLOAD_API lwload_device* lwload_device_from_cuda(void* cu_context, void* cu_stream, uint32_t cu_device_index,
                                                   lwload_error** err);
+/* `xrt_device`: an xrtDeviceHandle (xrtDeviceOpen), which stays the application's to close. A
+ * tensor's native handle is then a pointer to its xrt::bo (C++; "xrt_bo"). */
+LWLOAD_API lwload_device* lwload_device_from_xrt(void* xrt_device, lwload_error** err);
 LWLOAD_API void lwload_device_free(lwload_device* d);
 LWLOAD_API const char* lwload_device_id(const lwload_device* d);   /* "opencl:0" */
 LWLOAD_API const char* lwload_device_name(const lwload_device* d); /* the driver's name for it */

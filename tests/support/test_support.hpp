@@ -79,7 +79,7 @@ int run_lwload(const std::string& args, std::string* out = nullptr);
 // Prerequisites a test needs from its environment (a device, a layer, the CLI). LWLOAD_REQUIRE
 // lists, comma-separated, those a run must have ("all" for every one); CI sets it, so a missing
 // runtime fails there instead of passing silently. Names: exe (LWLOAD_EXE, the CLI), opencl,
-// vulkan, validation (the Khronos validation layer), cuda_sim, level_zero_sim, rsvg.
+// vulkan, validation (the Khronos validation layer), cuda_sim, level_zero_sim, xrt_sim, rsvg.
 bool required(std::string_view what);
 // True when `present`. Otherwise false after a visible "SKIP <what>: <why>" message — or, when
 // LWLOAD_REQUIRE names `what`, a test failure saying what is missing.
