@@ -511,7 +511,8 @@ TEST_CASE("10,000 tensors, and a sparse > 4 GiB GGUF is inspected from its heade
 }
 
 TEST_CASE("every ggml type id maps to its dtype with ggml-common.h's block size and type size") {
-  // {ggml id, name, QK, sizeof(block)} from ggml.h and ggml-common.h's static_asserts.
+  // {ggml id, name, QK, sizeof(block)} from ggml.h and ggml-common.h's static_asserts: every type
+  // the linked ggml (GGML_TYPE_COUNT = 43) reads from a GGUF.
   struct Row {
     std::uint32_t id;
     const char* name;
@@ -526,6 +527,7 @@ TEST_CASE("every ggml type id maps to its dtype with ggml-common.h's block size 
       {22, "IQ2_S", 256, 82},    {23, "IQ4_XS", 256, 136},  {24, "I8", 1, 1},        {25, "I16", 1, 2},
       {26, "I32", 1, 4},         {27, "I64", 1, 8},         {28, "F64", 1, 8},       {29, "IQ1_M", 256, 56},
       {30, "BF16", 1, 2},        {34, "TQ1_0", 256, 54},    {35, "TQ2_0", 256, 66},  {39, "MXFP4", 32, 17},
+      {40, "NVFP4", 64, 36},     {41, "Q1_0", 128, 18},     {42, "Q2_0", 64, 18},
   };
   TempDir dir;
   Gguf g;
