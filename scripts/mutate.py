@@ -26,6 +26,7 @@ table (docs/MUTATIONS.md). Exit status: 0 when every applied mutation was caught
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -181,6 +182,125 @@ MUTATIONS = [
      '    return ImportResult::decline(str("xrt::bo(user pointer) refused ", what, ": ", what_of(e)));',
      "    throw;",
      ["xrt"]),
+    ("onnx_external_to_end", "ONNX external data without a length takes the tensor's first bytes of a longer file",
+     "lib/formats/onnx.cpp",
+     "if (to_end && size - data_offset != info.bytes)",
+     "if (false && to_end && size - data_offset != info.bytes)",
+     ["onnx"]),
+    ("onnx_external_key_twice", "an ONNX external_data offset or length given twice: the last one wins",
+     "lib/formats/onnx.cpp",
+     "if (out) fail_tensor(ErrorCode::bad_input, t, \"external_data\", t.external_offset, \"key '\", key, \"' appears twice\");",
+     "if (false && out) fail_tensor(ErrorCode::bad_input, t, \"external_data\", t.external_offset, \"key '\", key, \"' appears twice\");",
+     ["onnx"]),
+    # GGUF: what ggml's own reader refuses
+    ("gguf_name_64_accepted", "a 64-byte GGUF tensor name (ggml keeps 63 and refuses it) is accepted",
+     "lib/formats/gguf.cpp",
+     "if (name_length >= kGgmlMaxName) {",
+     "if (name_length > kGgmlMaxName) {",
+     ["gguf"]),
+    ("gguf_name_nul_accepted", "a GGUF tensor name holding a NUL (ggml reads its prefix) is accepted",
+     "lib/formats/gguf.cpp",
+     "if (const auto nul = tensor.name.find('\\0'); nul != std::string::npos)",
+     "if (const auto nul = tensor.name.find('\\0'); false && nul != std::string::npos)",
+     ["gguf"]),
+    ("gguf_packing_unchecked", "GGUF tensors out of info order, with gaps or overlapping (ggml refuses) are accepted",
+     "lib/formats/gguf.cpp",
+     "if (raw.rel_offset != expected)",
+     "if (false && raw.rel_offset != expected)",
+     ["gguf"]),
+    ("gguf_alignment_any_unsigned", "general.alignment of another unsigned type than UINT32 is accepted",
+     "lib/formats/gguf.cpp",
+     "if (type != kU32)",
+     "if (type != kU32 && type != kU8 && type != kU16 && type != kU64)",
+     ["gguf"]),
+    ("gguf_int64_count_unchecked", "a GGUF shape of 2^63 elements (past ggml's int64_t) is accepted",
+     "lib/formats/gguf.cpp",
+     "if (!ggml_counts(tensor.shape))",
+     "if (false && !ggml_counts(tensor.shape))",
+     ["gguf"]),
+    ("gguf_dims_cap", "a GGUF tensor of 5 dimensions (GGML_MAX_DIMS is 4) is accepted",
+     "lib/formats/gguf.cpp",
+     "  if (n_dims > kMaxDims)\n",
+     "  if (n_dims > kMaxDims + 1)\n",
+     ["gguf"]),
+    ("gguf_block_rows", "a GGUF row (ne0) that is not a whole number of blocks is accepted when the count is",
+     "lib/formats/gguf.cpp",
+     "if (layout && layout->block_elems > 1 && static_cast<std::uint64_t>(ne0) % layout->block_elems != 0)",
+     "if (false && layout && layout->block_elems > 1 && static_cast<std::uint64_t>(ne0) % layout->block_elems != 0)",
+     ["gguf"]),
+    ("gguf_duplicate_names", "two GGUF tensors of one name are accepted",
+     "lib/formats/gguf.cpp",
+     "if (const TensorInfo* twice = find_duplicate_name(manifest_.tensors)) {",
+     "if (const TensorInfo* twice = find_duplicate_name(manifest_.tensors); false && twice) {",
+     ["gguf"]),
+    ("onnx_external_location_twice", "an ONNX external_data location given twice: the last one wins",
+     "lib/formats/onnx.cpp",
+     "if (location) fail_tensor(ErrorCode::bad_input, t, \"external_data\", t.external_offset, \"key 'location' appears twice\");",
+     "if (false && location) fail_tensor(ErrorCode::bad_input, t, \"external_data\", t.external_offset, \"key 'location' appears twice\");",
+     ["onnx"]),
+    ("dtype_q1_0_block", "Q1_0 blocks taken as 64 elements in 18 bytes (ggml's are 128 in 18)",
+     "lib/core/dtype.cpp",
+     "DTypeRow{DType::Q1_0, \"Q1_0\", {128, 18, false}}",
+     "DTypeRow{DType::Q1_0, \"Q1_0\", {64, 18, false}}",
+     ["gguf", "core"]),
+    ("dtype_nvfp4_block", "NVFP4 blocks taken as 32 elements in 18 bytes (ggml's are 64 in 36)",
+     "lib/core/dtype.cpp",
+     "DTypeRow{DType::NVFP4, \"NVFP4\", {64, 36, false}}",
+     "DTypeRow{DType::NVFP4, \"NVFP4\", {32, 18, false}}",
+     ["gguf", "core"]),
+    # TFJS, TFLite, PyTorch
+    ("tfjs_walk_budget_per_weight", "each TFJS string weight's walk gets the whole budget (shards listed again read again)",
+     "lib/formats/tfjs.cpp",
+     "  budget.walked += pos - begin;\n",
+     "  (void)budget.walked;\n",
+     ["tfjs"]),
+    ("tflite_vector_length_ignored", "a TFLite vector's elements are not checked against the unread payloads, only its length word",
+     "lib/formats/tflite_tables.cpp",
+     "if (v) cover(v, sizeof(flatbuffers::uoffset_t) + std::uint64_t{v->size()} * sizeof(T), what);",
+     "if (v) cover(v, sizeof(flatbuffers::uoffset_t), what);",
+     ["tflite"]),
+    ("legacy_storage_larger", "a legacy torch.save storage counting more elements than its persistent id is accepted",
+     "lib/formats/pytorch.cpp",
+     "if (numel != storage.bytes / elem)",
+     "if (numel < storage.bytes / elem)",
+     ["pytorch"]),
+    # limits read from the system, and their fallbacks
+    ("cgroup_v1_mount_root", "a cgroup v1 mount's root is not cut off the process's cgroup path",
+     "lib/core/machine.cpp",
+     "if (mount.root != \"/\" && path.compare(0, mount.root.size(), mount.root) == 0) path.erase(0, mount.root.size());",
+     "if (false && mount.root != \"/\" && path.compare(0, mount.root.size(), mount.root) == 0) path.erase(0, mount.root.size());",
+     ["memory"]),
+    ("rlimit_as_hard_limit", "RLIMIT_AS is taken as set only when its hard limit is",
+     "lib/core/machine.cpp",
+     "if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)",
+     "if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_max != RLIM_INFINITY)",
+     ["memory"]),
+    ("openat2_eperm_no_fallback", "openat2 refused with EPERM (older seccomp profiles) is not answered by the component walk",
+     "lib/io/posix_file_system.cpp",
+     "if (fd != -ENOSYS && fd != -EPERM) return fd;",
+     "if (fd != -ENOSYS) return fd;",
+     ["faults_refusing_openat2_eperm"]),
+    ("page_cache_seam_pages", "cachestat's page count multiplied by lwload's page size, not the kernel's",
+     "lib/io/page_cache.cpp",
+     "if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * system_page_size()), true};",
+     "if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * page), true};",
+     ["load_parts_page_16k"]),
+    # C API statuses
+    ("capi_out_of_memory_as_device", "the C API reports an allocation failure as LWLOAD_DEVICE",
+     "lib/capi/capi_error.cpp",
+     "case ErrorCode::out_of_memory: return LWLOAD_OUT_OF_MEMORY;",
+     "case ErrorCode::out_of_memory: return LWLOAD_DEVICE;",
+     ["load_parts"]),
+    ("capi_does_not_fit_as_device", "the C API reports a plan that does not fit as LWLOAD_DEVICE",
+     "lib/capi/capi_error.cpp",
+     "case ErrorCode::does_not_fit: return LWLOAD_DOES_NOT_FIT;",
+     "case ErrorCode::does_not_fit: return LWLOAD_DEVICE;",
+     ["load_parts"]),
+    ("capi_device_as_io", "the C API reports a failed transfer as LWLOAD_IO",
+     "lib/capi/capi_error.cpp",
+     "case ErrorCode::device: return LWLOAD_DEVICE;",
+     "case ErrorCode::device: return LWLOAD_IO;",
+     ["load_parts"]),
 ]
 
 # The subset CI runs (one per area, the fastest suites).
@@ -227,9 +347,15 @@ def seed_build(seed, build, src):
 
 
 def targets_for(suites):
-    exes = {s: f"tests/test_{s}" for s in suites}
-    exes.update({"opencl_rusticl": "tests/test_opencl"})
-    return sorted({exes[s] for s in suites} | {"tools/lwload/lwload"})
+    """The executables a suite runs: tests/test_<suite>, the suite it repeats for the variants
+    tests/meson.build defines (<suite>_page_<N>k, <suite>_refusing_<what> under tests/refuse), and the CLI."""
+    targets = {"tools/lwload/lwload"}
+    for suite in suites:
+        base = re.sub(r"_page_\d+k$", "", suite.split("_refusing_")[0])
+        targets.add("tests/test_opencl" if base == "opencl_rusticl" else f"tests/test_{base}")
+        if "_refusing_" in suite:
+            targets.add("tests/refuse")
+    return sorted(targets)
 
 
 def main():

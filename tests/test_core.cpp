@@ -15,7 +15,7 @@
 using namespace lwload;
 
 TEST_CASE("dtype names round-trip and sizes follow their layouts") {
-  for (DType t : {DType::F32, DType::BF16, DType::I4, DType::Q4_K, DType::MXFP4, DType::STRING})
+  for (DType t : {DType::F32, DType::BF16, DType::I4, DType::Q4_K, DType::MXFP4, DType::NVFP4, DType::Q2_0, DType::STRING})
     CHECK(dtype_from_name(dtype_name(t)) == t);
   CHECK_FALSE(dtype_from_name("F33"));
   CHECK(dtype_bytes(DType::F32, 6) == 24u);
@@ -41,6 +41,10 @@ TEST_CASE("ggml type ids map to canonical dtypes; retired ids are rejected") {
   CHECK(dtype_from_ggml(8) == DType::Q8_0);
   CHECK(dtype_from_ggml(30) == DType::BF16);
   CHECK(dtype_from_ggml(39) == DType::MXFP4);
+  CHECK(dtype_from_ggml(40) == DType::NVFP4);
+  CHECK(dtype_from_ggml(41) == DType::Q1_0);
+  CHECK(dtype_from_ggml(42) == DType::Q2_0);
+  CHECK_FALSE(dtype_from_ggml(43));
   CHECK_FALSE(dtype_from_ggml(4));
   CHECK_FALSE(dtype_from_ggml(1000));
 }

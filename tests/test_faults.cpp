@@ -554,4 +554,29 @@ TEST_CASE("kernel features: what the kernel refuses is seen, and the fallback st
   CHECK(e.code() == ErrorCode::io);
   CHECK(std::string(e.what()).find(path.string()) != std::string::npos);
   CHECK_NOTHROW(mapping->make_resident(0, page));  // the page the file still has
+
+  // A model's other files open beneath its folder: by openat2, or where a filter refuses openat2
+  // (ENOSYS, as before Linux 5.6; EPERM, as older container profiles answer a call they do not
+  // know) by the component walk — the containment rule held either way.
+  const auto safetensors_of = [](std::size_t bytes, char fill) {
+    const std::string header = "{\"w\":{\"dtype\":\"U8\",\"shape\":[" + std::to_string(bytes) +
+                               "],\"data_offsets\":[0," + std::to_string(bytes) + "]}}      ";
+    std::string out(8, '\0');
+    out[0] = static_cast<char>(header.size());
+    return out + header + std::string(bytes, fill);
+  };
+  const auto folder = dir / "model";
+  std::filesystem::create_directory(folder);
+  test::write_file(folder / "shard.safetensors", safetensors_of(64, 'i'));
+  test::write_file(dir / "outside.safetensors", safetensors_of(64, 'o'));
+  std::filesystem::create_symlink(dir / "outside.safetensors", folder / "link.safetensors");
+  const auto index = folder / "model.safetensors.index.json";
+  test::write_file(index, std::string_view(R"({"metadata":{},"weight_map":{"w":"shard.safetensors"}})"));
+  const Manifest sharded = open_manifest(index);
+  const Weights w = load(sharded, *open_device("host"));
+  CHECK(verify(w).tensors == 1);
+  test::write_file(index, std::string_view(R"({"metadata":{},"weight_map":{"w":"link.safetensors"}})"));
+  const Error out = test::error_of([&] { open_manifest(index); });
+  CHECK(out.code() == ErrorCode::bad_input);
+  CHECK_MESSAGE(std::string(out.what()).find("link.safetensors") != std::string::npos, out.what());
 }

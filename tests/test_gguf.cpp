@@ -366,17 +366,18 @@ TEST_CASE("general.alignment 4096: data starts on a page and offsets are page mu
   CHECK(m.tensors[2].shape == std::vector<std::int64_t>{3, 5});
   for (const auto& t : m.tensors) CHECK(t.pieces[0].offset % 4096 == 0);
 
-  // Alignment given as UINT8 / UINT64 works too; the default is 32.
-  for (std::uint32_t type : {kU8, kU64}) {
+  // Alignment given as another unsigned type: ggml's reader and gguf-py refuse it, so does lwload.
+  for (std::uint32_t type : {kU8, kU16, kU64}) {
+    CAPTURE(type);
     Gguf h;
     h.alignment = 64;
     auto& kv = h.kv("general.alignment", type);
-    type == kU8 ? put_u8(kv, 64) : put_u64(kv, 64);
+    type == kU8 ? put_u8(kv, 64) : type == kU16 ? put_u16(kv, 64) : put_u64(kv, 64);
     h.tensor("x", {16}, kGgmlF32, 0);
     h.data_bytes = 64;
-    const Manifest n = open_bytes(dir, h.bytes(), "u.gguf");
-    CHECK(n.tensors[0].pieces[0].offset == h.data_start());
-    CHECK(n.tensors[0].pieces[0].offset % 64 == 0);
+    const Error e = error_of(h.bytes());
+    CHECK_ERROR_HAS(e, "metadata key 'general.alignment'");
+    CHECK_ERROR_HAS(e, "must be a UINT32, not UINT");
   }
 }
 
@@ -475,21 +476,21 @@ TEST_CASE("every KV type, nested arrays and a v2 file") {
   }
 }
 
-TEST_CASE("scalars, zero-sized tensors and out-of-order (but aligned, disjoint) data are accepted") {
+TEST_CASE("scalars and zero-sized tensors are accepted, packed in info order as ggml lays them out") {
   TempDir dir;
   Gguf g;
-  g.tensor("late", {8}, kGgmlF32, 64);
-  g.tensor("early", {8}, kGgmlF32, 0);
-  g.tensor("scalar", {}, kGgmlF32, 32);
-  g.tensor("empty", {0, 4}, kGgmlF32, 96);
+  g.tensor("first", {8}, kGgmlF32, 0);
+  g.tensor("scalar", {}, kGgmlF32, 32);  // 4 bytes, padded to 32
+  g.tensor("empty", {0, 4}, kGgmlF32, 64);
+  g.tensor("last", {8}, kGgmlF32, 64);   // the empty tensor took no bytes
   g.data_bytes = 96;
   const Manifest m = open_bytes(dir, g.bytes());
   REQUIRE(m.tensors.size() == 4);
-  CHECK(m.tensors[0].name == "late");  // file (info) order, not data order
-  CHECK(m.tensors[2].shape.empty());
-  CHECK(m.tensors[2].bytes == 4);
-  CHECK(m.tensors[3].bytes == 0);
-  CHECK(m.tensors[3].pieces.empty());
+  CHECK(m.tensors[1].shape.empty());
+  CHECK(m.tensors[1].bytes == 4);
+  CHECK(m.tensors[2].bytes == 0);
+  CHECK(m.tensors[2].pieces.empty());
+  CHECK(m.tensors[3].pieces.at(0).offset == g.data_start() + 64);
 }
 
 TEST_CASE("10,000 tensors, and a sparse > 4 GiB GGUF is inspected from its header alone") {
@@ -526,7 +527,8 @@ TEST_CASE("10,000 tensors, and a sparse > 4 GiB GGUF is inspected from its heade
 }
 
 TEST_CASE("every ggml type id maps to its dtype with ggml-common.h's block size and type size") {
-  // {ggml id, name, QK, sizeof(block)} from ggml.h and ggml-common.h's static_asserts.
+  // {ggml id, name, QK, sizeof(block)} from ggml.h and ggml-common.h's static_asserts: every type
+  // the linked ggml (GGML_TYPE_COUNT = 43) reads from a GGUF.
   struct Row {
     std::uint32_t id;
     const char* name;
@@ -541,6 +543,7 @@ TEST_CASE("every ggml type id maps to its dtype with ggml-common.h's block size 
       {22, "IQ2_S", 256, 82},    {23, "IQ4_XS", 256, 136},  {24, "I8", 1, 1},        {25, "I16", 1, 2},
       {26, "I32", 1, 4},         {27, "I64", 1, 8},         {28, "F64", 1, 8},       {29, "IQ1_M", 256, 56},
       {30, "BF16", 1, 2},        {34, "TQ1_0", 256, 54},    {35, "TQ2_0", 256, 66},  {39, "MXFP4", 32, 17},
+      {40, "NVFP4", 64, 36},     {41, "Q1_0", 128, 18},     {42, "Q2_0", 64, 18},
   };
   TempDir dir;
   Gguf g;
@@ -674,20 +677,44 @@ TEST_CASE("unknown or retired ggml types, unknown KV types, too many dims") {
   CHECK_ERROR_HAS(o, "tensor 'o' info at offset 24");
   CHECK_ERROR_HAS(o, "element count of shape [1099511627776, 1099511627776] overflows 64 bits");
 
+  // 2^63 elements fit lwload's 64-bit count (and, as Q1_0, 2^60 bytes an XFS file) but not ggml's
+  // int64_t: gguf_init_from_file refuses the shape.
+  Gguf int64_count;
+  int64_count.tensor("big", {std::uint64_t{1} << 62, 2}, 41, 0);
+  const Error ic = error_of(int64_count.bytes());
+  CHECK_ERROR_HAS(ic, "tensor 'big' info");
+  CHECK_ERROR_HAS(ic, "is not below INT64_MAX");
+
   Gguf partial_block;
   partial_block.tensor("q", {48, 2}, kGgmlQ8_0, 0);  // 96 elements = 3 blocks, but rows of 48
   partial_block.data_bytes = 128;
   CHECK_ERROR_HAS(error_of(partial_block.bytes()), "ne0 = 48 is not a multiple of Q8_0's block size 32");
 
-  Gguf long_name;
-  long_name.tensor(std::string(65, 'n'), {8}, kGgmlF32, 0);
-  long_name.data_bytes = 32;
-  CHECK_ERROR_HAS(error_of(long_name.bytes()), "name length 65 exceeds GGUF's limit of 64");
-  Gguf name64;
-  name64.tensor(std::string(64, 'n'), {8}, kGgmlF32, 0);
-  name64.data_bytes = 32;
+  // ggml keeps a name and its NUL in GGML_MAX_NAME = 64 bytes: gguf_init_from_file refuses 64 bytes
+  // ("tensor name 0 is too long: 64 >= 64"), and so does lwload, naming the tensor and the limit.
+  for (const std::size_t length : {64u, 65u, 89u}) {
+    CAPTURE(length);
+    Gguf long_name;
+    long_name.tensor(std::string(length, 'n'), {8}, kGgmlF32, 0);
+    long_name.data_bytes = 32;
+    const Error e = error_of(long_name.bytes());
+    CHECK_ERROR_HAS(e, "tensor '" + std::string(length, 'n') + "'");
+    CHECK_ERROR_HAS(e, str("name length ", length, " is not below ggml's limit of 64 bytes"));
+  }
+  Gguf name63;
+  name63.tensor(std::string(63, 'n'), {8}, kGgmlF32, 0);
+  name63.data_bytes = 32;
   TempDir dir;
-  CHECK(open_bytes(dir, name64.bytes()).tensors.at(0).name.size() == 64);
+  CHECK(open_bytes(dir, name63.bytes()).tensors.at(0).name.size() == 63);
+  // A NUL inside a name: ggml reads "w" (and refuses "w\0evil" beside "w" as a duplicate).
+  Gguf nul;
+  nul.tensor(std::string("w\0evil", 6), {8}, kGgmlF32, 0);
+  nul.tensor("w", {8}, kGgmlF32, 32);
+  nul.data_bytes = 64;
+  const Error n = error_of(nul.bytes());
+  CHECK_ERROR_HAS(n, "tensor info #0");
+  CHECK_ERROR_HAS(n, "name holds a NUL byte at byte 1 of 6");
+  CHECK_ERROR_HAS(n, "would call this tensor 'w'");
 
   Gguf deep = one_tensor();
   auto& nest = deep.kv("deep", kArray);
@@ -700,7 +727,7 @@ TEST_CASE("unknown or retired ggml types, unknown KV types, too many dims") {
   CHECK_ERROR_HAS(error_of(deep.bytes()), "nested more than");
 }
 
-TEST_CASE("offsets past the end, overflowing, misaligned or overlapping; duplicate names and keys") {
+TEST_CASE("offsets past the end, overflowing, misaligned, overlapping, gapped or out of order; duplicate names and keys") {
   Gguf past = one_tensor();
   past.data_bytes = 16;  // the tensor needs 32
   const Error p = error_of(past.bytes());
@@ -730,13 +757,35 @@ TEST_CASE("offsets past the end, overflowing, misaligned or overlapping; duplica
   CHECK_ERROR_HAS(m, "tensor 'w'");
   CHECK_ERROR_HAS(m, "data offset 16 is not a multiple of the alignment 32");
 
+  // ggml's reader takes tensors packed in info order, each padded to the alignment, and refuses
+  // any other offset: an overlap, a gap, or aligned, disjoint tensors out of order.
   Gguf overlap;
   overlap.tensor("a", {16}, kGgmlF32, 0);  // [0, 64)
   overlap.tensor("b", {8}, kGgmlF32, 32);  // [32, 64)
   overlap.data_bytes = 64;
   const Error v = error_of(overlap.bytes());
   CHECK_ERROR_HAS(v, "tensor 'b'");
-  CHECK_ERROR_HAS(v, "overlap tensor 'a'");
+  CHECK_ERROR_HAS(v, "data offset 32 but ggml's reader expects 64");
+  Gguf gap;
+  gap.tensor("a", {8}, kGgmlF32, 0);
+  gap.tensor("b", {8}, kGgmlF32, 64);  // 32 bytes of nothing between them
+  gap.data_bytes = 96;
+  const Error g = error_of(gap.bytes());
+  CHECK_ERROR_HAS(g, "tensor 'b'");
+  CHECK_ERROR_HAS(g, "data offset 64 but ggml's reader expects 32");
+  Gguf order;
+  order.tensor("late", {8}, kGgmlF32, 32);
+  order.tensor("early", {8}, kGgmlF32, 0);
+  order.data_bytes = 64;
+  const Error o2 = error_of(order.bytes());
+  CHECK_ERROR_HAS(o2, "tensor 'late'");
+  CHECK_ERROR_HAS(o2, "data offset 32 but ggml's reader expects 0");
+  CHECK_ERROR_HAS(o2, "tensors lie in info order");
+  Gguf padded;  // the padding after a 4-byte scalar is the alignment's, not the tensor's
+  padded.tensor("s", {}, kGgmlF32, 0);
+  padded.tensor("t", {8}, kGgmlF32, 4);
+  padded.data_bytes = 64;
+  CHECK_ERROR_HAS(error_of(padded.bytes()), "data offset 4 is not a multiple of the alignment 32");
 
   Gguf dup;
   dup.tensor("w", {8}, kGgmlF32, 0);
@@ -763,10 +812,10 @@ TEST_CASE("bad general.alignment values") {
   }
   Gguf signed_type = one_tensor();
   put_u32(signed_type.kv("general.alignment", kI32), 32);
-  CHECK_ERROR_HAS(error_of(signed_type.bytes()), "must be an unsigned integer, not INT32");
+  CHECK_ERROR_HAS(error_of(signed_type.bytes()), "must be a UINT32, not INT32");
   Gguf string_type = one_tensor();
   string_type.kv_string("general.alignment", "32");
-  CHECK_ERROR_HAS(error_of(string_type.bytes()), "must be an unsigned integer, not STRING");
+  CHECK_ERROR_HAS(error_of(string_type.bytes()), "must be a UINT32, not STRING");
 }
 
 TEST_CASE("lwload inspect: GGUF as JSON, exit code 3 for a malformed GGUF") {

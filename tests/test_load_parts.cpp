@@ -3,11 +3,16 @@
 // loader is tested through load() in test_load.cpp; these pin the parts' contracts.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <limits>
 #include <set>
 #include <utility>
 
 #include "core/align.hpp"
+#include "io/page_cache.hpp"
 #include "io/staging_ring.hpp"
 #include "lwload/backend_impl.hpp"
 #include "lwload/cuda.hpp"
@@ -16,6 +21,7 @@
 #include "lwload/lwload.h"
 #include "plan/schedule.hpp"
 #include "support/test_support.hpp"
+#include "support/faulty_device.hpp"
 #include "support/range_checks.hpp"
 #include "io/sources.hpp"
 #include "lwload/memory_file_system.hpp"
@@ -347,6 +353,108 @@ TEST_CASE("a backend an application registers hands out its own typed handle, th
   CHECK(std::string(lwload_error_message(err)).find("no such API here") != std::string::npos);
   lwload_error_free(err);
   lwload_manifest_free(m);
+}
+
+namespace faulty_backend {
+
+// What the next device the "faulty" backend opens gets wrong (test::FaultyDevice over the host).
+struct Faults {
+  int fail_allocation = -1;
+  int fail_upload = -1;
+};
+Faults next;
+
+class FaultyBackend final : public BackendImpl {
+ public:
+  std::string_view name() const noexcept override { return "faulty"; }
+  std::vector<DeviceInfo> devices() override { return {open_device("host")->info()}; }
+  std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override {
+    auto device = std::make_unique<test::FaultyDevice>(open_device("host"));
+    device->fail_allocation = next.fail_allocation;
+    device->fail_upload = next.fail_upload;
+    return device;
+  }
+};
+
+}  // namespace faulty_backend
+
+TEST_CASE("the C API reports a plan that does not fit, a failed allocation and a failed transfer by their own statuses") {
+  BackendRegistry::instance().add(std::make_shared<faulty_backend::FaultyBackend>());
+  test::TempDir dir;
+  synth::SynthSpec spec;
+  spec.total_bytes = 64 << 10;
+  spec.tensor_count = 4;
+  const auto path = dir / "m.safetensors";
+  synth::write_model(path, spec);
+  lwload_error* err = nullptr;
+  lwload_manifest* m = lwload_manifest_open(path.c_str(), &err);
+  REQUIRE((m && !err));
+
+  struct Case {
+    const char* what;
+    faulty_backend::Faults faults;
+    const char* placement;
+    const char* budget;
+    lwload_status status;
+    const char* name;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"a staging budget below one slot", {}, "staged", "1", LWLOAD_DOES_NOT_FIT, "does_not_fit", "staging budget of 1 bytes"},
+      {"the first allocation refused", {1, -1}, "direct", "64MiB", LWLOAD_OUT_OF_MEMORY, "out_of_memory", "allocation 1"},
+      {"the first transfer failed", {-1, 1}, "staged", "64MiB", LWLOAD_DEVICE, "device", "transfer failed"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    faulty_backend::next = c.faults;
+    lwload_device* d = lwload_device_open("faulty", &err);
+    REQUIRE((d && !err));
+    lwload_load_options* o = lwload_load_options_new();
+    REQUIRE(lwload_load_options_set(o, "placement", c.placement, nullptr) == LWLOAD_OK);
+    REQUIRE(lwload_load_options_set(o, "budget", c.budget, nullptr) == LWLOAD_OK);
+    CHECK(lwload_load(m, d, o, &err) == nullptr);
+    REQUIRE(err);
+    CHECK(lwload_error_status(err) == c.status);
+    CHECK(std::string(lwload_status_name(lwload_error_status(err))) == c.name);
+    CHECK_MESSAGE(std::string(lwload_error_message(err)).find(c.says) != std::string::npos, lwload_error_message(err));
+    lwload_error_free(err);
+    err = nullptr;
+    lwload_load_options_free(o);
+    lwload_device_free(d);
+  }
+  lwload_manifest_free(m);
+}
+
+TEST_CASE("the page cache is counted in the kernel's pages, whatever page size lwload rounds to") {
+  // Suite page_sizes runs this with LWLOAD_PAGE_SIZE at 16 and 64 KiB: regions round to those,
+  // while cachestat and mincore count the kernel's own pages. A sparse file with three pages
+  // written (in the page cache) and holes between them (not) makes a count in the wrong unit show.
+  test::TempDir dir;
+  const auto path = dir / "sparse.bin";
+  const std::uint64_t kernel_page = system_page_size();
+  const std::uint64_t size = 4 << 20;
+  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
+  REQUIRE(fd >= 0);
+  REQUIRE(::ftruncate(fd, static_cast<off_t>(size)) == 0);
+  const std::vector<char> page_bytes(kernel_page, 'x');
+  for (const std::uint64_t at : {std::uint64_t{0}, (1 << 20) + 3 * kernel_page, std::uint64_t{3} << 20})
+    REQUIRE(::pwrite(fd, page_bytes.data(), kernel_page, static_cast<off_t>(at)) == static_cast<ssize_t>(kernel_page));
+  // An independent count: mincore over a mapping of the whole file, in kernel pages.
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  REQUIRE(map != MAP_FAILED);
+  std::vector<unsigned char> in_core(size / kernel_page);
+  REQUIRE(::mincore(map, size, in_core.data()) == 0);
+  ::munmap(map, size);
+  ::close(fd);
+  std::uint64_t cached = 0;
+  for (const unsigned char page : in_core) cached += (page & 1) * kernel_page;
+  MESSAGE("page size ", page_size(), ", kernel page ", kernel_page, ", cached ", cached, " of ", size, " bytes");
+  REQUIRE(cached >= 3 * kernel_page);
+  REQUIRE(cached < size / 4);  // the holes are not cached: a count 4x too large still fits the file
+  const auto file = posix_file_system()->open(path);
+  CHECK(io::count_cached(*file, 0, size).bytes == cached);
+  CHECK(io::count_cached(*file, 0, size).exact);
+  CHECK(io::cached_bytes(*file, 0, size) == cached);
 }
 
 TEST_CASE("DeviceBuffer::read_back and view check ranges once: host and null give the one error") {

@@ -141,6 +141,23 @@ TEST_CASE("machine facts: MemAvailable, cgroup v1 and nested v2 limits (the tigh
     CHECK(has(m.host_bound_by(), "cgroup v1"));
   }
 
+  SUBCASE("cgroup v1 mounted at a cgroup below the root (a container's view): the path is taken from there") {
+    // Inside a container the memory controller is often mounted with root /docker/<id>, while
+    // /proc/self/cgroup still names the full path: the mount root is cut off the path.
+    write_text(root / "proc/self/cgroup", "4:memory:/docker/c0ffee/job\n0::/\n");
+    write_text(root / "proc/self/mountinfo",
+               "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+               "35 31 0:31 /docker/c0ffee /sys/fs/cgroup/memory ro,relatime - cgroup cgroup rw,memory\n");
+    write_text(root / "sys/fs/cgroup/memory/job/memory.limit_in_bytes", "536870912\n");
+    write_text(root / "sys/fs/cgroup/memory/job/memory.usage_in_bytes", "104857600\n");
+    write_text(root / "sys/fs/cgroup/memory/job/memory.stat", "total_cache 0\n");
+    const MachineMemory m = machine_memory(root.path());
+    CHECK(m.cgroup_limit == 512 * MiB);
+    CHECK(m.cgroup_headroom() == 412 * MiB);
+    CHECK(has(m.host_bound_by(), "cgroup v1"));
+    CHECK(has(m.host_bound_by(), "memory/job memory.limit_in_bytes"));
+  }
+
   SUBCASE("no cgroup limit: MemAvailable bounds") {
     write_text(root / "proc/self/cgroup", "0::/\n");
     const MachineMemory m = machine_memory(root.path());
@@ -383,6 +400,32 @@ TEST_CASE("RLIMIT_AS below the model's size: the plan refuses or falls back befo
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));  // never killed
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("RLIMIT_AS: a soft limit below an unlimited hard limit is the limit") {
+  // Shells and container runtimes lower the soft limit (ulimit -Sv) and leave the hard one
+  // unlimited; the soft limit is what the kernel enforces.
+  if (!test::can_limit_address_space()) return;
+  rlimit now{};
+  REQUIRE(::getrlimit(RLIMIT_AS, &now) == 0);
+  if (now.rlim_max != RLIM_INFINITY) return;  // a hard limit already set here: this case cannot be made
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const std::uint64_t soft = machine_memory().address_space_used + 4 * GiB;
+    rlimit limit{};
+    limit.rlim_cur = soft;
+    limit.rlim_max = RLIM_INFINITY;
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(10);
+    const MachineMemory m = machine_memory();
+    if (m.address_space_limit != soft) ::_exit(11);
+    if (m.address_space_left() > 4 * GiB) ::_exit(12);
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
 

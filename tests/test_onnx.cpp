@@ -660,6 +660,31 @@ TEST_CASE("onnx: headers only — many small inline tensors are not read either"
   CHECK(counting->bytes_read < model.bytes.size() / 10);
 }
 
+TEST_CASE("onnx: external data without a length, in a longer file, is what python3-onnx refuses too") {
+  // The reference's reading of the case lwload refuses (and of the one it loads), from onnx itself.
+  TempDir dir;
+  const fs::path d = dir.path();
+  test::write_file(d / "w.bin", std::string_view("0123456789abcdef"));
+  const fs::path script = d / "read.py";
+  test::write_file(script, std::string_view(
+      "import sys, onnx\nfrom onnx import numpy_helper\n"
+      "m = onnx.load(sys.argv[1])\nprint(numpy_helper.to_array(m.graph.initializer[0]).nbytes)\n"));
+  auto onnx_reads = [&](const Proto& ext, std::string* out) {
+    const Proto model = model_with(tensor_w(ext));
+    test::write_file(d / "model.onnx", std::as_bytes(std::span(model.bytes)));
+    return test::run_command(std::string(test::kPython) + " " + script.string() + " " + (d / "model.onnx").string() +
+                             " 2>&1", out) == 0;
+  };
+  std::string out;
+  CHECK_FALSE(onnx_reads(external({{"location", "w.bin"}, {"offset", "0"}}), &out));
+  CHECK_MESSAGE(out.find("cannot reshape array of size 4 into shape (2,)") != std::string::npos, out);
+  CHECK_THROWS_AS(open_manifest(d / "model.onnx"), Error);
+  out.clear();
+  CHECK(onnx_reads(external({{"location", "w.bin"}, {"offset", "8"}}), &out));
+  CHECK_MESSAGE(out.find("8") != std::string::npos, out);
+  CHECK(open_manifest(d / "model.onnx").tensors.at(0).pieces.at(0).offset == 8);
+}
+
 TEST_CASE("onnx: malformed input — each class gives bad_input naming file, tensor, field, value") {
   TempDir dir;
   const fs::path d = dir.path();
@@ -737,6 +762,36 @@ TEST_CASE("onnx: malformed input — each class gives bad_input naming file, ten
   SUBCASE("external offset/length past the end of the file") {
     expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "12"}}))),
                  ErrorCode::bad_input, {"w.bin", "tensor 'w'", "[12, 20)", "past the end of the file (16 bytes)"});
+  }
+  SUBCASE("external data without a length (or with length 0) in a file longer than the tensor") {
+    // onnx reads from the offset to the end of the file (16 bytes for an 8-byte tensor) and refuses;
+    // taking the first 8 bytes would load what the reference does not: refused as ambiguous.
+    for (const auto& offset : {std::string_view(), std::string_view("0")}) {
+      CAPTURE(offset);
+      const Proto ext = offset.empty() ? external({{"location", "w.bin"}})
+                                       : external({{"location", "w.bin"}, {"offset", offset}});
+      expect_error(d, model_with(tensor_w(ext)), ErrorCode::bad_input,
+                   {"tensor 'w'", "field external_data", "no 'length'", "onnx reads from offset 0 to the end of",
+                    "(16 bytes) but the tensor is 8 bytes", "ambiguous"});
+    }
+    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "4"}, {"length", "0"}}))),
+                 ErrorCode::bad_input, {"tensor 'w'", "length 0", "onnx reads from offset 4", "(12 bytes)"});
+    // Where the rest of the file is the tensor, onnx and lwload read the same bytes.
+    const Proto ok = model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "8"}, {"length", "0"}})));
+    test::write_file(d / "model.onnx", std::as_bytes(std::span(ok.bytes)));
+    CHECK(open_manifest(d / "model.onnx").tensors.at(0).pieces.at(0).offset == 8);
+  }
+  SUBCASE("an external_data key given twice") {
+    // onnx keeps the last value (ExternalDataInfo sets each key in turn): which one is meant is
+    // the file's ambiguity, refused naming the key.
+    for (const char* key : {"location", "offset", "length"}) {
+      CAPTURE(key);
+      Proto ext;
+      ext.len(13, entry("location", "w.bin")).len(13, entry("offset", "8")).len(13, entry("length", "8"));
+      ext.len(13, entry(key, std::string_view(key) == "location" ? "w.bin" : "0"));
+      expect_error(d, model_with(tensor_w(ext.varint(14, 1))), ErrorCode::bad_input,
+                   {"tensor 'w'", "field external_data", str("key '", key, "' appears twice")});
+    }
   }
   SUBCASE("external offset + length overflows 64 bits") {
     expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "18446744073709551610"}, {"length", "8"}}))),

@@ -448,6 +448,36 @@ TEST_CASE("pytorch: legacy torch.save files (before 1.6) read as torch.load read
   }
 }
 
+TEST_CASE("pytorch: a legacy storage whose element count differs from its persistent id is refused, as torch.load refuses it") {
+  // One storage of 4 floats; the file's own count (the 8 bytes before the data) is rewritten to 3
+  // (fewer) and to 5 (more, with the fifth element's bytes appended): torch.load checks the count
+  // against the persistent id either way ("storage has wrong byte size").
+  TempDir dir;
+  const fs::path original = dir / "one.pt";
+  REQUIRE(test::run_command(str(test::kPython, " -c \"import torch,sys; torch.save({'w': torch.arange(4, dtype=torch.float32)}, ",
+                                "sys.argv[1], _use_new_zipfile_serialization=False)\" ", original.string())) == 0);
+  const auto bytes = test::read_file(original);
+  REQUIRE(bytes.size() > 24);
+  const std::size_t count_at = bytes.size() - 16 - 8;  // the last storage: count, then 16 bytes
+  std::uint64_t count = 0;
+  std::memcpy(&count, bytes.data() + count_at, 8);
+  REQUIRE(count == 4);
+  for (const std::uint64_t wrong : {std::uint64_t{3}, std::uint64_t{5}}) {
+    CAPTURE(wrong);
+    auto changed = bytes;
+    std::memcpy(changed.data() + count_at, &wrong, 8);
+    if (wrong > count) changed.resize(changed.size() + 4, std::byte{0});
+    const fs::path file = dir / "changed.pt";
+    test::write_file(file, changed);
+    std::string out;
+    CHECK(test::run_command(str(test::kPython, " -c \"import torch,sys; torch.load(sys.argv[1])\" ", file.string(), " 2>&1"),
+                            &out) != 0);
+    std::string message;
+    CHECK(error_of(file, &message) == ErrorCode::bad_input);
+    CHECK_MESSAGE(message.find(str("holds ", wrong, " elements but its persistent id says 4")) != std::string::npos, message);
+  }
+}
+
 TEST_CASE("pytorch: one storage key under two storage types takes the first, as torch.load does") {
   check_against_torch(checkpoints() / "twotypes.pt");
   const Manifest m = open_manifest(checkpoints() / "twotypes.pt");

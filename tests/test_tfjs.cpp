@@ -335,6 +335,36 @@ TEST_CASE("malformed TFJS manifests: bad_input naming file, tensor, field and va
   CHECK(msg.find("3 strings need at least 4 bytes each but only 8 bytes") != std::string::npos);
 }
 
+TEST_CASE("string weights walking a shard listed again share one budget: the shard files' bytes, all walks together") {
+  // s.bin holds ten strings of 6 bytes (10 bytes each with their length prefix) and is listed
+  // three times: a 300-byte stream from 100 bytes of file. Each string weight but the last walks
+  // its length prefixes; the walks together may read no more than the 100 bytes the files hold.
+  TempDir dir;
+  std::vector<std::byte> strings;
+  for (int i = 0; i < 10; ++i) {
+    put_u32(strings, 6);
+    put_bytes(strings, "abcdef");
+  }
+  write_file(dir / "s.bin", strings);
+  auto manifest = [](int first, int second) {
+    return R"({"weightsManifest":[{"paths":["s.bin","s.bin","s.bin"],"weights":[)"
+           R"({"name":"a","shape":[)" + std::to_string(first) + R"(],"dtype":"string"},)"
+           R"({"name":"b","shape":[)" + std::to_string(second) + R"(],"dtype":"string"},)"
+           R"({"name":"rest","shape":[1],"dtype":"string"}]}]})";
+  };
+  // 40 + 50 bytes walked: within the budget, and each weight is its strings.
+  write_file(dir / "model.json", manifest(4, 5));
+  const Manifest m = open_manifest(dir / "model.json");
+  REQUIRE(m.tensors.size() == 3);
+  CHECK(m.tensors[0].bytes == 40);
+  CHECK(m.tensors[1].bytes == 50);
+  // 60 + 60: each walk alone is within the 100 bytes, together they are not.
+  write_file(dir / "model.json", manifest(6, 6));
+  const std::string msg = bad_input_message(dir / "model.json");
+  CHECK_MESSAGE(msg.find("tensor 'b' (weightsManifest[0].weights[1])") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("span more than 100 bytes, all the shard files named hold") != std::string::npos, msg);
+}
+
 TEST_CASE("lwload inspect --json on a TFJS model reports pieces and quantization") {
   std::string out;
   REQUIRE(run_lwload("inspect --json '" + (testdata() / "tfjs" / "sharded_quantized").string() + "'", &out) == 0);

@@ -1267,6 +1267,44 @@ TEST_CASE("a quantization table stored inside a large buffer's data is refused")
   CHECK(contains(e.what(), "QuantizationParameters.scale"));
 }
 
+TEST_CASE("a vector that starts outside a large buffer's data and reaches into it is refused") {
+  // Tensor.shape moved into a small buffer's data (read with the tables), its length running on
+  // over the next Buffer table into the large payload the snapshot leaves out: flatc reads the
+  // payload's bytes as dimensions, a snapshot would read zeros. Only the vector's end is inside.
+  TempDir dir;
+  ModelSpec spec;
+  spec.buffers.push_back(BufferSpec{std::vector<std::uint8_t>(8192, 0x11)});  // 1: left unread
+  spec.buffers.push_back(BufferSpec{pattern(64, 3)});                          // 2: read
+  spec.subgraphs.push_back({"main", {{"w", 3, {64}, 2}}});
+  auto bytes = build_tflite(spec);
+  auto* base = reinterpret_cast<std::uint8_t*>(bytes.data());
+  const auto* model = tfl::GetModel(base);
+  auto* small = const_cast<std::uint8_t*>(model->buffers()->Get(2)->data()->Data());
+  const std::uint8_t* large = model->buffers()->Get(1)->data()->Data();
+  REQUIRE(small < large);  // the builder writes back to front: buffer 2's data comes first
+  REQUIRE(reinterpret_cast<std::uintptr_t>(small) % 4 == 0);
+  const auto* tensor = model->subgraphs()->Get(0)->tensors()->Get(0);
+  auto* field = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(tensor) +
+                                          static_cast<const flatbuffers::Table*>(static_cast<const void*>(tensor))->GetOptionalFieldOffset(tfl::Tensor::VT_SHAPE));
+  // 16 bytes (4 dimensions) past the start of the large payload.
+  const auto count = static_cast<std::uint32_t>((large - small - 4) / 4 + 4);
+  std::memcpy(small, &count, 4);
+  const auto relative = static_cast<std::uint32_t>(small - field);
+  std::memcpy(field, &relative, 4);
+  flatbuffers::Verifier verifier(base, bytes.size());
+  REQUIRE(tfl::VerifyModelBuffer(verifier));
+  const auto* shape = tfl::GetModel(base)->subgraphs()->Get(0)->tensors()->Get(0)->shape();
+  REQUIRE(shape->size() == count);
+  REQUIRE(shape->Get(count - 1) == 0x11111111);  // flatc's reading: the payload's bytes
+  const fs::path path = dir / "reaching.tflite";
+  test::write_file(path, bytes);
+  const Error e = error_of([&] { open_manifest(path); });
+  CHECK(e.code() == ErrorCode::bad_input);
+  INFO(std::string(e.what()));
+  CHECK(contains(e.what(), "the flatbuffer's Tensor.shape at offset"));
+  CHECK(contains(e.what(), "lies inside the data of a buffer"));
+}
+
 TEST_CASE("TFLite Micro's rank-1 per-channel bias (quantized_dimension 3) loads with axis 0, said in the metadata") {
   // As TOCO wrote person_detect.tflite: a bias of 3 channels, 3 scales, quantized_dimension 3.
   TempDir dir;

@@ -3,15 +3,16 @@
 // offsets are relative to the data section that starts at the end of the header rounded up to
 // `general.alignment`. Everything is read through HeaderReader, so no tensor byte is fetched.
 //
-// Choices where the spec and llama.cpp leave room (each is what a loader needs, not a ggml runtime):
-// - Tensor names longer than 64 bytes (the spec's limit) are rejected; a name of exactly 64 bytes is
-//   accepted although llama.cpp, which stores names NUL-terminated in 64 bytes, rejects it.
-// - n_dims may be 0 (a scalar, one element) up to 4 (GGML_MAX_DIMS); ne0 must be a whole number of
-//   blocks for block-quantized types, as ggml rows require.
-// - Tensors must start on a multiple of the alignment and must not overlap, but unlike llama.cpp
-//   they need not be packed in info order: a loader only needs each tensor's own bytes.
-// - `general.alignment` may be any unsigned integer type (llama.cpp insists on UINT32); it must be a
-//   non-zero power of two. Duplicate KV keys and empty keys are rejected (which value would win?).
+// The reference is ggml's own reader (gguf_init_from_file, ggml/src/gguf.cpp): what it refuses,
+// lwload refuses, naming the tensor and ggml's rule, so no file loads here that llama.cpp cannot open.
+// - Tensor names are below 64 bytes (GGML_MAX_NAME holds the NUL) and hold no NUL byte: ggml
+//   refuses a longer name, and reads one with a NUL as the C string before it (another name).
+// - n_dims is 0 (a scalar, one element) up to 4 (GGML_MAX_DIMS); the element count is below
+//   INT64_MAX, by ggml's own test; ne0 is a whole number of blocks for block-quantized types.
+// - Tensors lie in info order, packed: each starts where the one before it ends, rounded up to the
+//   alignment (ggml refuses any other offset), so they cannot overlap.
+// - `general.alignment` is a UINT32 (ggml and gguf-py refuse any other type), a non-zero power of
+//   two. Duplicate KV keys and empty keys are rejected.
 // - BOOL values other than 0/1 read as true, as llama.cpp reads them.
 // - Header limits protect memory from absurd but self-consistent files: every count is first checked
 //   against the bytes left in the file (so 2^60 tensors fail before anything is allocated), and a
@@ -20,6 +21,7 @@
 //   kMaxArrayDepth deep.
 // - A file with split.count is one part of a split model (gguf_split.cpp): the whole model is read.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <string>
@@ -38,7 +40,8 @@ namespace {
 constexpr std::string_view kMagic = "GGUF";
 constexpr std::uint64_t kDefaultAlignment = 32;
 constexpr std::string_view kAlignmentKey = "general.alignment";
-constexpr std::uint64_t kMaxTensorName = 64;      // GGUF spec: "at most 64 bytes"
+constexpr std::uint64_t kGgmlMaxName = 64;        // GGML_MAX_NAME: a name's bytes and its NUL
+constexpr std::uint64_t kQuotedNameBytes = 4096;  // a too-long name longer than this is not quoted
 constexpr std::uint64_t kMaxKeyLength = 65535;    // GGUF spec: keys are at most 2^16 - 1 bytes
 constexpr std::uint32_t kMaxDims = 4;             // GGML_MAX_DIMS
 constexpr std::uint64_t kMaxMetaValues = 1u << 24;  // big vocabularies hold ~10^6 values in all
@@ -106,8 +109,6 @@ std::optional<PackedArray::Type> packed_type(std::uint32_t type) {
     default: return std::nullopt;
   }
 }
-
-bool is_unsigned_int(std::uint32_t type) { return type == kU8 || type == kU16 || type == kU32 || type == kU64; }
 
 struct RawTensor {
   std::uint64_t info_offset;  // where its tensor info starts (for messages)
@@ -215,8 +216,9 @@ void GgufParser::read_kv() {
   MetaValue value = read_value(type, what, type_offset, 0);
 
   if (key == kAlignmentKey) {
-    if (!is_unsigned_int(type))
-      in_.fail_at(type_offset, what, "must be an unsigned integer, not ", value_type_name(type));
+    if (type != kU32)
+      in_.fail_at(type_offset, what, "must be a UINT32, not ", value_type_name(type),
+                  " (ggml's gguf_init_from_file and gguf-py refuse any other type)");
     const std::uint64_t alignment = std::get<std::uint64_t>(value.value);
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)
       in_.fail_at(type_offset, what, "alignment ", alignment, " is not a non-zero power of two");
@@ -285,11 +287,19 @@ void GgufParser::read_tensor_info(std::uint64_t index) {
   // Plain concatenation, not str(): these labels are built for every tensor (10^4 of them).
   const std::string where = "tensor info #" + std::to_string(index);
   const std::uint64_t name_length = in_.u64(where);
-  if (name_length > kMaxTensorName)
-    in_.fail_at(info_offset, where, "name length ", name_length, " exceeds GGUF's limit of ", kMaxTensorName,
-                " bytes");
+  if (name_length >= kGgmlMaxName) {
+    // The tensor is named when its name can be read (an absurd length is reported as a number).
+    std::string named;
+    if (name_length <= kQuotedNameBytes && name_length <= in_.remaining())
+      named = "tensor '" + in_.string(name_length, where) + "': ";
+    in_.fail_at(info_offset, where, named, "name length ", name_length, " is not below ggml's limit of ",
+                kGgmlMaxName, " bytes (GGML_MAX_NAME, the NUL included); gguf_init_from_file refuses the file");
+  }
   TensorInfo tensor;
   tensor.name = in_.string(name_length, where);
+  if (const auto nul = tensor.name.find('\0'); nul != std::string::npos)
+    in_.fail_at(info_offset, where, "the tensor's name holds a NUL byte at byte ", nul, " of ", name_length,
+                ": ggml reads names as C strings and would call this tensor '", tensor.name.substr(0, nul), "'");
   caps_.admit(path_, where, tensor.name);
   const std::string what = "tensor '" + tensor.name + "'";
 
@@ -320,6 +330,18 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return out + "]";
 }
 
+// ggml's test that a shape's element count is representable (gguf_init_from_file, ne padded to
+// four dimensions with 1): each partial product below INT64_MAX, a shape holding a 0 always passing.
+bool ggml_counts(const std::vector<std::int64_t>& shape) {
+  std::array<std::int64_t, kMaxDims> ne{1, 1, 1, 1};
+  // read_tensor_info admitted at most kMaxDims dimensions, each in [0, INT64_MAX].
+  std::copy_n(shape.begin(), std::min(shape.size(), ne.size()), ne.begin());
+  if (std::find(ne.begin(), ne.end(), 0) != ne.end()) return true;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // Evaluated in order, so each product is formed only once the test before it bounds it.
+  return !(kMax / ne[1] <= ne[0] || kMax / ne[2] <= ne[0] * ne[1] || kMax / ne[3] <= ne[0] * ne[1] * ne[2]);
+}
+
 std::uint64_t round_up(const std::filesystem::path& path, std::uint64_t value, std::uint64_t alignment) {
   const std::uint64_t rem = value % alignment;
   if (rem == 0) return value;
@@ -331,11 +353,9 @@ std::uint64_t round_up(const std::filesystem::path& path, std::uint64_t value, s
 
 void GgufParser::place_tensors() {
   const std::uint64_t data_start = round_up(path_, in_.offset(), alignment_);
-  struct Extent {
-    std::uint64_t begin, end;
-    std::size_t index;
-  };
-  std::vector<Extent> extents;
+  // Where ggml's reader expects the next tensor's data: the ones before it packed in info order,
+  // each padded to the alignment (gguf_init_from_file: "tensor '…' has offset …, expected …").
+  std::uint64_t expected = 0;
   for (std::size_t i = 0; i < manifest_.tensors.size(); ++i) {
     TensorInfo& tensor = manifest_.tensors[i];
     const RawTensor& raw = raw_[i];
@@ -351,6 +371,9 @@ void GgufParser::place_tensors() {
     if (!element_count(tensor.shape))
       in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape),
                   " overflows 64 bits");
+    if (!ggml_counts(tensor.shape))
+      in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape),
+                  " is not below INT64_MAX, which gguf_init_from_file requires");
     tensor.bytes = tensor_bytes(path_, tensor.name, tensor.dtype, tensor.shape);
 
     if (raw.rel_offset % alignment_ != 0)
@@ -361,19 +384,14 @@ void GgufParser::place_tensors() {
                   " overflows 64 bits");
     const std::uint64_t offset = data_start + raw.rel_offset;
     check_extent(path_, what, offset, tensor.bytes, file_size_);
-    if (tensor.bytes == 0) continue;  // an empty tensor occupies no bytes: no piece, no overlap
+    if (raw.rel_offset != expected)
+      in_.fail_at(raw.info_offset, info, "data offset ", raw.rel_offset, " but ggml's reader expects ", expected,
+                  ": tensors lie in info order, each where the one before it ends rounded up to the alignment ",
+                  alignment_, " (gguf_init_from_file refuses any other layout)");
+    // Within the file, so neither sum can wrap.
+    expected = round_up(path_, raw.rel_offset + tensor.bytes, alignment_);
+    if (tensor.bytes == 0) continue;  // an empty tensor occupies no bytes: no piece
     tensor.pieces.push_back(Piece{0, offset, tensor.bytes});
-    extents.push_back(Extent{offset, offset + tensor.bytes, i});
-  }
-
-  std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
-  for (std::size_t k = 1; k < extents.size(); ++k) {
-    const Extent& a = extents[k - 1];
-    const Extent& b = extents[k];
-    if (b.begin < a.end)
-      fail(ErrorCode::bad_input, path_.string(), ": tensor '", manifest_.tensors[b.index].name, "' bytes [",
-           b.begin, ", ", b.end, ") overlap tensor '", manifest_.tensors[a.index].name, "' bytes [", a.begin,
-           ", ", a.end, ")");
   }
 }
 

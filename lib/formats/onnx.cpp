@@ -834,10 +834,21 @@ class OnnxScan {
       fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "external data file ",
                   path.string(), " (location '", *location, "') ",
                   fs_.exists(path) ? "is a directory, not a file" : "does not exist");
+    const std::uint64_t size = external_size(path);
     const std::uint64_t data_offset = offset.value_or(0);
-    const std::uint64_t data_length = length.value_or(info.bytes);
+    // onnx (external_data_helper.load_external_data_for_tensor) reads `length` bytes, or, when the
+    // length is absent or 0, from the offset to the end of the file, and refuses more bytes than the
+    // tensor holds; a reader taking the tensor's size from its shape reads the first bytes. The two
+    // agree only when the rest of the file is exactly the tensor.
+    const bool to_end = !length || *length == 0;
+    const std::uint64_t data_length = to_end ? info.bytes : *length;
     check_extent(path, str("tensor '", t.name, "' external data (from ", file_.string(), ")"),
-                 data_offset, data_length, external_size(path));
+                 data_offset, data_length, size);
+    if (to_end && size - data_offset != info.bytes)
+      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, length ? "length 0" : "no 'length'",
+                  ": onnx reads from offset ", data_offset, " to the end of ", path.string(), " (",
+                  size - data_offset, " bytes) but the tensor is ", info.bytes,
+                  " bytes: which bytes are meant is ambiguous (give its length)");
     check_tensor_length(file_, t.name, info.dtype, info.shape, data_length);
     const std::uint32_t index = file_index(manifest_, path);
     if (data_length > 0) info.pieces.push_back(Piece{index, data_offset, data_length});

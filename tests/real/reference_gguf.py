@@ -9,7 +9,7 @@ tensor is written to OUTDIR/index.json + N.bin (see reference_onnx.write_dump), 
   /usr/bin/python3 tests/real/reference_gguf.py MODEL OUTDIR
 
 Names as stored; shape as stored (ne[0], the contiguous dimension, first — as lwload reports it);
-dtype: the ggml type's name (F32, F16, Q4_0, ..., BF16, TQ1_0, MXFP4), which lwload spells alike.
+dtype: the ggml type's name (F32, F16, Q4_0, ..., BF16, TQ1_0, MXFP4, NVFP4, Q1_0, Q2_0), which lwload spells alike.
 """
 import struct
 import sys
@@ -24,7 +24,8 @@ TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32
          19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110), 22: ("IQ2_S", 256, 82),
          23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1), 25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8),
          28: ("F64", 1, 8), 29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54),
-         35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17)}
+         35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17), 40: ("NVFP4", 64, 36), 41: ("Q1_0", 128, 18),
+         42: ("Q2_0", 64, 18)}
 # GGUF metadata value types → struct format (8: string, 9: array handled apart).
 SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 

@@ -7,6 +7,7 @@
 //          io_uring_enosys io_uring_setup -> ENOSYS (built without io_uring)
 //          vm_readv        process_vm_readv -> EPERM (sandboxes)
 //          openat2         openat2 -> ENOSYS (before 5.6)
+//          openat2_eperm   openat2 -> EPERM (older container seccomp profiles, which predate it)
 //          all             every one of these (io_uring as EPERM)
 // Everything else is allowed. The command learns what is refused from LWLOAD_REFUSED (the list as
 // given), so a suite can check that the refusal is really in force.
@@ -61,6 +62,10 @@ static int refuse(scmp_filter_ctx ctx, const char* what) {
   }
   if (all || strcmp(what, "openat2") == 0) {
     add(ctx, ENOSYS, SCMP_SYS(openat2), 0, NULL);
+    known = 1;
+  }
+  if (strcmp(what, "openat2_eperm") == 0) {
+    add(ctx, EPERM, SCMP_SYS(openat2), 0, NULL);
     known = 1;
   }
   return known;
