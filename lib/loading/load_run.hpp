@@ -32,6 +32,7 @@ class LoadRun {
  private:
   void import_regions();
   void populate_zero_copy();
+  void count_resident();
 
   Device& device_;
   const LoadOptions& options_;
