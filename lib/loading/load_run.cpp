@@ -12,8 +12,8 @@ namespace lwload::loading {
 
 using Clock = std::chrono::steady_clock;
 
-LoadRun::LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options)
-    : device_(device), options_(options), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
+LoadRun::LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options, Clock::time_point called)
+    : device_(device), options_(options), called_(called), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
   state_->manifest = std::move(manifest);
   state_->plan = std::move(plan);
   state_->device = device.info();
@@ -105,7 +105,7 @@ Weights LoadRun::run() {
   count_resident();
   state_->stats.resident_bytes = std::min(state_->stats.resident_bytes, state_->stats.zero_copy_bytes);
   progress_->phase("done");
-  state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  state_->stats.seconds = std::chrono::duration<double>(Clock::now() - called_).count();
   return Weights(std::move(state_));
 }
 
