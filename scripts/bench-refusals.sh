@@ -8,7 +8,8 @@
 #   scripts/bench-refusals.sh [BUILD_DIR] [SIZE] [REPS]   (default: build 2GiB 11; COLD_REPS=5)
 # BEFORE=OTHER_BUILD_DIR adds warm rows for that build's lwload (nothing, each of the four refusals,
 # all), taking turns with the rest: a change and what it replaced, measured in the same run.
-# Prints Markdown tables (medians) with the load average before and after. The models are written
+# Prints Markdown tables (medians; time to ready and the process's CPU time) with the load average
+# before and after. The models are written
 # to a temporary folder ($LWLOAD_SCRATCH or /tmp) and deleted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,18 +44,32 @@ size = os.fstat(fd).st_size
 start = time.perf_counter()
 m = mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
 m.madvise(22)  # MADV_POPULATE_READ
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, "-")
 m.close()
 '
-load() {  # load FILE [REFUSAL | before:REFUSAL]: one line of seconds to ready
+# Runs a command printing `lwload load --json`; prints its "seconds" (load() called to every tensor
+# ready) and the CPU time (user + system) of the whole process: on a machine shared with others'
+# builds the wall time swings by tens of ms from run to run, the CPU a process spent far less.
+measure_py='
+import json, resource, subprocess, sys
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+before = cpu()
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, check=True).stdout
+print(json.loads(out)["seconds"], cpu() - before)
+'
+load() {  # load FILE [REFUSAL | before:REFUSAL | plain]: "SECONDS CPU_SECONDS"
   local prefix=() exe=$lwload refusal=${2:-none}
   if [ "${refusal#before:}" != "$refusal" ]; then exe=$BEFORE/tools/lwload/lwload refusal=${refusal#before:}; fi
-  [ "$refusal" != none ] && prefix=("$refuse" "$refusal" --)
-  "${prefix[@]}" "$exe" load "$1" --device host --placement zero-copy --json |
-    "$python" -c 'import json, sys; print(json.load(sys.stdin)["seconds"])'
+  [ "$refusal" != plain ] && prefix=("$refuse" "$refusal" --)
+  "$python" -c "$measure_py" "${prefix[@]}" "$exe" load "$1" --device host --placement zero-copy --json
 }
 
-configs=(none populate cachestat io_uring_eperm io_uring_enosys vm_readv openat2 populate,vm_readv all)
+# "none" runs under the launcher with nothing refused, so the baseline pays what emulating a
+# refusal costs (an exec, the filter run on every call) and the rows differ by the fallbacks alone;
+# "plain" is the binary without the launcher.
+configs=(plain none populate cachestat io_uring_eperm io_uring_enosys vm_readv openat2 populate,vm_readv all)
 if [ -n "${BEFORE:-}" ]; then
   [ -x "$BEFORE/tools/lwload/lwload" ] || { echo "bench-refusals: no $BEFORE/tools/lwload/lwload" >&2; exit 2; }
   configs+=(before:none before:populate before:cachestat before:io_uring_eperm before:vm_readv before:all)
@@ -70,7 +85,7 @@ for ((rep = -1; rep < reps; ++rep)); do  # round -1 warms the binaries and the f
 done
 for ((rep = 0; rep < cold_reps; ++rep)); do
   for f in "${formats[@]}"; do
-    for c in none all; do evict "$dir/model.$f"; echo "cold $f $c $(load "$dir/model.$f" "$c")" >>"$out"; done
+    for c in plain all; do evict "$dir/model.$f"; echo "cold $f $c $(load "$dir/model.$f" "$c")" >>"$out"; done
     evict "$dir/model.$f"
     echo "cold $f POPULATE_READ $("$python" -c "$populate_py" "$dir/model.$f")" >>"$out"
   done
@@ -81,29 +96,34 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 import collections, os, statistics, sys
 path, size, reps, cold_reps, before, after, configs, model = sys.argv[1:]
 gib = os.path.getsize(model) / 2**30
-rows = collections.defaultdict(list)
+rows, cpu = collections.defaultdict(list), collections.defaultdict(list)
 for line in open(path):
-    temp, fmt, config, seconds = line.split()
+    temp, fmt, config, seconds, cpu_seconds = line.split()
     rows[temp, fmt, config].append(float(seconds))
+    if cpu_seconds != "-": cpu[temp, fmt, config].append(float(cpu_seconds))
 med = {k: statistics.median(v) for k, v in rows.items()}
+cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
 print(f"load average (1, 5, 15 min) before: {before}; after: {after}")
 def table(temp, fmt, names, n):
     print()
     print(f"{temp} zero-copy load of a {size} {fmt} on host (lwload load --placement zero-copy), median of {n}, one run")
     print()
-    print("| what the kernel refuses | time to ready | (min–max) | vs nothing refused | overhead per GiB | vs mmap + MADV_POPULATE_READ |")
-    print("|---|---|---|---|---|---|")
-    base, floor = med[temp, fmt, "none"], med[temp, fmt, "POPULATE_READ"]
+    print("| what the kernel refuses | time to ready | (min–max) | vs nothing refused | overhead per GiB | vs mmap + MADV_POPULATE_READ | process CPU | vs nothing refused |")
+    print("|---|---|---|---|---|---|---|---|")
+    ref = "none" if (temp, fmt, "none") in med else "plain"  # the baseline: nothing refused
+    base, floor = med[temp, fmt, ref], med[temp, fmt, "POPULATE_READ"]
     for c in names:
         v = rows[temp, fmt, c]
         m = med[temp, fmt, c]
-        name = "nothing" if c == "none" else "(one mmap + MADV_POPULATE_READ of the file)" if c == "POPULATE_READ" else f"`{c}`"
-        name = name.replace("`before:none`", "before: nothing").replace("`before:", "before: `")
-        over = "" if c in ("none", "POPULATE_READ") else f"{(m - base) * 1e3 / gib:+.2f} ms"
-        print(f"| {name} | {m*1e3:.1f} ms | {min(v)*1e3:.1f}–{max(v)*1e3:.1f} | {m/base:.2f}× | {over} | {m/floor:.2f}× |")
+        name = "nothing (the launcher, an empty filter)" if c == "none" else "nothing, without the launcher" if c == "plain" else "(one mmap + MADV_POPULATE_READ of the file)" if c == "POPULATE_READ" else f"`{c}`"
+        name = name.replace("`before:none`", "before: nothing (the launcher)").replace("`before:", "before: `")
+        over = "" if c in ("none", "plain", "POPULATE_READ") else f"{(m - base) * 1e3 / gib:+.2f} ms"
+        k = (temp, fmt, c)
+        cpu_cells = f"{cpu_med[k]*1e3:.1f} ms | {cpu_med[k]/cpu_med[temp, fmt, ref]:.2f}×" if k in cpu_med else " | "
+        print(f"| {name} | {m*1e3:.1f} ms | {min(v)*1e3:.1f}–{max(v)*1e3:.1f} | {m/base:.2f}× | {over} | {m/floor:.2f}× | {cpu_cells} |")
 for fmt in ("safetensors", "gguf"):
     table("warm", fmt, configs.split() + ["POPULATE_READ"], reps)
 if int(cold_reps):
     for fmt in ("safetensors", "gguf"):
-        table("cold", fmt, ["none", "all", "POPULATE_READ"], cold_reps)
+        table("cold", fmt, ["plain", "all", "POPULATE_READ"], cold_reps)
 EOF

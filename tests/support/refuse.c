@@ -8,6 +8,7 @@
 //          vm_readv        process_vm_readv -> EPERM (sandboxes)
 //          openat2         openat2 -> ENOSYS (before 5.6)
 //          all             every one of these (io_uring as EPERM)
+//          none            nothing: the launcher and its filter alone (a benchmark's baseline)
 // Everything else is allowed. The command learns what is refused from LWLOAD_REFUSED (the list as
 // given), so a suite can check that the refusal is really in force.
 //
@@ -63,7 +64,7 @@ static void add(scmp_filter_ctx ctx, int error, int syscall, long advice, const 
 
 static int refuse(scmp_filter_ctx ctx, const char* what) {
   const int all = strcmp(what, "all") == 0;
-  int known = all;
+  int known = all || strcmp(what, "none") == 0;
   if (all || strcmp(what, "populate") == 0) {
     add(ctx, EINVAL, SCMP_SYS(madvise), MADV_POPULATE_READ_, "madvise(MADV_POPULATE_READ)");
     add(ctx, EINVAL, SCMP_SYS(madvise), MADV_POPULATE_WRITE_, "madvise(MADV_POPULATE_WRITE)");
