@@ -20,7 +20,7 @@ cold_reps=${COLD_REPS:-5}
 tensors=${TENSORS:-512}
 lwload=$build/tools/lwload/lwload
 refuse=$build/tests/refuse
-python=/usr/bin/python3
+python=${PYTHON:-/usr/bin/python3}  # has mmap.madvise (3.8+)
 [ -x "$lwload" ] && [ -x "$refuse" ] || { echo "bench-refusals: build $lwload and $refuse first" >&2; exit 2; }
 
 dir=$(mktemp -d "${LWLOAD_SCRATCH:-/tmp}/bench-refusals.XXXXXX")
