@@ -98,8 +98,8 @@ enum class ResidentCount : std::uint8_t {
   counted,    // cachestat(2) per region when load() returned (or mincore over every page of a small one)
   populated,  // kernels before 6.5, not lazy: population had just made every page resident (it
               // throws otherwise), so no page is walked again to count them
-  sampled,    // kernels before 6.5, lazy: estimated from mincore on io::kSampledPages (256) pages per
-              // region, a cost that does not grow with the file
+  sampled,    // kernels before 6.5, lazy: estimated from mincore on a fixed number of pages per
+              // region (io::kSampledPages), a cost that does not grow with the file
 };
 
 struct LoadStats {

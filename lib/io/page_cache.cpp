@@ -95,7 +95,7 @@ std::uint32_t sampled_pages(const RandomAccessFile& file, std::uint64_t start, s
   const Transient whole(file, start, length);
   std::uint32_t cached = 0;
   for (std::uint64_t i = 0; i < kSampledPages; ++i) {
-    const std::uint64_t at = i * (pages - 1) / (kSampledPages - 1) * page;  // i * (pages - 1) < 2^8 * 2^52
+    const std::uint64_t at = i * (pages - 1) / (kSampledPages - 1) * page;  // i * (pages - 1) < 2^6 * 2^52
     if (whole.mapped()) {
       cached += static_cast<std::uint32_t>(whole.count(at, page, vec));
     } else {

@@ -22,7 +22,7 @@ std::uint64_t cached_bytes(const RandomAccessFile& file, std::uint64_t offset, s
 // cachestat, a range of at most kSampledPages kernel pages is counted exactly by one mincore(2);
 // a longer one is estimated from kSampledPages pages spread evenly over it (the first and the last
 // among them), one mincore each, scaled to the range: `samples` says how many.
-inline constexpr std::uint32_t kSampledPages = 256;
+inline constexpr std::uint32_t kSampledPages = 64;
 struct CachedCount {
   std::uint64_t bytes = 0;
   std::uint32_t samples = 0;  // 0: counted exactly; else the kernel pages sampled (kSampledPages)
