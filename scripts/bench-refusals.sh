@@ -29,6 +29,16 @@ formats=(safetensors gguf)
 "$lwload" synth "$dir/model.safetensors" --size "$size" --tensors "$tensors" --layout packed >/dev/null
 "$lwload" synth "$dir/model.gguf" --format gguf --size "$size" --tensors "$tensors" >/dev/null
 
+# In-process loads (scripts/bench-warm-loads.cpp, several loads in one process), built against the
+# build's liblwload (and BEFORE's, whose headers are BEFORE/../include).
+inproc_build() {  # inproc_build BUILD_DIR OUTPUT
+  g++ -O2 -std=c++20 -I"$1/../include" -I"$1/include" scripts/bench-warm-loads.cpp -L"$1" -llwload \
+    -Wl,-rpath,"$(cd "$1" && pwd)" -o "$2"
+}
+inproc_build "$build" "$dir/warm-loads"
+[ -z "${BEFORE:-}" ] || inproc_build "$BEFORE" "$dir/warm-loads-before"
+inproc_loads=${INPROC_LOADS:-3}
+
 evict() {
   "$python" -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fdatasync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
 }
@@ -83,6 +93,17 @@ for ((rep = -1; rep < reps; ++rep)); do  # round -1 warms the binaries and the f
     t=$("$python" -c "$populate_py" "$dir/model.$f"); ((rep < 0)) || echo "warm $f POPULATE_READ $t" >>"$out"
   done
 done
+# In-process: each configuration a process of 1 + INPROC_LOADS loads, the first unrecorded.
+inproc() {  # inproc FILE REFUSAL | before:REFUSAL: lines "SECONDS CPU_SECONDS"
+  local exe=$dir/warm-loads refusal=$2
+  if [ "${refusal#before:}" != "$refusal" ]; then exe=$dir/warm-loads-before refusal=${refusal#before:}; fi
+  if [ "$refusal" = plain ]; then "$exe" "$1" "$inproc_loads"; else "$refuse" "$refusal" -- "$exe" "$1" "$inproc_loads"; fi
+}
+for ((rep = 0; rep < reps; ++rep)); do
+  for f in "${formats[@]}"; do
+    for c in "${configs[@]}"; do inproc "$dir/model.$f" "$c" | sed "s/^/inproc $f $c /" >>"$out"; done
+  done
+done
 for ((rep = 0; rep < cold_reps; ++rep)); do
   for f in "${formats[@]}"; do
     for c in plain all; do evict "$dir/model.$f"; echo "cold $f $c $(load "$dir/model.$f" "$c")" >>"$out"; done
@@ -92,9 +113,9 @@ for ((rep = 0; rep < cold_reps; ++rep)); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-"$python" - "$out" "$size" "$reps" "$cold_reps" "$load_before" "$load_after" "${configs[*]}" "$dir/model.safetensors" <<'EOF'
+"$python" - "$out" "$size" "$reps" "$cold_reps" "$load_before" "$load_after" "${configs[*]}" "$dir/model.safetensors" "$inproc_loads" <<'EOF'
 import collections, os, statistics, sys
-path, size, reps, cold_reps, before, after, configs, model = sys.argv[1:]
+path, size, reps, cold_reps, before, after, configs, model, inproc_loads = sys.argv[1:]
 gib = os.path.getsize(model) / 2**30
 rows, cpu = collections.defaultdict(list), collections.defaultdict(list)
 for line in open(path):
@@ -106,7 +127,8 @@ cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
 print(f"load average (1, 5, 15 min) before: {before}; after: {after}")
 def table(temp, fmt, names, n):
     print()
-    print(f"{temp} zero-copy load of a {size} {fmt} on host (lwload load --placement zero-copy), median of {n}, one run")
+    how = "several loads in one process (scripts/bench-warm-loads.cpp)" if temp == "inproc" else "lwload load --placement zero-copy"
+    print(f"{'warm' if temp == 'inproc' else temp} zero-copy load of a {size} {fmt} on host ({how}), median of {n}, one run")
     print()
     print("| what the kernel refuses | time to ready | (min–max) | vs nothing refused | overhead per GiB | vs mmap + MADV_POPULATE_READ | process CPU | vs nothing refused |")
     print("|---|---|---|---|---|---|---|---|")
@@ -123,6 +145,10 @@ def table(temp, fmt, names, n):
         print(f"| {name} | {m*1e3:.1f} ms | {min(v)*1e3:.1f}–{max(v)*1e3:.1f} | {m/base:.2f}× | {over} | {m/floor:.2f}× | {cpu_cells} |")
 for fmt in ("safetensors", "gguf"):
     table("warm", fmt, configs.split() + ["POPULATE_READ"], reps)
+for fmt in ("safetensors", "gguf"):
+    # No floor here: the mmap row is a process's first mapping, these loads are not.
+    med["inproc", fmt, "POPULATE_READ"] = float("nan")
+    table("inproc", fmt, configs.split(), f"{reps} processes × {inproc_loads} loads after a first")
 if int(cold_reps):
     for fmt in ("safetensors", "gguf"):
         table("cold", fmt, ["plain", "all", "POPULATE_READ"], cold_reps)
