@@ -48,7 +48,7 @@ static size_t refused_count;
 static int counting;  // --at-most given: answered by the launcher, counted
 
 static void add(scmp_filter_ctx ctx, int error, int syscall, long advice, const char* name) {
-  const struct scmp_arg_cmp arg = SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice);
+  const struct scmp_arg_cmp arg = SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice, 0);  // datum_b unused by EQ
   const uint32_t action = counting ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(error);
   const int rc = advice >= 0 ? seccomp_rule_add_array(ctx, action, syscall, 1, &arg) : seccomp_rule_add(ctx, action, syscall, 0);
   if (rc != 0) {
