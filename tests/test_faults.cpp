@@ -3,6 +3,7 @@
 // a clear lwload::Error with everything released: a wrapper device counts live buffers.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -579,4 +580,132 @@ TEST_CASE("kernel features: what the kernel refuses is seen, and the fallback st
   const Error out = test::error_of([&] { open_manifest(index); });
   CHECK(out.code() == ErrorCode::bad_input);
   CHECK_MESSAGE(std::string(out.what()).find("link.safetensors") != std::string::npos, out.what());
+}
+
+namespace {
+
+// Kernel pages of [0, length) of `path` in the page cache, as mincore(2) sees them: the test's own
+// count, whatever lwload's page_cache uses.
+std::uint64_t pages_in_cache(const std::filesystem::path& path, std::uint64_t length) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(map != MAP_FAILED);
+  std::vector<unsigned char> vec((length + system_page_size() - 1) / system_page_size());
+  const int rc = ::mincore(map, length, vec.data());
+  ::munmap(map, length);
+  REQUIRE(rc == 0);
+  return static_cast<std::uint64_t>(std::count_if(vec.begin(), vec.end(), [](unsigned char v) { return v & 1; }));
+}
+
+// Out of the page cache, then exactly its first `cached` bytes read back in (no readahead past
+// them). False where the kernel does not do as asked (a file system that keeps pages, or one that
+// reads ahead anyway): the caller skips.
+bool cache_only_head(const std::filesystem::path& path, std::uint64_t cached) {
+  const std::uint64_t size = std::filesystem::file_size(path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);  // this descriptor reads no more than it is asked
+  std::vector<char> bytes(cached);
+  const bool read = ::pread(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
+  ::close(fd);
+  return read && pages_in_cache(path, size) == cached / system_page_size();
+}
+
+}  // namespace
+
+// Run plainly and under each refusal (suite kernel_matrix): without cachestat the page cache is
+// sampled (a bounded number of pages per range), and what the plan and the load report is still
+// right, each saying how it knows.
+TEST_CASE("kernel features: residency without cachestat is sampled and still right and says so") {
+  TempDir dir;
+  const auto path = dir / "half.safetensors";
+  synth::write_model(path, spec(16 << 20, 8, 0));  // 4096 kernel pages of 4 KiB: far more than are sampled
+  const std::uint64_t size = std::filesystem::file_size(path);
+  const std::uint64_t page = system_page_size();
+  const std::uint64_t half = align_down(size / 2, page);
+  const bool counted = io::cachestat().available;
+  // Counts are in whole kernel pages (the header's page is cached, so every range from the first
+  // tensor counts `half`, to a page). An estimate is within one sample's share of that when what
+  // is cached is one run, as here (and as a file read in order and evicted is).
+  const std::uint64_t slack = page + (counted ? 0 : size / io::kSampledPages);
+  const auto near = [&](std::uint64_t got, std::uint64_t want) {
+    INFO("got ", got, ", want ", want, " +- ", slack);
+    CHECK(got + slack >= want);
+    CHECK(got <= want + slack);
+  };
+
+  if (!test::available("page_cache_exact", cache_only_head(path, half), "the kernel cached more (or less) than was read"))
+    return;
+  const Manifest m = open_manifest(path);
+  const io::CachedCount count = io::count_cached(*m.opened[0].file, 0, size);
+  CHECK(count.exact() == counted);
+  CHECK(count.samples == (counted ? 0 : io::kSampledPages));
+  near(count.bytes, half);
+
+  auto device = open_device("host");
+  LoadOptions lazy;
+  lazy.plan.force = Placement::zero_copy;
+  lazy.lazy = true;
+  const Plan plan = make_plan(m, device->info(), lazy.plan);
+  REQUIRE(plan.residency.size() == 1);
+  const FileResidency& r = plan.residency[0];
+  CHECK(r.known);
+  CHECK(r.exact == counted);
+  CHECK(r.samples == (counted ? 0 : io::kSampledPages));
+  near(r.cached, half);
+  const std::string json = plan_to_json(plan, m);
+  CHECK(json.find(counted ? "\"exact\":true,\"samples\":0" : "\"exact\":false,\"samples\":" + std::to_string(io::kSampledPages)) != std::string::npos);
+
+  {  // Lazy: nothing is populated, so what is resident is counted (cachestat) or sampled.
+    const Weights w = load(m, *device, lazy);
+    CHECK(w.stats().resident_count == (counted ? ResidentCount::counted : ResidentCount::sampled));
+    near(w.stats().resident_bytes, half);
+  }
+  {  // Populated: population is the count where the kernel has no cachestat, and it is the truth.
+    LoadOptions populated;
+    populated.plan.force = Placement::zero_copy;
+    const Weights w = load(m, *device, populated);
+    CHECK(w.stats().resident_count == (counted ? ResidentCount::counted : ResidentCount::populated));
+    CHECK(w.stats().resident_bytes == w.stats().zero_copy_bytes);
+    CHECK(pages_in_cache(path, size) * page >= w.stats().zero_copy_bytes);
+    CHECK(io::count_cached(*m.opened[0].file, 0, size).bytes == size);  // every sample cached: exactly the whole
+  }
+}
+
+// Under `refuse --at-most 1 all` (tests/meson.build, faults_refusals_once_per_process) the launcher
+// answers each refused call itself and fails the run if any is made twice: every refusal is
+// discovered once in the process and remembered, however many loads, plans and copies follow.
+// Plainly, and under the other refusals, the same loads must simply work.
+TEST_CASE("kernel features: each refusal is discovered once per process and not once per load") {
+  TempDir dir;
+  const auto path = dir / "m.safetensors";
+  synth::write_model(path, spec(4 << 20, 8, 0));
+  const auto options = [](std::optional<Placement> placement, bool lazy, IoEngine io) {
+    LoadOptions o;
+    o.plan.force = placement;
+    o.plan.staging_budget = 4 * 64 * 1024;
+    o.plan.io = io;
+    o.lazy = lazy;
+    return o;
+  };
+  const LoadOptions each[] = {
+      options(Placement::zero_copy, false, IoEngine::auto_),  // populated (MADV_POPULATE_READ), counted (cachestat)
+      options(Placement::zero_copy, true, IoEngine::auto_),   // lazy: counted without population
+      options(Placement::direct, false, IoEngine::auto_),     // host allocations prefaulted (MADV_POPULATE_WRITE)
+      options(Placement::staged, false, IoEngine::io_uring),  // io_uring asked for
+      options(Placement::staged, false, IoEngine::pread),
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (const LoadOptions& o : each) {
+      auto device = open_device("host");
+      const Weights w = load(open_manifest(path), *device, o);
+      CHECK(verify(w).tensors == 8);  // zero_copy tensors read back through the guarded copy (process_vm_readv)
+      if (o.plan.io == IoEngine::io_uring)
+        CHECK(w.plan().schedule.engine == (io::probe_io_uring().usable ? IoEngine::io_uring : IoEngine::pread));
+    }
+  }
 }

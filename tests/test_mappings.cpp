@@ -296,7 +296,7 @@ TEST_CASE("mappings: page-cache counts of a file whose pages are pinned, or seen
   CHECK(io::cached_bytes(*file, 0, 0) == 0);
   CHECK(io::cached_bytes(*file, 0, size) <= size);
   CHECK(io::count_cached(*file, 0, size).bytes <= size);
-  CHECK(io::count_cached(*file, 0, size).exact);  // small ranges are always counted exactly
+  CHECK(io::count_cached(*file, 0, size).exact());  // small ranges are always counted exactly
 
   // A file without a descriptor (in memory) counts as cached.
   MemoryFileSystem memory;
@@ -304,7 +304,7 @@ TEST_CASE("mappings: page-cache counts of a file whose pages are pinned, or seen
   const auto in_memory = memory.open("m.bin");
   CHECK(io::cached_bytes(*in_memory, 10, 1000) == 1000);
   CHECK(io::count_cached(*in_memory, 0, size).bytes == size);
-  CHECK(io::estimate_cached_bytes(*in_memory, 0, size) == size);
+  CHECK(io::count_cached(*in_memory, 0, size).exact());
 
   SUBCASE("pinned: every byte counts, an unaligned range by its own length") {
     const auto mapping = file->map(0, size);
@@ -317,8 +317,8 @@ TEST_CASE("mappings: page-cache counts of a file whose pages are pinned, or seen
     CHECK(io::cached_bytes(*file, 3 * page, 5 * page) == 5 * page);
     const io::CachedCount counted = io::count_cached(*file, 0, size);
     CHECK(counted.bytes == size);
-    CHECK(counted.exact);
-    CHECK(io::estimate_cached_bytes(*file, 7, size - 7) == size - 7);
+    CHECK(counted.exact());
+    CHECK(io::count_cached(*file, 7, size - 7).bytes == size - 7);
   }
   SUBCASE("dropped: none counts, once mincore saw them gone") {
     {

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -12,6 +13,21 @@
 #include "lwload/error.hpp"
 
 namespace lwload::host {
+namespace {
+
+// MADV_POPULATE_WRITE (Linux 5.14+). Older kernels (and sandboxes) answer EINVAL, which is learnt
+// at the first refusal: the rest of the process asks no more, once per process rather than per
+// allocation and per chunk copied. The pages then fault in during the copy, as before 5.14.
+std::atomic<bool> g_populate_write_refused{false};
+
+void populate_write(void* begin, std::size_t bytes) noexcept {
+  if (g_populate_write_refused.load(std::memory_order_relaxed)) return;
+  if (::madvise(begin, bytes, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+    g_populate_write_refused.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 AnonymousMemory::AnonymousMemory(std::uint64_t bytes) {
   if (bytes == 0) return;
   if (bytes > std::numeric_limits<std::size_t>::max() / 2)
@@ -25,10 +41,9 @@ AnonymousMemory::AnonymousMemory(std::uint64_t bytes) {
 }
 
 void AnonymousMemory::prefault() const noexcept {
-  // MADV_POPULATE_WRITE (Linux 5.14+) maps and zeroes every page in one call instead of one fault
-  // per 4 KiB page during the copy — 4-5× cheaper on VMs, where each fault is a trap. On older
-  // kernels it fails with EINVAL and the pages fault in during the copy as before.
-  if (data_) ::madvise(data_, size_, MADV_POPULATE_WRITE);
+  // MADV_POPULATE_WRITE maps and zeroes every page in one call instead of one fault per 4 KiB page
+  // during the copy — 4-5× cheaper on VMs, where each fault is a trap.
+  if (data_) populate_write(data_, size_);
 }
 
 void AnonymousMemory::prefault(std::span<std::byte> range) noexcept {
@@ -36,7 +51,7 @@ void AnonymousMemory::prefault(std::span<std::byte> range) noexcept {
   const auto page = static_cast<std::uintptr_t>(page_size());
   const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(range.data()) + range.size() + page - 1) & ~(page - 1);
-  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  populate_write(reinterpret_cast<void*>(begin), end - begin);
 }
 
 AnonymousMemory::~AnonymousMemory() {

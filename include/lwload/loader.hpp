@@ -93,12 +93,22 @@ struct LoadOptions {
   std::function<void(const LoadEvent&)> on_event;
 };
 
+// How LoadStats::resident_bytes is known.
+enum class ResidentCount : std::uint8_t {
+  counted,    // cachestat(2) per region when load() returned (or mincore over every page of a small one)
+  populated,  // kernels before 6.5, not lazy: population had just made every page resident (it
+              // throws otherwise), so no page is walked again to count them
+  sampled,    // kernels before 6.5, lazy: estimated from mincore on a fixed number of pages per
+              // region (io::kSampledPages), a cost that does not grow with the file
+};
+
 struct LoadStats {
   double seconds = 0;                // load() from start to return
   double allocate_seconds = 0;       // allocations + imports
   double populate_seconds = 0;       // making zero_copy pages resident (0 when lazy)
   std::uint64_t zero_copy_bytes = 0; // bytes of zero_copy tensors
   std::uint64_t resident_bytes = 0;  // resident when load() returned, at most zero_copy_bytes
+  ResidentCount resident_count = ResidentCount::counted;  // how resident_bytes is known
   std::uint64_t bytes_read = 0;      // file bytes read (direct + staged, incl. alignment slack)
   std::uint64_t bytes_uploaded = 0;  // bytes passed to Device::upload
   std::size_t reads = 0;             // read calls issued

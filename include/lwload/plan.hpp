@@ -69,7 +69,12 @@ struct FileResidency {
   bool known = false;         // false: the file has no descriptor (memory) or was not opened
   std::uint64_t span = 0;     // bytes from the first to the last byte the plan reads from it
   std::uint64_t cached = 0;   // of `span`, in the page cache
-  bool exact = true;          // counted by cachestat(2); false: estimated from mincore samples (kernels before 6.5)
+  // How it is known: counted (cachestat(2), or mincore(2) over every page of a span of at most
+  // `samples`' bound) or, on kernels before 6.5, estimated from `samples` pages spread evenly over
+  // the span, one mincore each: a cost that does not grow with the file, within about one sample's
+  // share of the span where cached pages come in runs (files are read and evicted in runs).
+  bool exact = true;
+  std::uint32_t samples = 0;  // exact false: the kernel pages sampled; 0 when counted
 };
 
 // What a load will hold of the host's memory, by kind, and what the machine has: the plan's side
@@ -258,7 +263,7 @@ LWLOAD_API void replan_declined(Plan& plan, const Manifest& manifest, const Devi
 //  "host_memory": {"pinned", "pinned_imports", "device_allocations", "evictable", "anonymous", "resident",
 //                  "address_space", "lazy", "resident_at_ready", "available", "bound_by", "mem_available",
 //                  "cgroup_limit", "cgroup", "address_space_left" (null: unlimited), "verdict"},
-//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached", "exact"} or null],
+//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached", "exact", "samples"} or null],
 //  "direct_io": {"used", "reason"}, "schedule": {"engine", "engine_reason", "reads", "queues": [reads]},
 //  "regions": [{"file", "offset", "length", "used", "map_offset", "map_length", "cached", "tensors": [names],
 //               "declined" (only when declined)}],

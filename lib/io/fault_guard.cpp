@@ -6,7 +6,9 @@
 // that call (seccomp: ENOSYS / EPERM), the bytes go through a pipe instead — write(2) from a lost
 // page is EFAULT too. Written by hand: no library in Debian's main archive offers this.
 #include "io/fault_guard.hpp"
+#include "io/kernel_features.hpp"
 
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,7 +21,13 @@
 namespace lwload::io {
 namespace {
 
-std::atomic<bool> g_vm_readv_refused{false};  // learnt once per process
+// Whether process_vm_readv is refused: asked once per process (io/kernel_features, which `lwload
+// doctor` reports too), and learnt again should a copy be refused after all (a filter installed
+// on one thread later).
+std::atomic<bool> g_vm_readv_refused{false};
+bool vm_readv_refused() noexcept {
+  return !vm_readv().available || g_vm_readv_refused.load(std::memory_order_relaxed);
+}
 
 enum class Copy { done, lost, refused };
 
@@ -42,22 +50,52 @@ Copy copy_vm_readv(std::byte* dst, const std::byte* src, std::size_t n) noexcept
   return Copy::done;
 }
 
+// The fallback's pipe: one per thread, made at its first fallback copy and closed when the thread
+// ends, so a refused process_vm_readv costs two calls per copy (write, read) and no more; a pipe
+// per copy was three more (pipe, close, close) on every 32 MiB chunk populated. Each thread its
+// own, so no two copies share one. Always left empty: a copy reads back all it wrote, or fails.
+class ThreadPipe {
+ public:
+  ThreadPipe() {
+    if (::pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
+  }
+  ~ThreadPipe() { reset(); }
+  ThreadPipe(const ThreadPipe&) = delete;
+  ThreadPipe& operator=(const ThreadPipe&) = delete;
+  bool ok() const noexcept { return fds_[0] >= 0; }
+  int in() const noexcept { return fds_[1]; }
+  int out() const noexcept { return fds_[0]; }
+  // After a failed copy the pipe may hold bytes: a fresh one for the next copy.
+  void renew() noexcept {
+    reset();
+    if (::pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
+  }
+
+ private:
+  void reset() noexcept {
+    if (fds_[0] >= 0) ::close(fds_[0]), ::close(fds_[1]);
+    fds_[0] = fds_[1] = -1;
+  }
+  int fds_[2];
+};
+
 // The fallback: the kernel copies src into a pipe (EFAULT on a lost page) and back out.
 bool copy_through_pipe(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
-  int fds[2];
-  if (::pipe(fds) != 0) return false;
+  thread_local ThreadPipe pipe;
+  if (!pipe.ok()) pipe.renew();
+  if (!pipe.ok()) return false;
   bool ok = true;
   while (ok && n > 0) {
     const std::size_t chunk = std::min<std::size_t>(n, 16 * 1024);  // below any pipe's capacity
     ssize_t wrote;
-    do wrote = ::write(fds[1], src, chunk);
+    do wrote = ::write(pipe.in(), src, chunk);
     while (wrote < 0 && errno == EINTR);
     if (wrote <= 0) {
       ok = false;
       break;
     }
     for (ssize_t left = wrote; left > 0;) {
-      const ssize_t got = ::read(fds[0], dst, static_cast<std::size_t>(left));
+      const ssize_t got = ::read(pipe.out(), dst, static_cast<std::size_t>(left));
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) {
         ok = false;
@@ -69,8 +107,7 @@ bool copy_through_pipe(std::byte* dst, const std::byte* src, std::size_t n) noex
     src += wrote;
     n -= static_cast<std::size_t>(wrote);
   }
-  ::close(fds[0]);
-  ::close(fds[1]);
+  if (!ok) pipe.renew();
   return ok;
 }
 
@@ -80,7 +117,7 @@ bool copy_guarded(void* dst, const void* src, std::size_t n) noexcept {
   if (n == 0) return true;
   auto* out = static_cast<std::byte*>(dst);
   const auto* in = static_cast<const std::byte*>(src);
-  if (!g_vm_readv_refused.load(std::memory_order_relaxed)) {
+  if (!vm_readv_refused()) {
     switch (copy_vm_readv(out, in, n)) {
       case Copy::done: return true;
       case Copy::lost: return false;
@@ -104,7 +141,7 @@ bool touch_guarded(const void* begin, std::size_t n, std::size_t stride) noexcep
       done = offset == n - 1;
       offset = std::min(offset + stride, n - 1);
     }
-    if (!g_vm_readv_refused.load(std::memory_order_relaxed)) {
+    if (!vm_readv_refused()) {
       const iovec local{sink.data(), count};
       ssize_t got;
       do got = ::process_vm_readv(::getpid(), &local, 1, remote.data(), count, 0);

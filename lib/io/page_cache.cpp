@@ -11,7 +11,6 @@
 
 #include "core/align.hpp"
 #include "io/kernel_features.hpp"
-#include "io/mmap_mapping.hpp"
 #include "lwload/error.hpp"
 
 // cachestat(2) is Linux 6.5; Debian 12's headers predate it. The number is the same on every
@@ -40,24 +39,71 @@ bool by_cachestat(int fd, std::uint64_t start, std::uint64_t length, std::uint64
   return true;
 }
 
-std::uint64_t by_mincore(const RandomAccessFile& file, std::uint64_t start, std::uint64_t length) {
-  const int fd = file.native_handle();
-  void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
-  if (map == MAP_FAILED) fail(ErrorCode::io, file.path().string(), ": mmap for mincore: ", std::strerror(errno));
-  const std::uint64_t page = system_page_size();  // mincore's unit, whatever lwload rounds to
-  const std::uint64_t pages = (length + page - 1) / page;
-  std::uint64_t cached = 0;
-  std::vector<unsigned char> vec(std::min<std::uint64_t>(pages, 64 * 1024));  // windows: bounded whatever the size
-  for (std::uint64_t first = 0; first < pages; first += vec.size()) {
-    const std::uint64_t n = std::min<std::uint64_t>(vec.size(), pages - first);
-    if (::mincore(static_cast<char*>(map) + first * page, std::min(n * page, length - first * page), vec.data()) != 0) {
-      const int err = errno;
-      ::munmap(map, length);
-      fail(ErrorCode::io, file.path().string(), ": mincore: ", std::strerror(err));
-    }
-    for (std::uint64_t i = 0; i < n; ++i) cached += vec[i] & 1;
+// A read-only shared mapping of whole kernel pages, made only to ask mincore about them: nothing
+// is faulted in, and it is gone when this is.
+class Transient {
+ public:
+  Transient(const RandomAccessFile& file, std::uint64_t start, std::uint64_t length) : file_(file), length_(length) {
+    base_ = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, file.native_handle(), static_cast<off_t>(start));
   }
-  ::munmap(map, length);
+  ~Transient() {
+    if (mapped()) ::munmap(base_, length_);
+  }
+  Transient(const Transient&) = delete;
+  Transient& operator=(const Transient&) = delete;
+
+  bool mapped() const noexcept { return base_ != MAP_FAILED; }
+  void require() const {
+    if (!mapped()) fail(ErrorCode::io, file_.path().string(), ": mmap for mincore: ", std::strerror(errno));
+  }
+  // Cached pages of [offset, +length) of the mapping; `vec` holds at least that many pages.
+  std::uint64_t count(std::uint64_t offset, std::uint64_t length, std::vector<unsigned char>& vec) const {
+    if (::mincore(static_cast<char*>(base_) + offset, length, vec.data()) != 0)
+      fail(ErrorCode::io, file_.path().string(), ": mincore: ", std::strerror(errno));
+    const std::uint64_t pages = (length + system_page_size() - 1) / system_page_size();
+    std::uint64_t cached = 0;
+    for (std::uint64_t i = 0; i < pages; ++i) cached += vec[i] & 1;
+    return cached;
+  }
+
+ private:
+  const RandomAccessFile& file_;
+  std::uint64_t length_;
+  void* base_;
+};
+
+// Every page of [start, +length) (kernel pages), by mincore: in windows, so the vector stays
+// bounded whatever the size.
+std::uint64_t every_page(const RandomAccessFile& file, std::uint64_t start, std::uint64_t length) {
+  const Transient map(file, start, length);
+  map.require();
+  const std::uint64_t page = system_page_size();  // mincore's unit, whatever lwload rounds to
+  const std::uint64_t window = 64 * 1024 * page;
+  std::vector<unsigned char> vec(static_cast<std::size_t>(std::min<std::uint64_t>((length + page - 1) / page, 64 * 1024)));
+  std::uint64_t cached = 0;
+  for (std::uint64_t at = 0; at < length; at += window) cached += map.count(at, std::min(window, length - at), vec);
+  return cached;
+}
+
+// kSampledPages kernel pages of [start, +length), evenly spread (the first and the last page
+// among them): one mincore each, on one transient mapping of the range, or on one mapping per
+// page where the address space has no room for the range (a 32-bit process).
+std::uint32_t sampled_pages(const RandomAccessFile& file, std::uint64_t start, std::uint64_t length) {
+  const std::uint64_t page = system_page_size();
+  const std::uint64_t pages = (length + page - 1) / page;
+  std::vector<unsigned char> vec(1);
+  const Transient whole(file, start, length);
+  std::uint32_t cached = 0;
+  for (std::uint64_t i = 0; i < kSampledPages; ++i) {
+    const std::uint64_t at = i * (pages - 1) / (kSampledPages - 1) * page;  // i * (pages - 1) < 2^6 * 2^52
+    if (whole.mapped()) {
+      cached += static_cast<std::uint32_t>(whole.count(at, page, vec));
+    } else {
+      const Transient one(file, start + at, page);
+      one.require();
+      cached += static_cast<std::uint32_t>(one.count(0, page, vec));
+    }
+  }
   return cached;
 }
 
@@ -66,36 +112,26 @@ std::uint64_t by_mincore(const RandomAccessFile& file, std::uint64_t start, std:
 std::uint64_t cached_bytes(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
   const int fd = file.native_handle();
   if (fd < 0 || length == 0) return length;
-  const std::uint64_t start = align_down(offset, page_size());
-  const std::uint64_t span = align_up(offset + length, page_size()) - start;
+  const std::uint64_t start = align_down(offset, system_page_size());
+  const std::uint64_t span = align_up(offset + length, system_page_size()) - start;
   std::uint64_t pages = 0;
-  if (!by_cachestat(fd, start, span, pages)) pages = by_mincore(file, start, span);
+  if (!by_cachestat(fd, start, span, pages)) pages = every_page(file, start, span);
   return std::min(length, pages * system_page_size());  // both count the kernel's pages
 }
 
 CachedCount count_cached(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
-  constexpr std::uint64_t kExact = 256 << 20, kWindow = 4 << 20, kWindows = 64;
   const int fd = file.native_handle();
-  if (fd < 0 || length == 0) return {length, true};
-  const std::uint64_t page = page_size();
+  if (fd < 0 || length == 0) return {length, 0};
+  const std::uint64_t page = system_page_size();
   const std::uint64_t start = align_down(offset, page);
   const std::uint64_t span = align_up(offset + length, page) - start;
   std::uint64_t pages = 0;
-  if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * system_page_size()), true};  // kernel pages
-  if (length <= kExact) return {cached_bytes(file, offset, length), true};
-  // Windows spread over the range, each counted exactly, scaled by the share of the range they
-  // cover (in two steps, so the product stays in 64 bits).
-  std::uint64_t cached = 0;
-  const std::uint64_t stride = (length - kWindow) / (kWindows - 1);
-  for (std::uint64_t i = 0; i < kWindows; ++i) cached += cached_bytes(file, offset + i * stride, kWindow);
-  const std::uint64_t sampled = kWindow * kWindows;
-  const std::uint64_t scaled = cached / sampled * length + cached % sampled * (length / sampled) +
-                               cached % sampled * (length % sampled) / sampled;
-  return {std::min(length, scaled), false};
-}
-
-std::uint64_t estimate_cached_bytes(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length) {
-  return count_cached(file, offset, length).bytes;
+  if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * page), 0};
+  if (span / page <= kSampledPages) return {std::min(length, every_page(file, start, span) * page), 0};
+  // The share of sampled pages cached, of the range (in two steps, so the product stays in 64 bits).
+  const std::uint64_t cached = sampled_pages(file, start, span);
+  const std::uint64_t scaled = length / kSampledPages * cached + length % kSampledPages * cached / kSampledPages;
+  return {std::min(length, scaled), kSampledPages};
 }
 
 }  // namespace lwload::io

@@ -1,5 +1,6 @@
 #include "loading/load_run.hpp"
 
+#include "io/kernel_features.hpp"
 #include "io/page_cache.hpp"
 
 #include <algorithm>
@@ -11,8 +12,8 @@ namespace lwload::loading {
 
 using Clock = std::chrono::steady_clock;
 
-LoadRun::LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options)
-    : device_(device), options_(options), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
+LoadRun::LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options, Clock::time_point called)
+    : device_(device), options_(options), called_(called), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
   state_->manifest = std::move(manifest);
   state_->plan = std::move(plan);
   state_->device = device.info();
@@ -52,6 +53,37 @@ void LoadRun::populate_zero_copy() {
   state_->stats.populate_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
 }
 
+// What is resident at ready, of the tensors' bytes (regions also map the bytes around them). A
+// file mapping's page is resident exactly when it is in the page cache, so one cachestat per region
+// counts it (the kernel skips what is not cached) instead of mincore's byte per page (370 ms for a
+// 28 GiB lazy load, most of its time to ready). Kernels before 6.5 have no such call, and there
+// the count costs no walk either: population has just made every page of each region resident
+// (it throws otherwise), so that is the count; a lazy load samples a bounded number of pages per
+// region (io::count_cached).
+void LoadRun::count_resident() {
+  LoadStats& stats = state_->stats;
+  const bool populated = !options_.lazy && !state_->plan.options.lazy;
+  const bool counted = io::cachestat().available;
+  stats.resident_count = counted || !populated ? ResidentCount::counted : ResidentCount::populated;
+  for (std::size_t r = 0; r < regions_.size(); ++r) {
+    if (!regions_[r].mapping) continue;
+    const ImportRegion& planned = state_->plan.regions[r];
+    if (stats.resident_count == ResidentCount::populated) {
+      stats.resident_bytes += planned.used;
+      continue;
+    }
+    const auto& file = state_->files.at(planned.file);
+    if (!file) {
+      stats.resident_bytes += regions_[r].mapping->resident_bytes();  // not a file the kernel caches (memory)
+      continue;
+    }
+    const io::CachedCount cached = io::count_cached(*file, planned.offset, planned.used);
+    stats.resident_bytes += cached.bytes;
+    if (!cached.exact()) stats.resident_count = ResidentCount::sampled;
+  }
+  stats.resident_bytes = std::min(stats.resident_bytes, stats.zero_copy_bytes);
+}
+
 Weights LoadRun::run() {
   progress_ = std::make_unique<Progress>(*state_, options_);
   progress_->check_cancel();  // cancelled before it started: open, map and import nothing
@@ -70,20 +102,10 @@ Weights LoadRun::run() {
   pipeline_->run();
   pipeline_.reset();
 
-  // Regions also map the bytes around their tensors (headers, padding): count at most the tensors'.
-  // A file mapping's page is resident exactly when it is in the page cache, so one cachestat per
-  // region counts it (the kernel skips what is not cached) instead of mincore's byte per page
-  // (370 ms for a 28 GiB lazy load, most of its time to ready); mincore where cachestat cannot.
-  for (std::size_t r = 0; r < regions_.size(); ++r) {
-    if (!regions_[r].mapping) continue;
-    const ImportRegion& planned = state_->plan.regions[r];
-    const auto& file = state_->files.at(planned.file);
-    const io::CachedCount cached = file ? io::count_cached(*file, planned.offset, planned.used) : io::CachedCount{0, false};
-    state_->stats.resident_bytes += cached.exact ? cached.bytes : regions_[r].mapping->resident_bytes();
-  }
+  count_resident();
   state_->stats.resident_bytes = std::min(state_->stats.resident_bytes, state_->stats.zero_copy_bytes);
   progress_->phase("done");
-  state_->stats.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  state_->stats.seconds = std::chrono::duration<double>(Clock::now() - called_).count();
   return Weights(std::move(state_));
 }
 

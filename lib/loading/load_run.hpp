@@ -23,7 +23,10 @@ namespace lwload::loading {
 
 class LoadRun {
  public:
-  LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options);
+  // `called`: when load() was called, so LoadStats::seconds counts the planning (the page-cache
+  // probe among it) as the caller's wait does.
+  LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options,
+          std::chrono::steady_clock::time_point called);
   LoadRun(const LoadRun&) = delete;
   LoadRun& operator=(const LoadRun&) = delete;
 
@@ -32,10 +35,11 @@ class LoadRun {
  private:
   void import_regions();
   void populate_zero_copy();
+  void count_resident();
 
   Device& device_;
   const LoadOptions& options_;
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point called_, start_;
   std::unique_ptr<Weights::State> state_;
   std::unique_ptr<Progress> progress_;
   std::vector<ImportedRegion> regions_;                   // per Plan::regions entry

@@ -8,8 +8,10 @@
 namespace lwload {
 namespace {
 
-Weights run(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
-  loading::LoadRun load_run(std::move(manifest), device, std::move(plan), options);
+using Clock = std::chrono::steady_clock;
+
+Weights run(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options, Clock::time_point called) {
+  loading::LoadRun load_run(std::move(manifest), device, std::move(plan), options, called);
   return load_run.run();
 }
 
@@ -23,11 +25,12 @@ Weights load(const Manifest& manifest, Device& device, const LoadOptions& option
 }
 
 Weights load(Manifest&& manifest, Device& device, const LoadOptions& options) {
+  const auto called = Clock::now();
   // A lazy load is planned as one: its evictable pages need not fit the machine's memory.
   PlanOptions plan_options = options.plan;
   plan_options.lazy = plan_options.lazy || options.lazy;
   Plan plan = make_plan(manifest, device.info(), plan_options);
-  return run(std::move(manifest), device, std::move(plan), options);
+  return run(std::move(manifest), device, std::move(plan), options, called);
 }
 
 Weights load(const Manifest& manifest, Device& device, const Plan& plan, const LoadOptions& options) {
@@ -35,8 +38,9 @@ Weights load(const Manifest& manifest, Device& device, const Plan& plan, const L
 }
 
 Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
+  const auto called = Clock::now();
   planning::check_handed_in(manifest, device.info(), plan, options.plan.machine ? *options.plan.machine : machine_memory());
-  return run(std::move(manifest), device, std::move(plan), options);
+  return run(std::move(manifest), device, std::move(plan), options, called);
 }
 
 }  // namespace lwload

@@ -52,7 +52,7 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
   root["counts"] = std::move(counts);
   boost::json::array residency;
   for (const FileResidency& r : plan.residency)
-    residency.push_back(r.known ? boost::json::value(boost::json::object{{"span", r.span}, {"cached", r.cached}, {"exact", r.exact}})
+    residency.push_back(r.known ? boost::json::value(boost::json::object{{"span", r.span}, {"cached", r.cached}, {"exact", r.exact}, {"samples", r.samples}})
                                 : boost::json::value(nullptr));
   root["page_cache"] = std::move(residency);
   root["direct_io"] = boost::json::object{{"used", plan.direct_io}, {"reason", plan.direct_io_reason}};

@@ -468,10 +468,12 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
 }
 
 // What is in the page cache, per file (the span the plan reads) and per region: measured once,
-// through the files the manifest kept open, by one cachestat per range (exact; the kernel skips
-// holes and uncached stretches, so a sparse 4 TiB file costs microseconds), mincore samples only
-// on kernels without it (FileResidency::exact false). A manifest built by hand (no open files) is
-// unknown.
+// through the files the manifest kept open, at a cost that does not grow with the file. One
+// cachestat per range where the kernel has it (exact; it skips holes and uncached stretches, so a
+// sparse 4 TiB file costs microseconds); before Linux 6.5 a bounded sample of pages per range by
+// mincore (io::count_cached: FileResidency::exact false, with the samples), so a warm load on an
+// edge kernel pays microseconds, not a walk of every page. A manifest built by hand (no open
+// files) is unknown.
 void measure_residency(const Manifest& manifest, Plan& plan) {
   plan.residency.assign(manifest.files.size(), FileResidency{});
   if (manifest.opened.size() != manifest.files.size()) return;
@@ -489,7 +491,7 @@ void measure_residency(const Manifest& manifest, Plan& plan) {
     const auto [first, end] = spans[f];
     if (!file || first >= end || file->native_handle() < 0) continue;
     const io::CachedCount count = io::count_cached(*file, first, end - first);
-    plan.residency[f] = {true, end - first, count.bytes, count.exact};
+    plan.residency[f] = {true, end - first, count.bytes, count.exact(), count.samples};
   }
   // A file all cached (or none of it) needs no count per region: a warm load pays one call per file.
   for (ImportRegion& region : plan.regions) {
@@ -498,7 +500,7 @@ void measure_residency(const Manifest& manifest, Plan& plan) {
     const auto& file = manifest.opened[region.file].file;
     if (!r.known || r.cached == r.span) region.cached = region.length;
     else if (r.cached == 0) region.cached = 0;
-    else region.cached = io::estimate_cached_bytes(*file, region.offset, region.length);
+    else region.cached = io::count_cached(*file, region.offset, region.length).bytes;
   }
 }
 

@@ -29,6 +29,16 @@ std::function<void(std::uint64_t, std::uint64_t)> progress_printer() {
   };
 }
 
+// How the resident bytes are known (LoadStats::resident_count), as --json says it.
+std::string_view resident_count_name(ResidentCount how) {
+  switch (how) {
+    case ResidentCount::counted: return "counted";
+    case ResidentCount::populated: return "populated";
+    case ResidentCount::sampled: return "sampled";
+  }
+  return "?";
+}
+
 }  // namespace
 
 int cmd_load(int argc, char** argv) {
@@ -84,6 +94,7 @@ int cmd_load(int argc, char** argv) {
                             {"populate_seconds", stats.populate_seconds},
                             {"zero_copy_bytes", stats.zero_copy_bytes},
                             {"resident_bytes", stats.resident_bytes},
+                            {"resident_count", resident_count_name(stats.resident_count)},
                             // What ran, as the executed plan records it (a mechanism refused at load re-planned with the reason).
                             {"io_engine", io_engine_name(plan.schedule.engine)},
                             {"io_note", plan.schedule.engine_reason},
@@ -133,7 +144,8 @@ int cmd_load(int argc, char** argv) {
     std::cout << '\n';
   }
   if (stats.zero_copy_bytes > 0)
-    std::cout << "zero_copy: " << format_bytes(stats.resident_bytes) << " of " << format_bytes(stats.zero_copy_bytes)
+    std::cout << "zero_copy: " << (stats.resident_count == ResidentCount::sampled ? "~" : "")
+              << format_bytes(stats.resident_bytes) << " of " << format_bytes(stats.zero_copy_bytes)
               << " resident"
               << (options.lazy ? " (lazy: pages fault in on first use)"
                                : str(", populated in ", stats.populate_seconds * 1000, " ms"))

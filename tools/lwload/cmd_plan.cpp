@@ -71,7 +71,9 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
     const FileResidency& r = plan.residency[f];
     if (r.known)
       std::cout << "page cache:          " << printable(manifest.files[f].string()) << ": " << (r.exact ? "" : "~") << format_bytes(r.cached)
-                << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span) << ")\n";
+                << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span)
+                << (r.exact ? std::string(")") : str(", estimated from ", r.samples, " sampled pages: the kernel has no cachestat)"))
+                << '\n';
   }
   std::cout << "staged reads:        " << plan.direct_io_reason << '\n';
   std::cout << "read schedule:       " << plan.schedule.reads() << " reads in " << plan.schedule.queues.size()
