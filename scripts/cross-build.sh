@@ -95,16 +95,16 @@ setup() {  # DIR OPTIONS...
 
 start=$(date +%s)
 build=build-cross/$arch
-# Level Zero: Debian has no ARM loader. ggml and ONNX Runtime: the pinned prebuilt ones
-# (scripts/prepare-ggml.sh, prepare-onnxruntime.sh) are x86-64 only; -Dggml_dir and -Donnxruntime_dir
-# name ARM builds of them.
-setup "$build" -Dlevel_zero=disabled -Dggml=disabled -Donnxruntime=disabled "$@"
+# Level Zero: Debian has no ARM loader; XRT: Debian ships it for x86-64 only. ggml and ONNX
+# Runtime: the pinned prebuilt ones (scripts/prepare-ggml.sh, prepare-onnxruntime.sh) are x86-64
+# only; -Dggml_dir and -Donnxruntime_dir name ARM builds of them.
+setup "$build" -Dlevel_zero=disabled -Dggml=disabled -Donnxruntime=disabled -Dxrt=disabled "$@"
 ninja -C "$build"
 # Every optional backend off: the library, the CLI, the examples and the tests still build.
 # (CROSS_MINIMAL=0 skips this second build.)
 if [ "${CROSS_MINIMAL:-1}" != 0 ]; then
   minimal=build-cross/$arch-minimal
-  setup "$minimal" -Dlevel_zero=disabled -Dopencl=disabled -Dvulkan=disabled -Dio_uring=disabled -Dggml=disabled -Donnxruntime=disabled "$@"
+  setup "$minimal" -Dlevel_zero=disabled -Dopencl=disabled -Dvulkan=disabled -Dio_uring=disabled -Dggml=disabled -Donnxruntime=disabled -Dxrt=disabled "$@"
   ninja -C "$minimal"
 fi
 echo "cross-build: $arch built in $(( $(date +%s) - start )) s"

@@ -282,8 +282,8 @@ MUTATIONS = [
      ["faults_refusing_openat2_eperm"]),
     ("page_cache_seam_pages", "cachestat's page count multiplied by lwload's page size, not the kernel's",
      "lib/io/page_cache.cpp",
-     "if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * system_page_size()), true};",
-     "if (by_cachestat(fd, start, span, pages)) return {std::min(length, pages * page), true};",
+     "return std::min(length, pages * system_page_size());  // both count the kernel's pages",
+     "return std::min(length, pages * page_size());",
      ["load_parts_page_16k"]),
     # C API statuses
     ("capi_out_of_memory_as_device", "the C API reports an allocation failure as LWLOAD_DEVICE",
