@@ -20,6 +20,7 @@
 #include "lwload/file_system.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"
+#include "lwload/onnx.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -624,6 +625,17 @@ TEST_CASE("onnx: headers only — multi-GiB inline and external tensors are skip
   // Header bytes only: a small window per tensor header, never the payloads.
   MESSAGE("bytes read for a ", fs::file_size(dir / "model.onnx"), "-byte .onnx: ", counting->bytes_read);
   CHECK(counting->bytes_read < 8 * 1024);
+  // Listing its TensorProtos (lwload/onnx.hpp) and writing its weightless graph read headers too.
+  counting->bytes_read = 0;
+  const std::vector<OnnxConstant> constants = onnx_constants(m);
+  CHECK(constants.size() == 4);
+  const WeightlessGraph weightless = onnx_weightless_graph(m, [&](const OnnxConstant& c) -> std::optional<DataReference> {
+    return DataReference{"elsewhere.bin", m.tensors[c.tensor].pieces.at(0).offset};
+  });
+  CHECK(weightless.left_out.size() == 4);
+  CHECK(weightless.model.size() < 4096);
+  MESSAGE("bytes read to list the constants and write the weightless graph: ", counting->bytes_read);
+  CHECK(counting->bytes_read < 16 * 1024);
   // The inline payload pieces point where raw_data's bytes begin.
   std::uint64_t expect = 0;
   for (int i = 0; i < 3; ++i) {

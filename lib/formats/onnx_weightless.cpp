@@ -100,7 +100,10 @@ class Walk {
     bool in_subgraph = false;
   };
 
+  // Bytes of the file, for the graph being written; none when only the constants are listed
+  // (onnx_constants), so listing a model reads its headers alone, never a kept tensor's data.
   std::string copy(std::uint64_t begin, std::uint64_t end) {
+    if (!locate_) return {};
     std::string bytes(end - begin, '\0');
     file_->read_exact(begin, std::as_writable_bytes(std::span(bytes)), "ONNX header bytes");
     return bytes;
