@@ -12,7 +12,8 @@ and with lwload's direct placement too. Models:
 It also checks that an inline-weight model's anonymous memory at ready stays within 16 MiB + 2 % of
 its weights with lwload (ONNX Runtime's own loading holds a copy), that most of every model's weight
 bytes reach ONNX Runtime zero-copy, and that `lwload strip` writes a weightless graph onnx.load reads
-back into the original tensors.
+back into the original tensors, and that `lwload profile --compare ort` draws ONNX Runtime's own
+loading as a row.
 
   /usr/bin/python3 tests/onnxruntime/run_ort_tests.py --ort-run ORT_RUN --lwload LWLOAD --cache DIR --scratch DIR
 Exit 0 when every check holds, 1 otherwise, 77 when the npm registry cannot be reached and the
@@ -230,6 +231,18 @@ def check_strip(args, name, model):
     os.remove(graph)
 
 
+def check_profile_compare(args, name, model):
+    """`lwload profile --compare ort`: ONNX Runtime's own loading drawn as a row beside lwload's."""
+    svg = os.path.join(os.path.dirname(model), "compare.svg")
+    result = subprocess.run([args.lwload, "profile", model, "--device", "host", "--compare", "ort", "--svg", svg],
+                            capture_output=True, text=True, timeout=600)
+    rows = [line for line in result.stdout.split("\n") if line.startswith("ort ")]
+    if result.returncode != 0 or not rows or not os.path.exists(svg) or "<title>ort:" not in open(svg).read():
+        fail(f"{name}: lwload profile --compare ort: exit {result.returncode}, rows {rows}: {result.stderr.strip()[-300:]}")
+        return
+    print(f"ok   {name}: lwload profile --compare ort: {rows[0].split(';')[0]}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ort-run", required=True)
@@ -255,6 +268,8 @@ def main():
                 zero_copy = lw.get("constants", {}).get("zero_copy", [0, 0])[1]
                 if zero_copy < weights:
                     fail(f"{name}: {zero_copy} of {weights} weight bytes reached ONNX Runtime zero-copy")
+            if name == "inline_16mib":
+                check_profile_compare(args, name, path)
             if figures and name == "subgraphs_same_name":
                 if figures[0].get("constants", {}).get("in_graph", [0, 0])[1] < 2 * 512 * 64 * 4:
                     fail(f"{name}: the two initializers named 'w' were not left in the graph")

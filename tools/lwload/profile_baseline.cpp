@@ -46,4 +46,29 @@ void finish_baseline_report(profile::Report& report, const profile::MemorySample
   profile::finish_report(report, run.baseline, peak, run.hwm_exact);
 }
 
+profile::Report run_engine_load(profile::Report report, std::chrono::microseconds period,
+                                const std::function<std::shared_ptr<void>(profile::Timeline&)>& load) {
+  using profile::Clock;
+  profile::MemorySampler sampler(period);
+  profile::Timeline timeline(sampler.origin());
+  BaselineRun run;
+  report.pss_baseline = profile::read_pss_now();
+  run.hwm_exact = profile::reset_peak_rss();
+  sampler.start();
+  run.baseline = profile::read_memory_now();
+  run.begin = Clock::now();
+  {
+    const std::shared_ptr<void> weights = load(timeline);
+    run.ready = Clock::now();
+    run.at_ready = profile::read_memory_now();
+    run.at_ready.ms = sampler.ms_since_origin(run.ready);
+    timeline.phase_begin("release", Clock::now());
+  }
+  sampler.stop();
+  run.end = Clock::now();
+  timeline.phase_end("release", run.end);
+  finish_baseline_report(report, sampler, timeline, run);
+  return report;
+}
+
 }  // namespace lwload::cli

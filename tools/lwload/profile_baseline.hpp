@@ -1,9 +1,11 @@
-// What the baseline loaders' profiles share (profile_naive, profile_ggml): the report's model figures
+// What the baseline loaders' profiles share (profile_naive, profile_ggml, profile_ort): the report's model figures
 // and a one-host-copy contract, and the finish — samples, the sample read synchronously at `ready`
 // (the peak is then in the report whatever the sampling period), phases and figures.
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "lwload/manifest.hpp"
@@ -26,5 +28,12 @@ struct BaselineRun {
 // Fills the report from a stopped sampler, the timeline and `run`.
 void finish_baseline_report(profile::Report& report, const profile::MemorySampler& sampler,
                             const profile::Timeline& timeline, const BaselineRun& run);
+
+// An engine's own load (profile_ggml, profile_ort), profiled as lwload's is: the sampler starts,
+// `load` loads, marking its phases on the timeline, and returns what holds the weights; the load
+// is ready when it returns (the memory is read then), and what it returned is released in a
+// "release" phase. Returns `report` finished.
+profile::Report run_engine_load(profile::Report report, std::chrono::microseconds period,
+                                const std::function<std::shared_ptr<void>(profile::Timeline&)>& load);
 
 }  // namespace lwload::cli

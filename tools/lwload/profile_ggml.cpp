@@ -63,55 +63,40 @@ profile::Report profile_ggml(const std::string& path, const Manifest& manifest, 
   const std::unique_ptr<ggml_backend, void (*)(ggml_backend_t)> backend(ggml_backend_dev_init(dev, nullptr), ggml_backend_free);
   if (!backend) fail(ErrorCode::device, "profile --loader ggml: ggml could not start ", ggml_backend_dev_name(dev));
 
-  profile::Report report = baseline_report(
-      manifest, std::string("ggml ") + ggml_backend_dev_name(dev) + " (" + ggml_backend_dev_description(dev) + ")",
-      "ggml", "pread", period);
-  profile::MemorySampler sampler(period);
-  profile::Timeline timeline(sampler.origin());
-  BaselineRun run;
-  report.pss_baseline = profile::read_pss_now();
-  run.hwm_exact = profile::reset_peak_rss();
-  sampler.start();
-  run.baseline = profile::read_memory_now();
-  run.begin = Clock::now();
-  {
-    GgmlWeights w;
-    timeline.phase_begin("header", Clock::now());
-    w.gguf = gguf_init_from_file(path.c_str(), {true, &w.context});
-    if (!w.gguf) fail(ErrorCode::bad_input, path, ": gguf_init_from_file refused it");
-    timeline.phase_end("header", Clock::now());
-    timeline.phase_begin("allocate", Clock::now());
-    w.buffer = ggml_backend_alloc_ctx_tensors_from_buft(w.context, ggml_backend_dev_buffer_type(dev));
-    if (!w.buffer) fail(ErrorCode::out_of_memory, "profile --loader ggml: ggml could not allocate the weights");
-    timeline.phase_end("allocate", Clock::now());
-    timeline.phase_begin("upload", Clock::now());
-    w.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (w.fd < 0) fail(ErrorCode::io, path, ": cannot open");
-    std::vector<char> bytes;
-    const std::size_t data = gguf_get_data_offset(w.gguf);
-    for (std::int64_t i = 0; i < gguf_get_n_tensors(w.gguf); ++i) {
-      ggml_tensor* t = ggml_get_tensor(w.context, gguf_get_tensor_name(w.gguf, i));
-      bytes.resize(ggml_nbytes(t));
-      const off_t at = static_cast<off_t>(data + gguf_get_tensor_offset(w.gguf, i));
-      for (std::size_t done = 0; done < bytes.size();) {
-        const ssize_t got = ::pread(w.fd, bytes.data() + done, bytes.size() - done, at + static_cast<off_t>(done));
-        if (got <= 0) fail(ErrorCode::io, path, ": short read of tensor '", ggml_get_name(t), "'");
-        done += static_cast<std::size_t>(got);
-      }
-      ggml_backend_tensor_set(t, bytes.data(), 0, bytes.size());
-    }
-    ggml_backend_synchronize(backend.get());
-    run.ready = Clock::now();
-    timeline.phase_end("upload", run.ready);
-    run.at_ready = profile::read_memory_now();
-    run.at_ready.ms = sampler.ms_since_origin(run.ready);
-    timeline.phase_begin("release", Clock::now());
-  }
-  sampler.stop();
-  run.end = Clock::now();
-  timeline.phase_end("release", run.end);
-  finish_baseline_report(report, sampler, timeline, run);
-  return report;
+  return run_engine_load(
+      baseline_report(manifest,
+                      std::string("ggml ") + ggml_backend_dev_name(dev) + " (" + ggml_backend_dev_description(dev) + ")",
+                      "ggml", "pread", period),
+      period, [&](profile::Timeline& timeline) -> std::shared_ptr<void> {
+        auto w = std::make_shared<GgmlWeights>();
+        timeline.phase_begin("header", Clock::now());
+        w->gguf = gguf_init_from_file(path.c_str(), {true, &w->context});
+        if (!w->gguf) fail(ErrorCode::bad_input, path, ": gguf_init_from_file refused it");
+        timeline.phase_end("header", Clock::now());
+        timeline.phase_begin("allocate", Clock::now());
+        w->buffer = ggml_backend_alloc_ctx_tensors_from_buft(w->context, ggml_backend_dev_buffer_type(dev));
+        if (!w->buffer) fail(ErrorCode::out_of_memory, "profile --loader ggml: ggml could not allocate the weights");
+        timeline.phase_end("allocate", Clock::now());
+        timeline.phase_begin("upload", Clock::now());
+        w->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (w->fd < 0) fail(ErrorCode::io, path, ": cannot open");
+        std::vector<char> bytes;
+        const std::size_t data = gguf_get_data_offset(w->gguf);
+        for (std::int64_t i = 0; i < gguf_get_n_tensors(w->gguf); ++i) {
+          ggml_tensor* t = ggml_get_tensor(w->context, gguf_get_tensor_name(w->gguf, i));
+          bytes.resize(ggml_nbytes(t));
+          const off_t at = static_cast<off_t>(data + gguf_get_tensor_offset(w->gguf, i));
+          for (std::size_t done = 0; done < bytes.size();) {
+            const ssize_t got = ::pread(w->fd, bytes.data() + done, bytes.size() - done, at + static_cast<off_t>(done));
+            if (got <= 0) fail(ErrorCode::io, path, ": short read of tensor '", ggml_get_name(t), "'");
+            done += static_cast<std::size_t>(got);
+          }
+          ggml_backend_tensor_set(t, bytes.data(), 0, bytes.size());
+        }
+        ggml_backend_synchronize(backend.get());
+        timeline.phase_end("upload", Clock::now());
+        return w;
+      });
 }
 
 }  // namespace lwload::cli

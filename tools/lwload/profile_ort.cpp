@@ -42,32 +42,17 @@ profile::Report profile_ort(const std::string& path, const Manifest& manifest, s
   check(api, api.CreateSessionOptions(&raw_options), "CreateSessionOptions");
   const std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> options(raw_options, api.ReleaseSessionOptions);
 
-  profile::Report report = baseline_report(manifest, std::string("ONNX Runtime ") + OrtGetApiBase()->GetVersionString() + " CPU",
-                                           "ort", "onnxruntime", period);
-  profile::MemorySampler sampler(period);
-  profile::Timeline timeline(sampler.origin());
-  BaselineRun run;
-  report.pss_baseline = profile::read_pss_now();
-  run.hwm_exact = profile::reset_peak_rss();
-  sampler.start();
-  run.baseline = profile::read_memory_now();
-  run.begin = Clock::now();
-  {
-    OrtSession* raw_session = nullptr;
-    timeline.phase_begin("session", Clock::now());
-    check(api, api.CreateSession(env.get(), model_file(path, manifest).c_str(), options.get(), &raw_session), "CreateSession");
-    const std::unique_ptr<OrtSession, void (*)(OrtSession*)> session(raw_session, api.ReleaseSession);
-    run.ready = Clock::now();
-    timeline.phase_end("session", run.ready);
-    run.at_ready = profile::read_memory_now();
-    run.at_ready.ms = sampler.ms_since_origin(run.ready);
-    timeline.phase_begin("release", Clock::now());
-  }
-  sampler.stop();
-  run.end = Clock::now();
-  timeline.phase_end("release", run.end);
-  finish_baseline_report(report, sampler, timeline, run);
-  return report;
+  return run_engine_load(
+      baseline_report(manifest, std::string("ONNX Runtime ") + OrtGetApiBase()->GetVersionString() + " CPU", "ort",
+                      "onnxruntime", period),
+      period, [&](profile::Timeline& timeline) -> std::shared_ptr<void> {
+        OrtSession* session = nullptr;
+        timeline.phase_begin("session", Clock::now());
+        check(api, api.CreateSession(env.get(), model_file(path, manifest).c_str(), options.get(), &session),
+              "CreateSession");
+        timeline.phase_end("session", Clock::now());
+        return std::shared_ptr<OrtSession>(session, api.ReleaseSession);
+      });
 }
 
 }  // namespace lwload::cli
