@@ -229,8 +229,13 @@ Session create_session(const OrtApi& api, OrtEnv* env, const OrtSessionOptions* 
     state->prepacking = std::string_view(value) != "1";
   }
 
+  // A model in memory has no file behind its references: should ONNX Runtime's optimizers read a
+  // handed-over constant themselves, it refuses the session, and the message says why.
   check(api, api.CreateSessionFromArray(env, graph.model.data(), graph.model.size(), clone.get(), &state->session),
-        "CreateSessionFromArray");
+        refs.in_memory ? "CreateSessionFromArray (a model in memory: constants of 64 KiB or more are given to ONNX "
+                         "Runtime by address, and its graph optimizers cannot read those; open the model by path or "
+                         "descriptor)"
+                       : "CreateSessionFromArray");
   check_unchanged(refs, model);
   state->ready_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Session(std::move(state));

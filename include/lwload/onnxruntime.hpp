@@ -10,13 +10,19 @@
 //     OrtApi::AddInitializer on a clone of the application's session options, which makes the
 //     session use the caller's buffer instead of the model's bytes;
 //   - the session is created from a weightless graph (lwload/onnx.hpp) whose TensorProtos say where
-//     those bytes are — /proc/self/mem at their address, a true reference ONNX Runtime checks for
-//     existence and never reads, since AddInitializer supersedes it.
+//     those bytes are: the model's own file at the tensor's offset.
+// The graph's references are true (the file lwload opened, at the tensor's offset), since ONNX
+// Runtime checks them and its graph optimizers read some constants through them. A model in memory
+// has no such file: its constants of 64 KiB or more are referenced at their address, and a model
+// whose optimizations read one of those is refused with ONNX Runtime's message (open it by path or
+// descriptor instead).
 // Constants ONNX Runtime cannot take that way stay in the graph ONNX Runtime parses (it copies
-// them, as it does today), each with its reason in routes(): a name more than one constant of the
-// model's graphs uses (AddInitializer is keyed by name alone), constants inside model-local
-// functions (ONNX Runtime renames what it inlines), attribute tensors of other ops, sparse and
-// STRING tensors, value_float/value_ints Constants, types ONNX Runtime has no element type for.
+// them, as it does today), each with its reason in routes(): constants under 1 KiB (ONNX's shape
+// inference reads shape constants' values and cannot read external data), a name more than one
+// constant of the model's graphs uses (AddInitializer is keyed by name alone), constants inside
+// model-local functions (ONNX Runtime renames what it inlines), attribute tensors of other ops,
+// typed fields (int64_data, ...: no raw bytes to refer to), sparse and STRING tensors,
+// value_float/value_ints Constants, types ONNX Runtime has no element type for.
 //
 // Prepacking stays the application's choice: with "session.disable_prepacking" unset or "0",
 // ONNX Runtime packs the weights of the ops that prepack (MatMul, Conv, ...) into memory of its
