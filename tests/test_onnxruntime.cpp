@@ -169,6 +169,32 @@ TEST_CASE("the session's initializers are the model file's read-only mapped page
   CHECK(std::memcmp(fc1.data, read_range(inline_model(), 175, fc1.bytes).data(), fc1.bytes) == 0);
 }
 
+TEST_CASE("ONNX Runtime computes on the file's own pages: the file rewritten under a zero-copy session changes its output") {
+  // lwload's mapping is shared with the page cache: a session on those pages sees a write to the
+  // file, a session on a copy (ONNX Runtime reading the bytes itself) does not.
+  Env env;
+  const std::vector<float> own = run_own(env, inline_model());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lwload_ort_w_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  struct Remove {
+    std::filesystem::path p;
+    ~Remove() { std::filesystem::remove_all(p); }
+  } remove{dir};
+  std::filesystem::copy_file(inline_model(), dir / "model.onnx");
+  lwload::onnxruntime::Session s =
+      lwload::onnxruntime::create_session(ort(), env.env, env.options, lwload::open_manifest(dir / "model.onnx"));
+  const Route* fc1 = route(s, "fc1.weight");
+  REQUIRE(fc1);
+  REQUIRE(fc1->way == Route::Way::zero_copy);
+  CHECK(run_mlp(s.get()) == own);
+  const int fd = ::open((dir / "model.onnx").c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const std::vector<char> zeros(fc1->bytes, 0);
+  REQUIRE(::pwrite(fd, zeros.data(), zeros.size(), 175) == static_cast<ssize_t>(zeros.size()));  // fc1's bytes
+  ::close(fd);
+  CHECK(run_mlp(s.get()) != own);
+}
+
 TEST_CASE("ONNX Runtime computes on lwload's bytes: a direct copy changed after the session is made changes the output") {
   Env env;
   const std::vector<float> own = run_own(env, inline_model());
