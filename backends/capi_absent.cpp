@@ -1,6 +1,6 @@
 // The C constructors of the backends this build lacks: each answers LWLOAD_UNSUPPORTED, so
 // liblwload exports every LWLOAD_1 symbol whichever backends it was built with. The constructors
-// of the backends it has are their own (backends/<backend>/<backend>_capi.cpp).
+// of the backends it has are their own (backends/<backend>/capi.cpp).
 #include "lwload/backend_impl.hpp"
 #include "lwload/error.hpp"
 #include "lwload/lwload.h"
