@@ -1,4 +1,5 @@
-// The backends compiled into this build, registered by BackendRegistry on first use.
+// The backends compiled into this build, registered by BackendRegistry on first use: those of
+// backends/meson.build's table this build has (LWLOAD_BUILTIN_BACKENDS, made from that table).
 #pragma once
 
 #include "backends/layer.hpp"
@@ -6,26 +7,16 @@
 #include <memory>
 #include <vector>
 
+#include "backends/builtin_list.hpp"
 #include "lwload/backend.hpp"
 
 namespace lwload {
 
 std::vector<std::shared_ptr<Backend>> builtin_backends();
 
-std::shared_ptr<Backend> make_host_backend();
-std::shared_ptr<Backend> make_null_backend();
-std::shared_ptr<Backend> make_cuda_backend();  // always built: the driver is loaded at run time
-#if LWLOAD_HAVE_OPENCL
-std::shared_ptr<Backend> make_opencl_backend();
-#endif
-#if LWLOAD_HAVE_LEVEL_ZERO
-std::shared_ptr<Backend> make_level_zero_backend();
-#endif
-#if LWLOAD_HAVE_VULKAN
-std::shared_ptr<Backend> make_vulkan_backend();
-#endif
-#if LWLOAD_HAVE_XRT
-std::shared_ptr<Backend> make_xrt_backend();
-#endif
+// Each backend's maker, make_<name>_backend, defined in its folder's backend.cpp.
+#define LWLOAD_DECLARE_MAKER(name) std::shared_ptr<Backend> make_##name##_backend();
+LWLOAD_BUILTIN_BACKENDS(LWLOAD_DECLARE_MAKER)
+#undef LWLOAD_DECLARE_MAKER
 
 }  // namespace lwload

@@ -15,8 +15,8 @@
 #include <thread>
 #include <numeric>
 
-#include "backends/opencl/cl_error.hpp"
-#include "backends/opencl/cl_headers.hpp"
+#include "backends/opencl/bindings.hpp"
+#include "backends/opencl/check.hpp"
 #include "backends/opencl/memory_account.hpp"
 #include "io/mmap_mapping.hpp"
 #include "lwload/backend.hpp"

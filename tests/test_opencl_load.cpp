@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "backends/opencl/cl_headers.hpp"
+#include "backends/opencl/bindings.hpp"
 #include "lwload/lwload.hpp"
 #include "lwload/opencl.hpp"
 #include "support/budget_checks.hpp"

@@ -10,7 +10,7 @@
 #include <span>
 #include <utility>
 
-#include "backends/host/host_memory.hpp"
+#include "backends/host/memory.hpp"
 #include "lwload/backend_impl.hpp"
 
 namespace lwload::host {

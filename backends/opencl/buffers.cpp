@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "backends/opencl/cl_error.hpp"
+#include "backends/opencl/check.hpp"
 #include "backends/opencl/cpu_memory.hpp"
 
 namespace lwload::opencl {

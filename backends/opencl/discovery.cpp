@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "backends/host/host_capacity.hpp"
-#include "backends/opencl/cl_error.hpp"
+#include "backends/host/capacity.hpp"
+#include "backends/opencl/check.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::opencl {

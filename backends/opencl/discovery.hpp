@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "backends/opencl/cl_headers.hpp"
+#include "backends/opencl/bindings.hpp"
 #include "lwload/device.hpp"
 
 namespace lwload::opencl {

@@ -3,7 +3,7 @@
 #include "backends/opencl/session.hpp"
 
 #include "backends/opencl/buffers.hpp"
-#include "backends/opencl/cl_error.hpp"
+#include "backends/opencl/check.hpp"
 
 namespace lwload::opencl {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/opencl/cl_error.hpp"
+#include "backends/opencl/check.hpp"
 #include "lwload/backend_impl.hpp"
 
 namespace lwload::opencl {

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "backends/opencl/cl_headers.hpp"
+#include "backends/opencl/bindings.hpp"
 #include "backends/opencl/discovery.hpp"
 #include "backends/opencl/memory_account.hpp"
 #include "lwload/backend.hpp"

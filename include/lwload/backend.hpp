@@ -160,8 +160,8 @@ class LWLOAD_API Backend {
   std::uint32_t interface_version_;
 };
 
-// The one singleton: built-in backends (host, null, and opencl / level_zero when built) are
-// registered on first use; applications add their own.
+// The one singleton: the built-in backends (each backend this build has, one row each in
+// backends/meson.build) are registered on first use; applications add their own.
 class LWLOAD_API BackendRegistry {
  public:
   // Defined beside the built-in backends (backends/builtin.cpp), which it starts with, so the core

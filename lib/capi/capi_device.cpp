@@ -1,7 +1,7 @@
 // C API devices: opened by spec, and the one way a backend's C constructor hands the C API a
 // device it opened in the application's own context (c_api_device), and how such a constructor
 // reports a failure (c_api_store_error). Each backend writes its own
-// constructor (lwload_device_from_opencl in backends/opencl/opencl_capi.cpp, ...), as a backend
+// constructor (lwload_device_from_opencl in backends/opencl/capi.cpp, ...), as a backend
 // outside lwload would; this file names none of them.
 #include "capi/capi_objects.hpp"
 #include "lwload/backend.hpp"

@@ -1,5 +1,5 @@
 // TEST DOUBLE: a simulated libcuda.so.1 for lwload's tests, never installed. It implements the
-// driver entry points lwload's cuda backend calls (backends/cuda/cuda_driver.hpp) well enough to
+// driver entry points lwload's cuda backend calls (backends/cuda/driver.hpp) well enough to
 // load and verify every placement without NVIDIA hardware:
 //   LWLOAD_CUDA_SIM=igpu-ro  integrated, read-only host registration supported (zero_copy)
 //   LWLOAD_CUDA_SIM=igpu     integrated without it (read-only file pages refused → direct)

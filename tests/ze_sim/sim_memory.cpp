@@ -14,7 +14,7 @@
 #include <sstream>
 #include <vector>
 
-#include "backends/level_zero/ze_extensions.hpp"
+#include "backends/level_zero/extensions.hpp"
 #include "sim.hpp"
 
 namespace ze_sim {
