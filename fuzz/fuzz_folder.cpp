@@ -9,6 +9,8 @@
 // Oracle, beyond "only lwload::Error escapes": open_manifest never blocks on the FIFO (libFuzzer's
 // -timeout), and every file of a manifest it returns is a regular file whose real path lies in
 // the folder — or, with allow_outside_links (each input runs both ways), at least a regular file.
+// Each input also opens the folder itself with no format named: detection looks through the
+// folder (its FIFO, links and directory included) and the reader it picks finds its model there.
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -134,6 +136,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check_files(lwload::open_manifest(f.model, options), !allow);
     } catch (const lwload::Error&) {
     }
+  }
+  try {
+    check_files(lwload::open_manifest(f.dir, lwload::OpenOptions{}), true);
+  } catch (const lwload::Error&) {
   }
   return 0;
 }
