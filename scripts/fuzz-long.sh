@@ -2,7 +2,10 @@
 # The long fuzz run (not run in CI): every libFuzzer harness in fuzz/ (fuzz_<format>,
 # fuzz_folder_<format>, fuzz_profile_report) for RUNS executions each (default 10 million), one job
 # at a time, under ASan + UBSan (clang; the same build as scripts/fuzz.sh, in build-fuzz/). UBSan
-# halts on its first report, so every sanitizer finding is a crash libFuzzer records.
+# halts on its first report, so every sanitizer finding is a crash libFuzzer records. Each starts
+# from the committed corpus, fuzz/corpus/<harness>, and fuzz/seeds/<harness>; what it finds goes to
+# build-fuzz/fuzz/corpus-<harness>, which `FINDS=1 scripts/fuzz-corpus.sh` folds into the committed
+# corpus when asked.
 #
 #   scripts/fuzz-long.sh [RUNS] [HARNESS...]
 #   MAX_SECONDS=N  stop each harness after N seconds too (a partial run; its executions are recorded)
@@ -38,9 +41,7 @@ for name in "${harnesses[@]}"; do
   corpus="$build/fuzz/corpus-$name"
   mkdir -p "$corpus"
   seeds=()
-  format=${name#fuzz_}
-  format=${format#folder_}
-  for dir in "tests/data/$format" "fuzz/seeds/${name#fuzz_}"; do [ -d "$dir" ] && seeds+=("$dir"); done
+  for dir in "fuzz/corpus/$name" "fuzz/seeds/${name#fuzz_}"; do [ -d "$dir" ] && seeds+=("$dir"); done
   options=(-runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-")
   [ "$max_seconds" -gt 0 ] && options+=(-max_total_time="$max_seconds")
   case "$name" in fuzz_folder_*) options+=(-dict=fuzz/folder.dict) ;; esac
