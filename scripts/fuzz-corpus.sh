@@ -32,6 +32,7 @@ if [ ! -f "$fuzz_build/build.ninja" ]; then
   CXX=clang++ meson setup "$fuzz_build" -Dfuzz=true -Dtests=true -Dtools=true -Dexamples=true \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
+ninja -C "$fuzz_build" build.ninja  # regenerated first: the target list below is read from it
 targets=$(ninja -C "$fuzz_build" -t targets all | sed -n 's|^\(fuzz/fuzz_[a-z_]*\): cpp_LINKER.*|\1|p' | sort -u)
 ninja -C "$fuzz_build" $targets
 

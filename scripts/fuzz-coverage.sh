@@ -21,6 +21,7 @@ if [ ! -f "$build/build.ninja" ]; then
   CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=false -Dtools=false -Dexamples=false -Dbuildtype=debug \
     -Db_lundef=false -Dcpp_args='-fprofile-instr-generate -fcoverage-mapping' -Dcpp_link_args=-fprofile-instr-generate
 fi
+ninja -C "$build" build.ninja  # regenerated first: the target list below is read from it
 targets=$(ninja -C "$build" -t targets all | sed -n 's|^\(fuzz/fuzz_[a-z_]*\): cpp_LINKER.*|\1|p' | sort -u)
 ninja -C "$build" $targets
 out="$build/coverage"

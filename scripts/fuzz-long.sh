@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzz run (not run in CI): every libFuzzer harness in fuzz/ (fuzz_<format>,
+# The long fuzz run (not run in CI): every libFuzzer harness in fuzz/ (fuzz_<format>, fuzz_detect,
 # fuzz_folder_<format>, fuzz_profile_report) for RUNS executions each (default 10 million), one job
 # at a time, under ASan + UBSan (clang; the same build as scripts/fuzz.sh, in build-fuzz/). UBSan
 # halts on its first report, so every sanitizer finding is a crash libFuzzer records. Each starts
@@ -26,6 +26,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
 # The harnesses alone (scripts/fuzz.sh builds the whole tree).
+ninja -C "$build" build.ninja  # regenerated first: the target list below is read from it
 targets=$(ninja -C "$build" -t targets all | sed -n 's|^\(fuzz/fuzz_[a-z_]*\): cpp_LINKER.*|\1|p' | sort -u)
 ninja -C "$build" -j "${NINJA_JOBS:-1}" $targets
 out="$build/fuzz-long"
