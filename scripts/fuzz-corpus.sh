@@ -15,7 +15,8 @@
 #                   unless BUILD_SUITES=0: then the suites already built there are run as they are)
 #   FUZZ_BUILD=dir  the clang ASan/UBSan build of the harnesses (default build-fuzz, as scripts/fuzz.sh)
 #   FINDS=1         also take what fuzz.sh and fuzz-long.sh found (FUZZ_BUILD/fuzz/corpus-<harness>)
-#   HARVEST=0       do not run the suites: take the files an earlier run harvested (FUZZ_BUILD/fuzz-corpus/harvest)
+#   HARVEST=0       do not run the suites: take the files an earlier run harvested
+#                   (FUZZ_BUILD/fuzz-corpus/harvest)
 #   SUITES="..."    the suites run for their files (default below)
 # A harness that crashes on a candidate is reported (its log under FUZZ_BUILD/fuzz-corpus/) and the
 # script exits 1; libFuzzer's merge goes on past a crash, so the corpus is still written.
@@ -24,7 +25,8 @@ cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 fuzz_build=${FUZZ_BUILD:-build-fuzz}
 real_models=${REAL_MODELS:-$build/tests/real-models}
-suites=${SUITES:-hostile containment amplification faults onnx gguf safetensors tfjs tflite pytorch pickle_protocols json_stream profile cli}
+suites=${SUITES:-hostile containment amplification faults onnx gguf safetensors tfjs tflite pytorch \
+  pickle_protocols json_stream profile cli}
 max_file=65536
 max_harness=$((1024 * 1024))
 
