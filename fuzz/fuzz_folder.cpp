@@ -1,5 +1,6 @@
 // libFuzzer harness for a reader whose models name other files (safetensors index → shards, ONNX
-// external data, TFJS shards, TFLite external buffer groups; LWLOAD_FUZZ_FORMAT names it), in a
+// external data, TFJS shards, TFLite external buffer groups, split GGUF parts; LWLOAD_FUZZ_FORMAT
+// names it), in a
 // hostile folder. The input is the model file, written into a folder that also holds what a
 // stranger's download may: a FIFO (also under a shard's name), links to /etc/passwd, /dev/zero,
 // the parent folder, a file beside the folder and to themselves (a loop), a directory, and a few
@@ -9,6 +10,8 @@
 // Oracle, beyond "only lwload::Error escapes": open_manifest never blocks on the FIFO (libFuzzer's
 // -timeout), and every file of a manifest it returns is a regular file whose real path lies in
 // the folder — or, with allow_outside_links (each input runs both ways), at least a regular file.
+// Each input also opens the folder itself with no format named: detection looks through the
+// folder (its FIFO, links and directory included) and the reader it picks finds its model there.
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
@@ -57,6 +61,30 @@ std::string small_safetensors() {
   return out + header + std::string(16, 'x');
 }
 
+// Part 2 of a split GGUF (llama.cpp's gguf-split): split.no 1 of split.count 2, 2 tensors in all,
+// architecture "llama", tensor "b" (4 F32) at the data section's start (alignment 32).
+std::string split_gguf_part2() {
+  std::string out;
+  const auto put = [&out](std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  const auto text = [&](std::string_view t) {
+    put(t.size(), 8);
+    out += t;
+  };
+  out += "GGUF";
+  put(3, 4);  // version
+  put(1, 8);  // tensors
+  put(4, 8);  // key/values
+  text("general.architecture"), put(8, 4), text("llama");  // STRING
+  text("split.no"), put(2, 4), put(1, 2);                   // UINT16
+  text("split.count"), put(2, 4), put(2, 2);                // UINT16
+  text("split.tensors.count"), put(5, 4), put(2, 4);        // INT32
+  text("b"), put(1, 4), put(4, 8), put(0, 4), put(0, 8);     // 1 dim of 4, F32, offset 0
+  out.append((32 - out.size() % 32) % 32, '\0');
+  return out + std::string(16, '\0');
+}
+
 struct Folder {
   std::string root;       // holds the folder and a file beside it
   std::string dir;        // the model's folder
@@ -69,6 +97,7 @@ const char* model_name() {
   if (format == "safetensors") return "model.safetensors.index.json";
   if (format == "onnx") return "model.onnx";
   if (format == "tfjs") return "model.json";
+  if (format == "gguf") return "model-00001-of-00002.gguf";
   return "model.tflite";
 }
 
@@ -87,11 +116,15 @@ const Folder& folder() {
       write_file(made.dir + "/" + name, block.data(), block.size());
     const std::string shard = small_safetensors();
     write_file(made.dir + "/model-00001-of-00002.safetensors", shard.data(), shard.size());
+    const std::string part2 = split_gguf_part2();
+    write_file(made.dir + "/model-00002-of-00002.gguf", part2.data(), part2.size());
     write_file(made.root + "/outside.bin", block.data(), block.size());
-    for (const char* name : {"fifo", "model-00002-of-00002.safetensors", "group1-shard2of2.bin"})
+    for (const char* name : {"fifo", "model-00002-of-00002.safetensors", "group1-shard2of2.bin",
+                             "model-00002-of-00003.gguf"})
       if (::mkfifo((made.dir + "/" + name).c_str(), 0600) != 0) broken("mkfifo", name);
     link("/etc/passwd", made.dir + "/passwd");
     link("/dev/zero", made.dir + "/zero");
+    link("/dev/zero", made.dir + "/model-00003-of-00003.gguf");
     link("..", made.dir + "/up");
     link("../outside.bin", made.dir + "/outside.bin");
     link("loop", made.dir + "/loop");
@@ -134,6 +167,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check_files(lwload::open_manifest(f.model, options), !allow);
     } catch (const lwload::Error&) {
     }
+  }
+  try {
+    check_files(lwload::open_manifest(f.dir, lwload::OpenOptions{}), true);
+  } catch (const lwload::Error&) {
   }
   return 0;
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The long fuzz run (not run in CI): every libFuzzer harness in fuzz/ (fuzz_<format>,
+# The long fuzz run (not run in CI): every libFuzzer harness in fuzz/ (fuzz_<format>, fuzz_detect,
 # fuzz_folder_<format>, fuzz_profile_report) for RUNS executions each (default 10 million), one job
 # at a time, under ASan + UBSan (clang; the same build as scripts/fuzz.sh, in build-fuzz/). UBSan
-# halts on its first report, so every sanitizer finding is a crash libFuzzer records.
+# halts on its first report, so every sanitizer finding is a crash libFuzzer records. Each starts
+# from the committed corpus, fuzz/corpus/<harness>, and fuzz/seeds/<harness>; what it finds goes to
+# build-fuzz/fuzz/corpus-<harness>, which `FINDS=1 scripts/fuzz-corpus.sh` folds into the committed
+# corpus when asked.
 #
 #   scripts/fuzz-long.sh [RUNS] [HARNESS...]
 #   MAX_SECONDS=N  stop each harness after N seconds too (a partial run; its executions are recorded)
@@ -23,6 +26,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
 # The harnesses alone (scripts/fuzz.sh builds the whole tree).
+ninja -C "$build" build.ninja  # regenerated first: the target list below is read from it
 targets=$(ninja -C "$build" -t targets all | sed -n 's|^\(fuzz/fuzz_[a-z_]*\): cpp_LINKER.*|\1|p' | sort -u)
 ninja -C "$build" -j "${NINJA_JOBS:-1}" $targets
 out="$build/fuzz-long"
@@ -38,9 +42,7 @@ for name in "${harnesses[@]}"; do
   corpus="$build/fuzz/corpus-$name"
   mkdir -p "$corpus"
   seeds=()
-  format=${name#fuzz_}
-  format=${format#folder_}
-  for dir in "tests/data/$format" "fuzz/seeds/${name#fuzz_}"; do [ -d "$dir" ] && seeds+=("$dir"); done
+  for dir in "fuzz/corpus/$name" "fuzz/seeds/${name#fuzz_}"; do [ -d "$dir" ] && seeds+=("$dir"); done
   options=(-runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-")
   [ "$max_seconds" -gt 0 ] && options+=(-max_total_time="$max_seconds")
   case "$name" in fuzz_folder_*) options+=(-dict=fuzz/folder.dict) ;; esac

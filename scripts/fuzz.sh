@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang (+ ASan/UBSan) and runs each for SECONDS seconds
-# (default 20) on its seed corpus from tests/data/<format> and fuzz/seeds/<format> (small
-# committed seeds for formats tests/data lacks, e.g. torch.save checkpoints); the hostile-folder
-# harnesses fuzz_folder_<format> also get fuzz/seeds/folder_<format> (models naming the folder's FIFO,
-# links out and loops) and fuzz/folder.dict. Any crash fails the script. The same clang build also
+# (default 20) from its committed corpus, fuzz/corpus/<harness> (minimised; scripts/fuzz-corpus.sh
+# grows it from tests/data, the suites' cases and the real files), and its seeds in
+# fuzz/seeds/<harness> (e.g. torch.save checkpoints; for the hostile-folder harnesses
+# fuzz_folder_<format>, models naming the folder's FIFO, links out and loops, with
+# fuzz/folder.dict). New finds go to a scratch corpus, build-fuzz/fuzz/corpus-<harness>, never into
+# the repository. Any crash fails the script. The same clang build also
 # compiles the library, the CLI and every test suite: CI then runs the suites in it
 # (BUILD_DIR=build-fuzz scripts/test.sh), so they run under ASan/UBSan as well.
 set -euo pipefail
@@ -24,9 +26,7 @@ for harness in "${harnesses[@]}"; do
   corpus="$build/fuzz/corpus-$name"
   mkdir -p "$corpus"
   seeds=()
-  format=${name#fuzz_}
-  format=${format#folder_}  # fuzz_folder_<format>: the reader's own samples, and folder_<format> seeds
-  for dir in "tests/data/$format" "fuzz/seeds/${name#fuzz_}"; do
+  for dir in "fuzz/corpus/$name" "fuzz/seeds/${name#fuzz_}"; do
     [ -d "$dir" ] && seeds+=("$dir")
   done
   options=()
