@@ -136,3 +136,29 @@ TEST_CASE("the version: the macro, the linked library and `lwload --version` agr
   REQUIRE(lwload::test::run_command(std::string(exe) + " --version", &out) == 0);
   CHECK(out == "lwload " + macro + "\n");
 }
+
+#include <boost/json.hpp>
+
+#include "lwload/manifest_json.hpp"
+
+TEST_CASE("manifest JSON: a name holding quotes, backslashes and control bytes reads back as itself") {
+  // Names are a file's bytes: every character JSON must escape, and the escapes' own spelling.
+  const std::string name = "a\"b\\c\\u0041\nd\te\x01\x1f" "f/g\x7f";
+  Manifest m;
+  m.format = "safetensors";
+  m.files = {"dir\\with \"quotes\".safetensors"};
+  TensorInfo t;
+  t.name = name;
+  t.dtype = DType::F32;
+  t.shape = {1};
+  t.bytes = 4;
+  t.pieces = {Piece{0, 0, 4}};
+  m.tensors.push_back(t);
+  const std::string json = manifest_to_json(m);
+  CAPTURE(json);
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(json, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(parsed.at("tensors").at(0).at("name").as_string() == name);
+  CHECK(parsed.at("files").at(0).as_string() == m.files[0].string());
+}

@@ -259,3 +259,27 @@ TEST_CASE("cuda: allocation and copy failures release everything") {
   expect_child("igpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=2");
   expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_COPY_AT=5");
 }
+
+TEST_CASE("cuda child: a registration the driver has no memory for fails the load and is not declined" * doctest::skip()) {
+  // CUDA_ERROR_OUT_OF_MEMORY from cuMemHostRegister is the machine out of pinnable memory, not
+  // these pages refused: the load stops with out_of_memory and the driver's words, leaking nothing.
+  test::TempDir dir;
+  const Manifest manifest = open_manifest(write_synth(dir, "safetensors", 0));
+  {
+    auto device = open_device("cuda:0");
+    REQUIRE(make_plan(manifest, device->info()).count(Placement::zero_copy) > 0);
+    const Error e = error_of([&] { (void)load(manifest, *device); });
+    MESSAGE(e.what());
+    CHECK(e.code() == ErrorCode::out_of_memory);
+    CHECK(std::string(e.what()).find("cuMemHostRegister") != std::string::npos);
+    CHECK(std::string(e.what()).find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+  }
+  CHECK(sim_live() == 0);
+  child_ok("cuda child: a registration the driver has no memory for fails the load and is not declined");
+}
+
+TEST_CASE("cuda: cuMemHostRegister out of memory fails the load with out_of_memory; other refusals fall back") {
+  if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
+  expect_child("igpu-ro", "cuda child: a registration the driver has no memory for fails the load and is not declined",
+               "LWLOAD_CUDA_SIM_REGISTER_OUT_OF_MEMORY=1");
+}

@@ -183,7 +183,7 @@ TEST_CASE("ze child: discovery" * doctest::skip()) {
     CHECK(d.memory == MemoryModel::discrete);
     CHECK_FALSE(d.caps.import_host_ptr);
     CHECK_FALSE(d.caps.host_visible_alloc);
-    CHECK(d.caps.device_memory == 8ull << 30);
+    CHECK(d.caps.device_memory == 8ull << 30);  // the sum of its two memory regions (one per tile)
     CHECK(detail("copy_queue_group") == "1");  // the copy-only engine
   } else {
     CHECK(d.memory == MemoryModel::unified);
@@ -608,5 +608,16 @@ TEST_CASE("level_zero: lwload devices and profile on simulated devices") {
     CHECK(status == 0);
     CHECK(out.find("level_zero:0") != std::string::npos);
     CHECK(out.find(mode == "dgpu" ? "\"placement\":\"staged\"" : "\"placement\":\"zero_copy\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("level_zero: an import refused with any code a driver declines with falls back to direct placement") {
+  if (!have_sim()) return;
+  // Each refusal of these pages (not of the device or its memory) is declined, on both import paths.
+  for (const std::string code : {"unsupported_feature", "unsupported_alignment", "unsupported_size", "invalid_size"}) {
+    const std::string env = "LWLOAD_ZE_SIM_REFUSE_IMPORT=1 LWLOAD_ZE_SIM_REFUSE_IMPORT_WITH=" + code;
+    expect_child("igpu-import", "ze child: device api", env);
+    expect_child("igpu-import", "ze child: load and verify", env);
+    expect_child("npu", "ze child: load and verify", env);
   }
 }

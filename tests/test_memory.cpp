@@ -538,3 +538,33 @@ TEST_CASE("lwload profile --lazy: the report carries the plan's host memory and 
   CHECK(has(verdict, "machine: planned resident"));
   CHECK(has(verdict, "lazy: zero_copy pages not required resident"));
 }
+
+TEST_CASE("the host device's memory is the tighter of the memory available and the address space RLIMIT_AS leaves") {
+  if (!test::can_limit_address_space()) return;
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const MachineMemory before = machine_memory();
+    if (before.host_available() < 256 * MiB) ::_exit(0);  // nothing tighter to set below it
+    // Address space for what the child maps now plus a quarter of the memory available: tighter.
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = before.address_space_used + before.host_available() / 4;
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(10);
+    try {
+      const DeviceInfo info = open_device("host")->info();
+      if (info.caps.device_memory == 0 || info.caps.device_memory > before.host_available() / 4) ::_exit(11);
+      if (info.caps.memory_available != info.caps.device_memory) ::_exit(12);
+      bool named = false;
+      for (const auto& [key, value] : info.details)
+        named = named || (key == "memory" && value.find("RLIMIT_AS") != std::string::npos);
+      if (!named) ::_exit(13);
+    } catch (...) {
+      ::_exit(14);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}

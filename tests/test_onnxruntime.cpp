@@ -309,3 +309,109 @@ TEST_CASE("C API: the session owns the OrtSession and the weights; routes and er
   lwload_error_free(error);
   lwload_ort_session_free(nullptr);
 }
+
+namespace {
+
+// Models written by onnx's own writer (/usr/bin/python3, python3-onnx and numpy), into `dir`:
+// int16.onnx, a 2 KiB INT16 weight holding negative values cast to float (y: [1024]); if.onnx,
+// an If (input c: bool) whose two branches each hold a 4 KiB FLOAT initializer named "w" with
+// different values (y: [1024]).
+constexpr const char* kWriteModels = R"PY(
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto as TP
+out = sys.argv[1]
+opset = [helper.make_opsetid('', 13)]
+w = numpy_helper.from_array((np.arange(1024) * 37 % 65536 - 32768).astype(np.int16), 'w')
+g = helper.make_graph([helper.make_node('Cast', ['w'], ['y'], to=TP.FLOAT)], 'g', [],
+                      [helper.make_tensor_value_info('y', TP.FLOAT, [1024])], [w])
+onnx.save(helper.make_model(g, opset_imports=opset), out + '/int16.onnx')
+def branch(name, value):
+    t = numpy_helper.from_array(np.full(1024, value, dtype=np.float32), 'w')
+    return helper.make_graph([helper.make_node('Identity', ['w'], ['o_' + name])], name, [],
+                             [helper.make_tensor_value_info('o_' + name, TP.FLOAT, [1024])], [t])
+node = helper.make_node('If', ['c'], ['y'], then_branch=branch('then', 1.5), else_branch=branch('else', -2.0))
+g = helper.make_graph([node], 'g', [helper.make_tensor_value_info('c', TP.BOOL, [])],
+                      [helper.make_tensor_value_info('y', TP.FLOAT, [1024])])
+onnx.save(helper.make_model(g, opset_imports=opset), out + '/if.onnx')
+)PY";
+
+struct ModelDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("lwload_ort_models_" + std::to_string(::getpid()));
+  ModelDir() {
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "write.py") << kWriteModels;
+    const std::string command = "/usr/bin/python3 " + (path / "write.py").string() + " " + path.string();
+    REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
+  }
+  ~ModelDir() { std::filesystem::remove_all(path); }
+};
+
+// y: [1024] float of a session, given the bool input c when `c` is set.
+std::vector<float> run_y(OrtSession* session, const bool* c) {
+  OrtMemoryInfo* memory = nullptr;
+  check(ort().CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &memory));
+  OrtValue* input = nullptr;
+  bool value = c ? *c : false;
+  const std::int64_t scalar[1] = {1};  // no dimensions: a scalar
+  if (c) check(ort().CreateTensorWithDataAsOrtValue(memory, &value, sizeof value, scalar, 0, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, &input));
+  ort().ReleaseMemoryInfo(memory);
+  const char* in_names[] = {"c"};
+  const char* out_names[] = {"y"};
+  OrtValue* output = nullptr;
+  check(ort().Run(session, nullptr, in_names, c ? &input : nullptr, c ? 1 : 0, out_names, 1, &output));
+  float* y = nullptr;
+  check(ort().GetTensorMutableData(output, reinterpret_cast<void**>(&y)));
+  std::vector<float> out(y, y + 1024);
+  ort().ReleaseValue(output);
+  if (input) ort().ReleaseValue(input);
+  return out;
+}
+
+std::vector<float> run_own_y(const Env& env, const std::filesystem::path& path, const bool* c) {
+  OrtSession* session = nullptr;
+  check(ort().CreateSession(env.env, path.c_str(), env.options, &session));
+  std::vector<float> out = run_y(session, c);
+  ort().ReleaseSession(session);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an INT16 constant is handed to ONNX Runtime as INT16: negative values stay negative") {
+  Env env;
+  // No graph optimizations: the Cast runs on the handed-over value itself, not folded from the
+  // graph's reference to the file at session creation.
+  check(ort().SetSessionGraphOptimizationLevel(env.options, ORT_DISABLE_ALL));
+  const ModelDir dir;
+  const std::filesystem::path model = dir.path / "int16.onnx";
+  const std::vector<float> own = run_own_y(env, model, nullptr);
+  REQUIRE(own[0] == -32768.0f);  // the file's negative values, as ONNX Runtime reads them itself
+  lwload::onnxruntime::Session s =
+      lwload::onnxruntime::create_session(ort(), env.env, env.options, lwload::open_manifest(model));
+  const Route* w = route(s, "w");
+  REQUIRE(w);
+  CHECK(w->way != Route::Way::in_graph);  // 2 KiB: handed over through AddInitializer
+  CHECK(run_y(s.get(), nullptr) == own);
+}
+
+TEST_CASE("one constant name in two graphs (an If's branches) stays in the graph: AddInitializer is keyed by name alone") {
+  Env env;
+  const ModelDir dir;
+  const std::filesystem::path model = dir.path / "if.onnx";
+  lwload::onnxruntime::Session s =
+      lwload::onnxruntime::create_session(ort(), env.env, env.options, lwload::open_manifest(model));
+  std::size_t named_w = 0;
+  for (const Route& r : s.routes()) {
+    if (r.name != "w") continue;
+    ++named_w;
+    CHECK(r.way == Route::Way::in_graph);
+    CHECK(r.reason.find("AddInitializer is keyed by name alone") != std::string::npos);
+  }
+  CHECK(named_w == 2);
+  for (const bool c : {true, false}) {
+    CAPTURE(c);
+    const std::vector<float> y = run_y(s.get(), &c);
+    CHECK(y == run_own_y(env, model, &c));
+    CHECK(y[0] == (c ? 1.5f : -2.0f));
+  }
+}

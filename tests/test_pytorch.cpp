@@ -759,3 +759,16 @@ print(' '.join(sorted(m.state_dict().keys())))
   const Weights w = load(m, *open_device("host"));
   CHECK(test::check_against_reference(dir / "vad.pt", "pytorch", m, w) == m.tensors.size());
 }
+
+TEST_CASE("pytorch: two tensors whose joined names collide ('a.b' and 'a' → 'b') are refused, naming the name") {
+  // torch.load keeps both (two dicts); lwload names nested tensors by joining keys with '.', so
+  // both would be 'a.b' and a lookup by name would find only one of them.
+  TempDir dir;
+  const fs::path file = dir / "collide.pt";
+  REQUIRE(test::run_command(str(test::kPython, " -c \"import torch,sys; torch.save({'a.b': torch.ones(2), ",
+                                "'a': {'b': torch.zeros(2)}}, sys.argv[1])\" ", file.string())) == 0);
+  std::string message;
+  CHECK(error_of(file, &message) == ErrorCode::bad_input);
+  CHECK_MESSAGE(message.find("'a.b'") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("the name appears twice") != std::string::npos, message);
+}

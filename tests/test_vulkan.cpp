@@ -358,3 +358,20 @@ TEST_CASE("vulkan: read_back and view out of range give the one error every back
   test::TempDir dir;
   CHECK(test::check_device_ranges(*open_device("vulkan:0"), dir.path()) >= 1);
 }
+
+TEST_CASE("vulkan: on unified memory, host imports are held to what the heap's budget has left") {
+  if (!have_vulkan()) return;
+  // Imported pages count against the same heap as the device's allocations: the budget
+  // VK_EXT_memory_budget reports left is the import limit too, so the planner declines past it.
+  const DeviceInfo d = BackendRegistry::instance().find("vulkan")->devices().at(0);
+  if (d.memory != MemoryModel::unified || !d.caps.import_host_ptr) {
+    MESSAGE("vulkan:0 does not import host memory on unified memory: nothing to hold");
+    return;
+  }
+  if (d.caps.memory_available == 0) {
+    MESSAGE("vulkan:0 reports no memory budget (no VK_EXT_memory_budget): no import limit follows");
+    CHECK(d.caps.import_limit == 0);
+    return;
+  }
+  CHECK(d.caps.import_limit == d.caps.memory_available);
+}

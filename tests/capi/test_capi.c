@@ -8,6 +8,7 @@
 #include <CL/cl.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdint.h>
@@ -610,6 +611,23 @@ static void check_nul_names(const char* scratch) {
   lwload_error_free(err);
 }
 
+/* An error the C++ standard library raises under lwload (std::filesystem: a relative path while the
+ * working folder has been deleted) is an I/O status, with its words, like lwload's own I/O errors. */
+static void check_system_errors(const char* scratch) {
+  char gone[4096], back[4096];
+  snprintf(gone, sizeof gone, "%s/capi-deleted-cwd", scratch);
+  CHECK(getcwd(back, sizeof back) != NULL);
+  CHECK(mkdir(gone, 0700) == 0);
+  CHECK(chdir(gone) == 0);
+  CHECK(rmdir(gone) == 0);
+  lwload_error* err = NULL;
+  CHECK(lwload_manifest_open("m.safetensors", &err) == NULL);
+  CHECK(lwload_error_status(err) == LWLOAD_IO);
+  CHECK(strlen(lwload_error_message(err)) > 0);
+  lwload_error_free(err);
+  CHECK(chdir(back) == 0);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_capi SCRATCH_DIR\n");
@@ -634,6 +652,7 @@ int main(int argc, char** argv) {
   check_sparse();
   check_sources(argv[1]);
   check_errors(argv[1]);
+  check_system_errors(argv[1]);
   check_nul_names(argv[1]);
   check_host(m);
   check_opencl(m);

@@ -8,6 +8,7 @@
 //   unset                    cuInit fails with CUDA_ERROR_NO_DEVICE
 // Fault knobs: LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=N (allocation N+1 on fails: out of memory),
 // LWLOAD_CUDA_SIM_FAIL_COPY_AT=N (the Nth host-to-device copy fails), LWLOAD_CUDA_SIM_REFUSE_REGISTER=1,
+// LWLOAD_CUDA_SIM_REGISTER_OUT_OF_MEMORY=1 (cuMemHostRegister cannot pin: CUDA_ERROR_OUT_OF_MEMORY),
 // LWLOAD_CUDA_SIM_USED_BY_OTHERS=BYTES (device memory other processes hold: cuMemGetInfo reports less free).
 // Copies complete before the call returns (the asynchronous API allows it). lwload_cuda_sim_live()
 // counts what is still allocated, registered or created, so tests can assert nothing leaked.
@@ -37,6 +38,7 @@ struct Config {
   long fail_alloc_after = -1;
   long fail_copy_at = -1;
   bool refuse_register = false;
+  bool register_out_of_memory = false;
   std::uint64_t device_memory = 8ull << 30;
   std::uint64_t used_by_others = 0;  // device memory other processes hold (cuMemGetInfo's free is less)
 };
@@ -54,6 +56,7 @@ const Config& config() {
     c.fail_alloc_after = env_long("LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER", -1);
     c.fail_copy_at = env_long("LWLOAD_CUDA_SIM_FAIL_COPY_AT", -1);
     c.refuse_register = env_long("LWLOAD_CUDA_SIM_REFUSE_REGISTER", 0) != 0;
+    c.register_out_of_memory = env_long("LWLOAD_CUDA_SIM_REGISTER_OUT_OF_MEMORY", 0) != 0;
     c.used_by_others = static_cast<std::uint64_t>(env_long("LWLOAD_CUDA_SIM_USED_BY_OTHERS", 0));
     return c;
   }();
@@ -245,6 +248,7 @@ SIM_API CUresult cuMemHostRegister_v2(void* p, std::size_t bytes, unsigned flags
   if (config().refuse_register || bytes == 0 || address % static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)) != 0)
     return kInvalidValue;
   if ((flags & 0x08) && config().mode != "igpu-ro") return kNotSupported;  // READ_ONLY unsupported
+  if (config().register_out_of_memory) return kOutOfMemory;  // no memory left to pin the pages
   if (!(flags & 0x08)) return kInvalidValue;  // lwload registers read-only file pages: it must say so
   s.registered[address] = bytes;
   ++s.live;

@@ -13,7 +13,9 @@
 // (allocation N+1 and later fail), LWLOAD_ZE_SIM_FAIL_COPY_AT=N (the Nth copy is refused at
 // append), LWLOAD_ZE_SIM_LOSE_DEVICE_AT=N (the Nth copy is accepted, then the device is lost),
 // LWLOAD_ZE_SIM_REFUSE_IMPORT=1 (imports fail with INVALID_ARGUMENT, as a driver refusing
-// file-backed pages would).
+// file-backed pages would; LWLOAD_ZE_SIM_REFUSE_IMPORT_WITH=unsupported_feature|unsupported_alignment|
+// unsupported_size|invalid_size answers that code instead). A discrete device reports two memory
+// regions (one per tile).
 //
 // Device pointers of the dgpu are opaque non-canonical addresses naming ranges of the memfd;
 // copies use pread/pwrite, so device bytes never count in the test process's RSS.
@@ -47,6 +49,8 @@ struct Config {
   std::int64_t fail_copy_at = -1;
   std::int64_t lose_device_at = -1;
   bool refuse_import = false;
+  // What a refused import answers (LWLOAD_ZE_SIM_REFUSE_IMPORT_WITH): each code a driver declines with.
+  ze_result_t refusal = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 };
 
 const Config& config();

@@ -46,6 +46,14 @@ Config read_config() {
   c.fail_copy_at = env_int("LWLOAD_ZE_SIM_FAIL_COPY_AT", -1);
   c.lose_device_at = env_int("LWLOAD_ZE_SIM_LOSE_DEVICE_AT", -1);
   c.refuse_import = env_int("LWLOAD_ZE_SIM_REFUSE_IMPORT", 0) != 0;
+  if (const char* with = std::getenv("LWLOAD_ZE_SIM_REFUSE_IMPORT_WITH"); with != nullptr) {
+    const std::string_view w(with);
+    c.refusal = w == "unsupported_feature"     ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+                : w == "unsupported_alignment" ? ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT
+                : w == "unsupported_size"      ? ZE_RESULT_ERROR_UNSUPPORTED_SIZE
+                : w == "invalid_size"          ? ZE_RESULT_ERROR_INVALID_SIZE
+                                               : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  }
   return c;
 }
 
@@ -185,18 +193,25 @@ ze_result_t ZE_APICALL sim_zeDeviceGetProperties(ze_device_handle_t, ze_device_p
   return ZE_RESULT_SUCCESS;
 }
 
+// A discrete device reports its memory as two regions (one per tile, as a two-tile card does),
+// whose sizes add up to the device's memory; an integrated one, the shared memory as one.
 ze_result_t ZE_APICALL sim_zeDeviceGetMemoryProperties(ze_device_handle_t, uint32_t* count,
                                                        ze_device_memory_properties_t* props) {
+  const std::uint32_t regions = config().integrated ? 1 : 2;
   if (*count == 0 || props == nullptr) {
-    *count = 1;
+    *count = regions;
     return ZE_RESULT_SUCCESS;
   }
-  props[0].flags = 0;
-  props[0].maxClockRate = 0;
-  props[0].maxBusWidth = 64;
-  props[0].totalSize = config().device_memory;
-  copy_name(props[0].name, ZE_MAX_DEVICE_NAME, config().integrated ? "DDR (shared)" : "HBM (memfd)");
-  *count = 1;
+  const std::uint32_t n = std::min(*count, regions);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    props[i].flags = 0;
+    props[i].maxClockRate = 0;
+    props[i].maxBusWidth = 64;
+    const std::uint64_t half = config().device_memory / 2;
+    props[i].totalSize = regions == 1 ? config().device_memory : i == 0 ? half : config().device_memory - half;
+    copy_name(props[i].name, ZE_MAX_DEVICE_NAME, config().integrated ? "DDR (shared)" : i == 0 ? "HBM tile 0 (memfd)" : "HBM tile 1 (memfd)");
+  }
+  *count = n;
   return ZE_RESULT_SUCCESS;
 }
 

@@ -98,7 +98,7 @@ bool writable(const void* p, std::size_t size) {
 ze_result_t memmap_import(const ze_host_mem_alloc_desc_t* desc, const lwload::level_zero::ExternalMemmapSysmemExtDesc& ext,
                           std::size_t size, void** out) {
   const auto base = reinterpret_cast<std::uintptr_t>(ext.pSystemMemory);
-  if (config().refuse_import) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (config().refuse_import) return config().refusal;
   if (base % page() != 0 || ext.size % page() != 0 || ext.size == 0 || size != ext.size)
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // the extension maps whole pages only
   if (!(desc->flags & lwload::level_zero::kHostMemAllocFlagMemReadOnly) && !writable(ext.pSystemMemory, ext.size))
@@ -196,7 +196,8 @@ ze_result_t free_memory(void* ptr) {
 ze_result_t import_pointer(void* ptr, std::size_t size) {
   if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   const auto a = reinterpret_cast<std::uintptr_t>(ptr);
-  if (a % page() != 0 || size == 0 || config().refuse_import) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (config().refuse_import) return config().refusal;
+  if (a % page() != 0 || size == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!allocation_allowed()) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   Memory& m = memory();
   std::lock_guard lock(m.mutex);
