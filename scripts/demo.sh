@@ -11,7 +11,7 @@
 #   NINJA_JOBS   parallel build jobs (default: ninja's own choice)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh build
+./scripts/deps/install.sh build
 build=${BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build" --werror
 ninja -C "$build" ${NINJA_JOBS:+-j "$NINJA_JOBS"}

@@ -7,13 +7,13 @@
 # Arguments go to `meson test` (suite names, --no-suite NAME, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh test
+./scripts/deps/install.sh test
 # ggml for the adapter's suites, from npm at pinned versions (77: the registry is unreachable and
 # nothing is cached; the ggml suite then skips).
-./scripts/prepare-ggml.sh || [ $? -eq 77 ]
+./scripts/deps/prepare-ggml.sh || [ $? -eq 77 ]
 # ONNX Runtime for the ONNX Runtime adapter's suite, from npm at a pinned version (77 likewise: the
 # onnxruntime suite then skips).
-./scripts/prepare-onnxruntime.sh || [ $? -eq 77 ]
+./scripts/deps/prepare-onnxruntime.sh || [ $? -eq 77 ]
 build=${BUILD_DIR:-build}
 if [ ! -f "$build/build.ninja" ]; then
   # shellcheck disable=SC2086 # SETUP_ARGS is a list of options

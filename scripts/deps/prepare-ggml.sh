@@ -16,9 +16,9 @@
 # meson finds it there by itself (-Dggml_dir names another folder). Exit 77 when the registry cannot be
 # reached and nothing is cached: the ggml suites then skip.
 #
-#   scripts/prepare-ggml.sh [--force]
+#   scripts/deps/prepare-ggml.sh [--force]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 
 # The pins. The bundle's commit is llama.cpp's source of the prebuilt libraries (llama/llama.cpp.info.json

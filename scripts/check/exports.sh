@@ -5,9 +5,9 @@
 #                         infos and vtables), with no lwload::profile symbol (that is
 #                         liblwload-profile's);
 #   liblwload-profile.so  lwload::profile alone.
-#   check-exports.sh build/liblwload.so [build/liblwload-profile.so]
+#   exports.sh build/liblwload.so [build/liblwload-profile.so]
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: check-exports.sh LIBRARY..."; exit 2; }
+[ $# -ge 1 ] || { echo "usage: exports.sh LIBRARY..."; exit 2; }
 fail=0
 check() {
   local lib=$1 kind=$2

@@ -3,7 +3,7 @@
 # and CMake's find_package after `meson install` into a scratch prefix — and runs it, so every way
 # users consume lwload stays working.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -3,9 +3,9 @@
 #   build  the library, the CLI and the examples (what demo.sh needs)
 #   test   build + the test toolchain: real runtimes (PoCL, rusticl, lavapipe + validation layer),
 #          the formats' own writers (python3-onnx, python3-torch), the SVG renderer
-#   fuzz   build + clang and its sanitizer runtimes (fuzz.sh)
+#   fuzz   build + clang and its sanitizer runtimes (scripts/check/fuzz.sh)
 #   all    everything
-# Usage: install-deps.sh [build|test|fuzz|all]... (default: all). Idempotent: packages already
+# Usage: install.sh [build|test|fuzz|all]... (default: all). Idempotent: packages already
 # present are left alone. Run as root (or through sudo).
 set -euo pipefail
 
@@ -33,7 +33,7 @@ test=(
   # the formats' own writers and readers the tests compare against (flatc's Python classes need
   # the flatbuffers runtime)
   python3-onnx python3-numpy python3-torch python3-flatbuffers
-  # check-consumers.sh builds a CMake consumer against the installed tree
+  # scripts/check/consumers.sh builds a CMake consumer against the installed tree
   cmake
 )
 # The real-file suite fetches model files from the npm registry with npm: Debian's, unless a

@@ -6,19 +6,19 @@
 # Each run is its own process; the loaders alternate, REPS rounds, warm page cache; each prints peak
 # RSS growth, anonymous growth and time to ready, and the medians are printed per loader and backend.
 #
-#   scripts/bench-ggml.sh [MODEL.gguf] [REPS]
+#   scripts/bench/ggml.sh [MODEL.gguf] [REPS]
 # Default model: a TinyLlama-shaped F16 GGUF with llama.cpp's llama-spm vocabulary (1.23 GiB), written
-# to $WORK by scripts/bench-llama-write-gguf.py and removed afterwards. BUILD names the build folder.
+# to $WORK by scripts/bench/llama-write-gguf.py and removed afterwards. BUILD names the build folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${BUILD:-$here/../build}
+build=${BUILD:-$here/../../build}
 WORK=${WORK:-/tmp/lwload-bench-ggml}
 REPS=${2:-5}
 mkdir -p "$WORK"
 model=${1:-}
 if [ -z "$model" ]; then
   model=$WORK/llama-bench-f16.gguf
-  /usr/bin/python3 "$here/bench-llama-write-gguf.py" "$model" --vocab "$here/../tests/data/gguf/vocab-llama-spm.gguf" >/dev/null
+  /usr/bin/python3 "$here/llama-write-gguf.py" "$model" --vocab "$here/../../tests/data/gguf/vocab-llama-spm.gguf" >/dev/null
   trap 'rm -f "$model"' EXIT
 fi
 export GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0}

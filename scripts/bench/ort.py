@@ -6,7 +6,7 @@ its weights inline and as external data, and the largest real ONNX file of the r
 (the loaders alternate, the page cache warm), prepacking on and off: seconds to ready (session made,
 weights resident), anonymous memory at ready, peak RSS growth, the first run and the steady run.
 
-  /usr/bin/python3 scripts/bench-ort.py --ort-run build/examples/ort_run [--runs 5] [--folder DIR] [--cache DIR]
+  /usr/bin/python3 scripts/bench/ort.py --ort-run build/examples/ort_run [--runs 5] [--folder DIR] [--cache DIR]
 """
 import argparse
 import json

@@ -7,7 +7,7 @@
 # compiles the library, the CLI and every test suite: CI then runs the suites in it
 # (BUILD_DIR=build-fuzz scripts/test.sh), so they run under ASan/UBSan as well.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 build=build-fuzz
 if [ ! -f "$build/build.ninja" ]; then

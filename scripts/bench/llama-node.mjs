@@ -3,7 +3,7 @@
 //
 //   NODE_PATH is not used; run from a folder whose node_modules holds node-llama-cpp and
 //   @node-llama-cpp/linux-x64-vulkan (npm install --ignore-scripts node-llama-cpp @node-llama-cpp/linux-x64-vulkan):
-//   GGML_VK_VISIBLE_DEVICES=0 node scripts/bench-llama-node.mjs MODEL.gguf [--hold-ms 3000] [--no-mmap] [--layers N]
+//   GGML_VK_VISIBLE_DEVICES=0 node scripts/bench/llama-node.mjs MODEL.gguf [--hold-ms 3000] [--no-mmap] [--layers N]
 //
 // llama.cpp's Vulkan backend skips CPU-type devices (lavapipe) unless GGML_VK_VISIBLE_DEVICES names them.
 // Set BENCH_LLAMA_MODULES to the node_modules folder if the script is not run beside it.
@@ -23,7 +23,7 @@ const holdMs = Number(opt("--hold-ms", "3000"));
 const layers = opt("--layers", "max");
 const useMmap = args.includes("--no-mmap") ? false : args.includes("--mmap") ? true : "auto";
 if (!modelPath) {
-    console.error("usage: bench-llama-node.mjs MODEL.gguf [--hold-ms MS] [--layers N|max] [--mmap|--no-mmap]");
+    console.error("usage: llama-node.mjs MODEL.gguf [--hold-ms MS] [--layers N|max] [--mmap|--no-mmap]");
     process.exit(2);
 }
 
