@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# entry point: the demo — builds lwload and profiles a naive loader beside it on a 512 MiB model.
 # The main job: installs what the build needs, builds, shows lwload on a bundled sample, then
 # shows what lwload is for: synthesizes a 512 MiB model in the layout real writers produce
 # (packed safetensors: tensors back to back after an 8-byte-padded header), and profiles the

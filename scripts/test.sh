@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures (warnings are errors), builds and runs every test suite. The README's test command.
+# entry point: the test command — builds with warnings as errors and runs every suite.
 #   BUILD_DIR   the build folder (default build)
 #   SETUP_ARGS  extra `meson setup` options for a new build folder, e.g. -Doptimization=0
 #   LWLOAD_REQUIRE  prerequisites the suites must find (tests/support/test_support.hpp), e.g.

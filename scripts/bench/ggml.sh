@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# benchmark: ggml's weights loaded by lwload's adapter, by ggml and by llama.cpp (docs/BENCHMARKS.md).
 # ggml's weights three ways, on ggml's CPU and Vulkan (lavapipe here) devices, for docs/BENCHMARKS.md:
 #   lwload     the adapter: lwload::ggml::load (examples/ggml_matvec --loader lwload --load-only)
 #   ggml       ggml's own path: gguf_init_from_file + alloc_ctx_tensors + tensor_set (--loader ggml)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# benchmark helper: one command's peak and sampled memory, for llama-vulkan.sh and ggml.sh.
 # Issue 9 helper: runs one command and measures its memory while it runs.
 #
 #   /usr/bin/python3 scripts/bench/llama-measure.py [--marker REGEX] [--interval 0.02] [--log FILE] -- CMD ARGS...

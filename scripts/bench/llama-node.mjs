@@ -1,3 +1,4 @@
+// benchmark helper: llama.cpp's Vulkan loader through node-llama-cpp, for llama-vulkan.sh.
 // Issue 9 helper: loads a GGUF through node-llama-cpp's prebuilt llama.cpp Vulkan backend with every layer
 // offloaded, prints "LOADED <ms>" once loadModel() resolves, holds a few seconds, then exits.
 //

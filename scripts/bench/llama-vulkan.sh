@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# benchmark: llama.cpp's Vulkan backend against lwload on the same GGUF and device (docs/BENCHMARKS.md).
 # Issue 9: llama.cpp's Vulkan backend (through node-llama-cpp's prebuilt binaries) against lwload, loading the
 # same llama GGUF onto the same Vulkan device (lavapipe here). Runs the loaders alternately, REPS rounds, each
 # run under scripts/bench/llama-measure.py (wait4 ru_maxrss + /proc/PID/status sampled every 20 ms), then

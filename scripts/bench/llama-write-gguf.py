@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# benchmark helper: writes a llama GGUF that llama.cpp and lwload both load.
 # Issue 9 helper: writes a llama-architecture GGUF v3 (default alignment 32, no general.alignment key)
 # with random F16 weights and the tokenizer.* vocabulary copied byte for byte from a llama.cpp vocab GGUF,
 # so that llama.cpp (e.g. through node-llama-cpp) and lwload can load the same file.

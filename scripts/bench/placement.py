@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# benchmark: the default plan against every forced placement, warm and cold (docs/BENCHMARKS.md).
 """The default plan against every forced choice, warm and cold, per device: the table in
 docs/BENCHMARKS.md ("Choosing from where the bytes are"). Runs `lwload bench --json` (median of
 --reps, every variant interleaved in one run) with the page cache warm and evicted, and prints a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# benchmark: what each refused kernel feature costs a warm zero-copy load (docs/BENCHMARKS.md).
 # Warm zero-copy time to ready on the host device with each kernel feature refused the way older
 # kernels and app sandboxes refuse it (tests/support/refuse.c, a seccomp filter), against nothing
 # refused and against one mmap of the file populated, for a packed safetensors and a GGUF of the

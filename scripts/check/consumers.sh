@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: a Meson, pkg-config and CMake consumer each build and run against lwload.
 # Builds tests/consumer against lwload three times — as a Meson subproject, and through pkg-config
 # and CMake's find_package after `meson install` into a scratch prefix — and runs it, so every way
 # users consume lwload stays working.

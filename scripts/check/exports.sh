@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: the shared libraries export their API and nothing else (the exports test).
 # lwload's shared libraries export their API and nothing else — no Boost symbol, no internal lwload
 # namespace (formats, loading, io, opencl, level_zero, vulkan, cuda, ...), no third-party template:
 #   liblwload.so          the C API (lwload_*) and the public C++ API (namespace lwload, its type

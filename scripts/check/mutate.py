@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# check: mutation testing — do the suites catch a fixed list of small bugs (docs/MUTATIONS.md).
 """Mutation testing: does the suite catch the bugs it is there to catch?
 
 Applies a fixed list of small bugs (MUTATIONS below) one at a time to a scratch copy of the tree

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# check: nothing in the repository reads a folder beside the checkout (the self_contained test).
 # The repository is self-contained: nothing it builds, tests or documents reads a folder beside the
 # checkout. Fails (listing the lines) when a path to a sibling `shared` folder comes back.
 # Usage: self-contained.sh [SOURCE_ROOT]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# CI: cross-builds for 64-bit and 32-bit ARM and smoke-runs the CLI under qemu-user.
 # Cross-builds lwload (library, CLI, examples and test suites) for a 64-bit or 32-bit ARM
 # userland with Debian 12's cross toolchains, then runs a single-threaded smoke of the CLI under
 # qemu-user where it works.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# dependencies: installs Debian 12's packages for building, testing or fuzzing.
 # Installs, from Debian 12's own archive, what lwload needs for one purpose, and nothing more:
 #   build  the library, the CLI and the examples (what demo.sh needs)
 #   test   build + the test toolchain: real runtimes (PoCL, rusticl, lavapipe + validation layer),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# dependencies: fetches llama.cpp's prebuilt ggml from npm (pinned) into subprojects/ggml.
 # Prepares ggml for lwload's ggml adapter (-Dggml=auto|enabled|disabled). Debian 12 has no ggml, so it
 # comes from npm at pinned versions:
 #   node-llama-cpp                     llama.cpp's source as a git bundle: the headers (ggml, gguf, llama)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# dependencies: fetches ONNX Runtime's prebuilt library from npm (pinned) into subprojects/onnxruntime.
 # Prepares ONNX Runtime for lwload's ONNX Runtime adapter (-Donnxruntime=auto|enabled|disabled).
 # Debian 12 has no ONNX Runtime, so it comes from npm at a pinned version:
 #   com.github.asus4.onnxruntime   ONNX Runtime's prebuilt Linux x86-64 library (libonnxruntime.so,
