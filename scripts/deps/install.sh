@@ -36,6 +36,8 @@ test=(
   python3-onnx python3-numpy python3-torch python3-flatbuffers
   # scripts/check/consumers.sh builds a CMake consumer against the installed tree
   cmake
+  # scripts/check/format.sh: the layout .clang-format describes
+  clang-format-14
 )
 # The real-file suite fetches model files from the npm registry with npm: Debian's, unless a
 # Node.js that brings its own npm is installed already.
