@@ -10,7 +10,7 @@
 //   ggml_backend_alloc_ctx_tensors_from_buft on the device's buffer type, then per tensor a read
 //   of its bytes from the file and ggml_backend_tensor_set.
 // The two must print the same digests. --json prints only the JSON line; --load-only computes
-// nothing (scripts/bench-ggml.sh measures the loads alone). The ggml backends are
+// nothing (scripts/bench/ggml.sh measures the loads alone). The ggml backends are
 // loaded from $GGML_BACKEND_DIR, else from the folder this build found ggml in.
 #include <fcntl.h>
 #include <unistd.h>

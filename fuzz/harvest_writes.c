@@ -1,4 +1,4 @@
-// An LD_PRELOAD library for scripts/fuzz-corpus.sh: every small regular file a test process (or
+// An LD_PRELOAD library for scripts/check/fuzz-corpus.sh: every small regular file a test process (or
 // a child: the Python writers, the CLI) closes after writing is copied into a harvest folder, so
 // the cases the suites write into their scratch folders (and delete again) become candidate fuzz
 // inputs. Every version is kept: a test that rewrites one path case after case leaves each case.

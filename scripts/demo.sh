@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# entry point: the demo — builds lwload and profiles a naive loader beside it on a 512 MiB model.
 # The main job: installs what the build needs, builds, shows lwload on a bundled sample, then
 # shows what lwload is for: synthesizes a 512 MiB model in the layout real writers produce
 # (packed safetensors: tensors back to back after an 8-byte-padded header), and profiles the
@@ -11,7 +12,7 @@
 #   NINJA_JOBS   parallel build jobs (default: ninja's own choice)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh build
+./scripts/deps/install.sh build
 build=${BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build" --werror
 ninja -C "$build" ${NINJA_JOBS:+-j "$NINJA_JOBS"}

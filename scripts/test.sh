@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures (warnings are errors), builds and runs every test suite. The README's test command.
+# entry point: the test command — builds with warnings as errors and runs every suite.
 #   BUILD_DIR   the build folder (default build)
 #   SETUP_ARGS  extra `meson setup` options for a new build folder, e.g. -Doptimization=0
 #   LWLOAD_REQUIRE  prerequisites the suites must find (tests/support/test_support.hpp), e.g.
@@ -7,13 +7,13 @@
 # Arguments go to `meson test` (suite names, --no-suite NAME, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh test
+./scripts/deps/install.sh test
 # ggml for the adapter's suites, from npm at pinned versions (77: the registry is unreachable and
 # nothing is cached; the ggml suite then skips).
-./scripts/prepare-ggml.sh || [ $? -eq 77 ]
+./scripts/deps/prepare-ggml.sh || [ $? -eq 77 ]
 # ONNX Runtime for the ONNX Runtime adapter's suite, from npm at a pinned version (77 likewise: the
 # onnxruntime suite then skips).
-./scripts/prepare-onnxruntime.sh || [ $? -eq 77 ]
+./scripts/deps/prepare-onnxruntime.sh || [ $? -eq 77 ]
 build=${BUILD_DIR:-build}
 if [ ! -f "$build/build.ninja" ]; then
   # shellcheck disable=SC2086 # SETUP_ARGS is a list of options

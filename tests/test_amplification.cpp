@@ -424,7 +424,7 @@ TEST_CASE("a million tensors, safetensors and ONNX: inspect --json and load with
   if (!std::getenv("LWLOAD_EXE")) return;
   test::TempDir dir;
   // The issue's targets (docs/BENCHMARKS.md): inspect --json at most 256 MiB, load on the host at
-  // most 512 MiB. What a tensor costs there: docs/ARCHITECTURE.md, "Per-tensor cost".
+  // most 512 MiB. What a tensor costs there: docs/SECURITY.md, "Per-tensor cost".
   for (const char* which : {"safetensors_1m", "onnx_1m"}) {
     CAPTURE(which);
     const fs::path model = make(dir, which, std::string(which) + (std::string(which) == "onnx_1m" ? ".onnx" : ".safetensors"));
@@ -441,7 +441,7 @@ TEST_CASE("a million tensors, safetensors and ONNX: inspect --json and load with
 TEST_CASE("the smallest tensor entries ONNX, GGUF and TFLite allow cost their records, bounded per header byte") {
   if (!std::getenv("LWLOAD_EXE")) return;
   test::TempDir dir;
-  // docs/ARCHITECTURE.md, "What a header may cost": each format's worst shape, its bound in bytes
+  // docs/SECURITY.md, "What a header may cost": each format's worst shape, its bound in bytes
   // of memory per byte of header (measured: ONNX 20.3, GGUF 8.3, TFLite 10.0).
   struct Case {
     const char* which;

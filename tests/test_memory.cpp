@@ -1,4 +1,4 @@
-// Models as large as the machine (README "Over-memory loads"): the machine's memory facts (MemAvailable,
+// Models as large as the machine (docs/ARCHITECTURE.md "Over-memory loads"): the machine's memory facts (MemAvailable,
 // cgroup v1 and nested v2 limits, RLIMIT_AS), the plan's pinned / evictable / anonymous bytes against
 // them, refusals before anything is read, --lazy, imports that pin falling back, sparse multi-TiB
 // files, byte sums that would pass 2^64, and a real load in a cgroup smaller than the model.

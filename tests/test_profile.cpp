@@ -133,7 +133,7 @@ bool check_renders(const std::filesystem::path& svg_path, const std::vector<std:
   const char* rsvg = std::getenv("LWLOAD_RSVG_CONVERT");
   const char* summary = std::getenv("LWLOAD_PNG_SUMMARY");
   if (!test::available("rsvg", rsvg && summary,
-                       "rsvg-convert not found (scripts/install-deps.sh installs librsvg2-bin): no render check"))
+                       "rsvg-convert not found (scripts/deps/install.sh installs librsvg2-bin): no render check"))
     return false;
   const auto png = svg_path.string() + ".png";
   REQUIRE(test::run_command(std::string(rsvg) + " " + svg_path.string() + " -o " + png) == 0);

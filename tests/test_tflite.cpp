@@ -664,7 +664,7 @@ TEST_CASE("sparse TFLite tensors: the stored values by default, the dense tensor
   }
 }
 
-// ---- densify bounded by memory, not by a ratio (README "Over-memory loads", check_decodes_fit) ----
+// ---- densify bounded by memory, not by a ratio (docs/ARCHITECTURE.md "Over-memory loads", check_decodes_fit) ----
 
 namespace densify_memory {
 

@@ -20,7 +20,7 @@ LWLOAD_API std::string_view memory_model_name(MemoryModel memory) noexcept;
 
 // Whether importing host memory pins it: pinned pages cannot be evicted or swapped while the import
 // lives, so an import that pins holds the machine's memory as an allocation does, and the planner
-// counts it against what the machine has (README "Over-memory loads").
+// counts it against what the machine has (docs/ARCHITECTURE.md "Over-memory loads").
 enum class Pinning : std::uint8_t {
   no,       // the device uses the pages as they are; the kernel may evict and fault them back
   yes,      // i915/xe userptr, Vulkan host-pointer imports, Level Zero imports, CUDA host registration

@@ -1,7 +1,7 @@
 // What the machine has for a load: host memory (MemAvailable), the memory limits of the process's
 // cgroups (v1 and v2, ancestors included: the page cache counts against them) and the address space
 // RLIMIT_AS leaves. The planner compares what a load will hold with these before anything is read
-// (docs/ARCHITECTURE.md "Memory contracts", README "Over-memory loads"). A plain struct, so tests
+// (docs/ARCHITECTURE.md "Memory contracts" and "Over-memory loads"). A plain struct, so tests
 // and applications can set the figures instead of reading them (PlanOptions::machine).
 #pragma once
 

@@ -78,7 +78,7 @@ struct FileResidency {
 };
 
 // What a load will hold of the host's memory, by kind, and what the machine has: the plan's side
-// of README "Over-memory loads". Every figure is decided before anything is read.
+// of docs/ARCHITECTURE.md "Over-memory loads". Every figure is decided before anything is read.
 struct HostMemory {
   // Cannot be evicted while the load lives: imports on a device whose imports pin, a unified GPU's
   // allocations, pinned staging slots.
@@ -222,13 +222,13 @@ struct LWLOAD_API Plan {
 
 // Throws Error(does_not_fit) with the numbers when the selected tensors cannot fit the device
 // (caps.device_memory, caps.max_alloc), the staging budget is too small for its slots, or the load
-// does not fit the machine (README "Over-memory loads": host memory, cgroup limits, RLIMIT_AS), and
+// does not fit the machine (docs/ARCHITECTURE.md "Over-memory loads": host memory, cgroup limits, RLIMIT_AS), and
 // Error(usage) for an unknown `only` name or a placement the device cannot do at all. Imports
 // that pin and would not fit host memory, or mappings past RLIMIT_AS, fall back to direct or
 // staged first, with the reason. A refusal comes before any file byte is read.
 LWLOAD_API Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOptions& options = {});
 
-// The decode rule (README "Over-memory loads"), one for `lwload inspect` and every load: decoding
+// The decode rule (docs/ARCHITECTURE.md "Over-memory loads"), one for `lwload inspect` and every load: decoding
 // an encoded tensor (TensorInfo::encoding != raw: a sparse tensor densified, ONNX typed fields, a
 // strided copy) holds at once its encoded bytes, read into host scratch, and its decoded bytes
 // (TensorInfo::bytes), written into host scratch (staged) or straight into its host-visible buffer

@@ -183,7 +183,7 @@ struct ContractInputs {
   std::uint64_t resident_bytes = 0;  // of the zero_copy regions when load() returned
   bool lazy = false;                 // zero_copy pages were not populated (LoadOptions::lazy)
   std::uint64_t tensor_count = 0;    // tensors loaded: kBookkeepingPerTensor each on top of 16 MiB
-  // The plan's host-memory figures and the machine it was checked against (README "Over-memory
+  // The plan's host-memory figures and the machine it was checked against (docs/ARCHITECTURE.md "Over-memory
   // loads"): the contract also holds the load to them — what the plan said must be resident fits
   // what the machine had, and the measured growth stays within it.
   HostMemory host = {};

@@ -3,7 +3,7 @@
 // (fault_guard.cpp), so a lost page is a return value and no signal is raised or handled: lwload
 // installs no SIGBUS handler, and the application's own stays in charge. lwload's reads through
 // mappings (page population fallback, verify, read-back) become clean errors. Applications reading
-// zero-copy tensors are not covered: their accesses fault as with any mmap loader (README,
+// zero-copy tensors are not covered: their accesses fault as with any mmap loader (docs/USAGE.md,
 // "Zero-copy on the files people have"); `--placement direct` keeps no mapping.
 #pragma once
 

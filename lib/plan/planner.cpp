@@ -330,7 +330,7 @@ void check_decode_fits(const Manifest& manifest, const TensorInfo& t, const Mach
     refuse(str("the machine has ", size_text(available), " of host memory available (", m.host_bound_by(), ")"));
 }
 
-// Plan::host's figures from the placements (README "Over-memory loads"): what the load will hold
+// Plan::host's figures from the placements (docs/ARCHITECTURE.md "Over-memory loads"): what the load will hold
 // of the host's memory, by kind. The mapped bytes are whole pages (map_length).
 void host_figures(const DeviceInfo& device, Plan& plan, const Manifest& manifest) {
   HostMemory& h = plan.host;
@@ -401,7 +401,7 @@ bool decline_past(Plan& plan, const DeviceInfo& device, std::uint64_t budget, co
   return !over.empty();
 }
 
-// README "Over-memory loads", before anything is read: the address space RLIMIT_AS leaves, then
+// docs/ARCHITECTURE.md "Over-memory loads", before anything is read: the address space RLIMIT_AS leaves, then
 // imports that pin (they fall back to direct or staged past what host memory holds), then what
 // must be resident at once against what the machine has. `may_decline`: false on a re-plan at
 // load time (imports already made stay; the figures are checked as they are).

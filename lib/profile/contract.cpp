@@ -49,7 +49,7 @@ Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseli
     c.bound = baseline.rss + in.staging_budget + kFixedOverhead + bookkeeping + in_process;
   }
 
-  // The plan's side (README "Over-memory loads"): what it said must be resident against what the
+  // The plan's side (docs/ARCHITECTURE.md "Over-memory loads"): what it said must be resident against what the
   // machine had, and what the load actually grew by against the same.
   const std::uint64_t available = in.host.machine.host_available();
   const MemoryFigures grown = growth(peak, baseline);

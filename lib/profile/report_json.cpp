@@ -46,7 +46,7 @@ std::string report_to_json(const Report& r) {
   out["resident_bytes"] = r.inputs.resident_bytes;
   out["lazy"] = r.inputs.lazy;
   {
-    // The plan's host-memory figures against the machine (README "Over-memory loads").
+    // The plan's host-memory figures against the machine (docs/ARCHITECTURE.md "Over-memory loads").
     const HostMemory& h = r.inputs.host;
     out["host_memory"] = {{"pinned", h.pinned},
                           {"evictable", h.evictable},

@@ -1,5 +1,5 @@
 // The smallest lwload app: open a model's manifest, load it onto the default device, look up a
-// tensor. Built by scripts/check-consumers.sh against the subproject and the installed library.
+// tensor. Built by scripts/check/consumers.sh against the subproject and the installed library.
 #include <lwload/lwload.hpp>
 
 #include <iostream>

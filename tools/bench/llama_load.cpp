@@ -1,7 +1,7 @@
 // The peer a ggml application author would pick: llama.cpp's own model loader
 // (llama_model_load_from_file, from the prebuilt libllama of the same llama.cpp source as the ggml
 // the adapter links), measured the way examples/ggml_matvec measures its loads, for
-// docs/BENCHMARKS.md (scripts/bench-ggml.sh). Prints one JSON line:
+// docs/BENCHMARKS.md (scripts/bench/ggml.sh). Prints one JSON line:
 //   {"loader": "llama.cpp", "backend": ..., "peak_rss_growth": bytes, "anon_growth": bytes, "load_seconds": s}
 //
 //   llama_load MODEL.gguf [--backend cpu|vulkan] [--load-mode auto|none|mmap] [--touch]

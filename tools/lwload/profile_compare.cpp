@@ -92,10 +92,10 @@ std::vector<std::string> parse_compare_list(const std::string& text) {
       fail(ErrorCode::usage, "--compare: '", l, "' is not naive, ggml, ort, auto, zero-copy, direct or staged");
   for (const auto& l : loaders) {
     if (l == "ggml" && !ggml_loader_available())
-      fail(ErrorCode::unsupported, "--compare ggml: this lwload was built without ggml (scripts/prepare-ggml.sh, -Dggml=enabled)");
+      fail(ErrorCode::unsupported, "--compare ggml: this lwload was built without ggml (scripts/deps/prepare-ggml.sh, -Dggml=enabled)");
     if (l == "ort" && !ort_loader_available())
       fail(ErrorCode::unsupported,
-           "--compare ort: this lwload was built without ONNX Runtime (scripts/prepare-onnxruntime.sh, -Donnxruntime=enabled)");
+           "--compare ort: this lwload was built without ONNX Runtime (scripts/deps/prepare-onnxruntime.sh, -Donnxruntime=enabled)");
   }
   return loaders;
 }

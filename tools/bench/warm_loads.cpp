@@ -1,6 +1,6 @@
 // Warm zero-copy loads on the host device, several in one process: what a refusal costs each load
 // once the process has met it, without an exec, a process's first faults or its exit in the
-// figure. scripts/bench-refusals.sh builds it against the build's liblwload and runs it under
+// figure. scripts/bench/refusals.sh builds it against the build's liblwload and runs it under
 // each refusal (tests/support/refuse.c):
 //   bench-warm-loads MODEL LOADS
 // prints one line per load after the first: the wall time of the load() call (the plan included,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# check: a Meson, pkg-config and CMake consumer each build and run against lwload.
 # Builds tests/consumer against lwload three times — as a Meson subproject, and through pkg-config
 # and CMake's find_package after `meson install` into a scratch prefix — and runs it, so every way
 # users consume lwload stays working.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

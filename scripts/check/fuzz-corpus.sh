@@ -10,10 +10,10 @@
 #     and format cases), caught by fuzz/harvest_writes.c (LD_PRELOAD) in the gcc build BUILD.
 # Then the caps: no file over 64 KiB, about 1 MiB per harness (the largest files go first).
 #
-#   scripts/fuzz-corpus.sh [HARNESS...]
+#   scripts/check/fuzz-corpus.sh [HARNESS...]
 #   BUILD=dir       the gcc build whose suites are run (default build; configured and its suites built
 #                   unless BUILD_SUITES=0: then the suites already built there are run as they are)
-#   FUZZ_BUILD=dir  the clang ASan/UBSan build of the harnesses (default build-fuzz, as scripts/fuzz.sh)
+#   FUZZ_BUILD=dir  the clang ASan/UBSan build of the harnesses (default build-fuzz, as scripts/check/fuzz.sh)
 #   FINDS=1         also take what fuzz.sh and fuzz-long.sh found (FUZZ_BUILD/fuzz/corpus-<harness>)
 #   HARVEST=0       do not run the suites: take the files an earlier run harvested
 #                   (FUZZ_BUILD/fuzz-corpus/harvest)
@@ -21,7 +21,7 @@
 # A harness that crashes on a candidate is reported (its log under FUZZ_BUILD/fuzz-corpus/) and the
 # script exits 1; libFuzzer's merge goes on past a crash, so the corpus is still written.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${BUILD:-build}
 fuzz_build=${FUZZ_BUILD:-build-fuzz}
 real_models=${REAL_MODELS:-$build/tests/real-models}
@@ -91,7 +91,7 @@ collect "$work/harvest"
 echo "fuzz-corpus: $(ls "$candidates" | wc -l) candidates"
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export LLVM_PROFILE_FILE=/dev/null  # a FUZZ_BUILD with source-based coverage (scripts/fuzz-coverage.sh's)
+export LLVM_PROFILE_FILE=/dev/null  # a FUZZ_BUILD with source-based coverage (scripts/check/fuzz-coverage.sh's)
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=(); for h in "$fuzz_build"/fuzz/fuzz_*; do
   [ -f "$h" ] && [ -x "$h" ] && harnesses+=("$(basename "$h")"); done; fi
 status=0

@@ -3,7 +3,7 @@
 // mincore over a whole populated mapping (the count the loader made after population). Run it
 // plainly and under `build/tests/refuse cachestat --` to see both kernels' paths:
 //   g++ -O2 -std=c++20 -Iinclude -Ilib -Ibuild -DLWLOAD_LAYER_TOOLS -DLWLOAD_LAYER_IO
-//       -DLWLOAD_LAYER_CORE scripts/bench-page-cache.cpp build/liblwload_io.a build/liblwload_core.a
+//       -DLWLOAD_LAYER_CORE tools/bench/page_cache.cpp build/liblwload_io.a build/liblwload_core.a
 //       -luring -pthread -o /tmp/bench-page-cache
 //   /tmp/bench-page-cache MODEL
 #include <algorithm>

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
+# benchmark: llama.cpp's Vulkan backend against lwload on the same GGUF and device (docs/BENCHMARKS.md).
 # Issue 9: llama.cpp's Vulkan backend (through node-llama-cpp's prebuilt binaries) against lwload, loading the
 # same llama GGUF onto the same Vulkan device (lavapipe here). Runs the loaders alternately, REPS rounds, each
-# run under scripts/bench-llama-measure.py (wait4 ru_maxrss + /proc/PID/status sampled every 20 ms), then
-# prints medians (scripts/bench-llama-summary.py).
+# run under scripts/bench/llama-measure.py (wait4 ru_maxrss + /proc/PID/status sampled every 20 ms), then
+# prints medians (scripts/bench/llama-summary.py).
 #
-#   scripts/bench-llama-vulkan.sh [MODEL.gguf] [REPS]
+#   scripts/bench/llama-vulkan.sh [MODEL.gguf] [REPS]
 #
 # Environment (defaults in brackets):
 #   WORK   scratch folder [/tmp/llama]; results go to $WORK/results/
@@ -13,7 +14,7 @@
 #   HOLD   seconds each process keeps the weights before exiting [3]
 #   EXTRA  1 also runs llama.cpp with useMmap=false (--no-mmap) [1]
 # Prepare:
-#   /usr/bin/python3 scripts/bench-llama-write-gguf.py /tmp/llama/llama-bench-f16.gguf
+#   /usr/bin/python3 scripts/bench/llama-write-gguf.py /tmp/llama/llama-bench-f16.gguf
 #   (cd /tmp/llama/node && npm install --ignore-scripts node-llama-cpp @node-llama-cpp/linux-x64-vulkan)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,12 +34,12 @@ out=$WORK/results
 mkdir -p "$out/logs"
 res=$out/runs.jsonl
 : > "$res"
-measure=( /usr/bin/python3 "$here/bench-llama-measure.py" )
+measure=( /usr/bin/python3 "$here/llama-measure.py" )
 
 run_llama() {  # $1 label, rest: extra args
   local label=$1; shift
   "${measure[@]}" --label "$label" --marker '^LOADED' --log "$out/logs/$label-$i.log" -- \
-    node "$here/bench-llama-node.mjs" "$MODEL" --hold-ms $((HOLD * 1000)) "$@" | tee -a "$res"
+    node "$here/llama-node.mjs" "$MODEL" --hold-ms $((HOLD * 1000)) "$@" | tee -a "$res"
   grep -E '^(INIT|LOADED|HELD)' "$out/logs/$label-$i.log" | sed 's/^/    /'
 }
 run_lwload() {  # $1 label, rest: lwload load options
@@ -57,4 +58,4 @@ for i in $(seq 1 "$REPS"); do
   run_lwload lwload-staged-64MiB --placement staged --budget 64MiB
   if [ "$EXTRA" = 1 ]; then run_llama llama.cpp-no-mmap --no-mmap; fi
 done
-/usr/bin/python3 "$here/bench-llama-summary.py" "$res" | tee "$out/summary.md"
+/usr/bin/python3 "$here/llama-summary.py" "$res" | tee "$out/summary.md"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
+# CI: cross-builds for 64-bit and 32-bit ARM and smoke-runs the CLI under qemu-user.
 # Cross-builds lwload (library, CLI, examples and test suites) for a 64-bit or 32-bit ARM
 # userland with Debian 12's cross toolchains, then runs a single-threaded smoke of the CLI under
 # qemu-user where it works.
-#   scripts/cross-build.sh aarch64|armhf [extra meson options...]
+#   scripts/ci/cross-build.sh aarch64|armhf [extra meson options...]
 # Installs what it needs (as root or through sudo): the cross compiler and qemu-user from the
 # archive, and the target's libraries as a sysroot unpacked from the archive's :arm64 / :armhf
 # packages (apt-get download + dpkg-deb -x). A sysroot, not multiarch -dev packages: those must
@@ -11,10 +12,10 @@
 # Level Zero is disabled (Debian has no ARM loader). Then builds again with every optional backend
 # disabled (OpenCL, Vulkan, Level Zero, io_uring): the rest must build without them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 
-arch=${1:?usage: cross-build.sh aarch64|armhf [meson options...]}
+arch=${1:?usage: scripts/ci/cross-build.sh aarch64|armhf [meson options...]}
 shift
 # armhf: -Wno-psabi silences GCC's note that 32-bit ARM passes some structures differently since
 # GCC 7.1 (one per function taking a span), about ABI mixing lwload does not do;
@@ -96,7 +97,7 @@ setup() {  # DIR OPTIONS...
 start=$(date +%s)
 build=build-cross/$arch
 # Level Zero: Debian has no ARM loader; XRT: Debian ships it for x86-64 only. ggml and ONNX
-# Runtime: the pinned prebuilt ones (scripts/prepare-ggml.sh, prepare-onnxruntime.sh) are x86-64
+# Runtime: the pinned prebuilt ones (scripts/deps/prepare-ggml.sh, prepare-onnxruntime.sh) are x86-64
 # only; -Dggml_dir and -Donnxruntime_dir name ARM builds of them.
 setup "$build" -Dlevel_zero=disabled -Dggml=disabled -Donnxruntime=disabled -Dxrt=disabled "$@"
 ninja -C "$build"

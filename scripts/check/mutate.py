@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# check: mutation testing — do the suites catch a fixed list of small bugs (docs/MUTATIONS.md).
 """Mutation testing: does the suite catch the bugs it is there to catch?
 
 Applies a fixed list of small bugs (MUTATIONS below) one at a time to a scratch copy of the tree
@@ -15,12 +16,12 @@ Before the mutations the unmutated scratch tree is built and the same suites run
 pass, or the run stops. Prints one line per mutation and a summary; --markdown FILE writes the
 table (docs/MUTATIONS.md). Exit status: 0 when every applied mutation was caught, 1 otherwise.
 
-  scripts/mutate.py                    # all of them (a first run builds the scratch tree: minutes)
-  scripts/mutate.py --only verify_raw_ignored staging_ring_doubled
-  scripts/mutate.py --list
-  scripts/mutate.py --check            # each mutation's text is still there (the mutations test)
-  scripts/mutate.py --quick            # the subset CI runs
-  scripts/mutate.py --seed-build build # first run: start from this checkout's built folder
+  scripts/check/mutate.py                    # all of them (a first run builds the scratch tree: minutes)
+  scripts/check/mutate.py --only verify_raw_ignored staging_ring_doubled
+  scripts/check/mutate.py --list
+  scripts/check/mutate.py --check            # each mutation's text is still there (the mutations test)
+  scripts/check/mutate.py --quick            # the subset CI runs
+  scripts/check/mutate.py --seed-build build # first run: start from this checkout's built folder
 """
 
 import argparse
@@ -33,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # name, what the bug is, file, the exact text to change (must occur once), its replacement, suites.
 MUTATIONS = [

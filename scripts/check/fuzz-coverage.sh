@@ -5,13 +5,13 @@
 # every input once, no mutation), merges the profiles and prints a Markdown table per reader
 # (fuzz/coverage_table.py groups the sources into readers by file name). docs/FUZZING.md shows it.
 #
-#   scripts/fuzz-coverage.sh [HARNESS...]
+#   scripts/check/fuzz-coverage.sh [HARNESS...]
 #   BUILD=dir         the coverage build folder (default build-coverage)
 #   CORPUS=dir        the corpus root (default fuzz/corpus)
 #   SHOW=a.cpp,b.cpp  also list the lines of those sources (base names) no input reaches, in
 #                     BUILD/coverage/missed.txt (BUILD/coverage/coverage.lcov has every line's count)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${BUILD:-build-coverage}
 corpus_root=${CORPUS:-fuzz/corpus}
 tool() { command -v "$1-14" || command -v "$1"; }  # Debian 12's clang is 14: its profile format

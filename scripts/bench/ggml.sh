@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# benchmark: ggml's weights loaded by lwload's adapter, by ggml and by llama.cpp (docs/BENCHMARKS.md).
 # ggml's weights three ways, on ggml's CPU and Vulkan (lavapipe here) devices, for docs/BENCHMARKS.md:
 #   lwload     the adapter: lwload::ggml::load (examples/ggml_matvec --loader lwload --load-only)
 #   ggml       ggml's own path: gguf_init_from_file + alloc_ctx_tensors + tensor_set (--loader ggml)
@@ -6,19 +7,19 @@
 # Each run is its own process; the loaders alternate, REPS rounds, warm page cache; each prints peak
 # RSS growth, anonymous growth and time to ready, and the medians are printed per loader and backend.
 #
-#   scripts/bench-ggml.sh [MODEL.gguf] [REPS]
+#   scripts/bench/ggml.sh [MODEL.gguf] [REPS]
 # Default model: a TinyLlama-shaped F16 GGUF with llama.cpp's llama-spm vocabulary (1.23 GiB), written
-# to $WORK by scripts/bench-llama-write-gguf.py and removed afterwards. BUILD names the build folder.
+# to $WORK by scripts/bench/llama-write-gguf.py and removed afterwards. BUILD names the build folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${BUILD:-$here/../build}
+build=${BUILD:-$here/../../build}
 WORK=${WORK:-/tmp/lwload-bench-ggml}
 REPS=${2:-5}
 mkdir -p "$WORK"
 model=${1:-}
 if [ -z "$model" ]; then
   model=$WORK/llama-bench-f16.gguf
-  /usr/bin/python3 "$here/bench-llama-write-gguf.py" "$model" --vocab "$here/../tests/data/gguf/vocab-llama-spm.gguf" >/dev/null
+  /usr/bin/python3 "$here/llama-write-gguf.py" "$model" --vocab "$here/../../tests/data/gguf/vocab-llama-spm.gguf" >/dev/null
   trap 'rm -f "$model"' EXIT
 fi
 export GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang (+ ASan/UBSan) and runs each for SECONDS seconds
-# (default 20) from its committed corpus, fuzz/corpus/<harness> (minimised; scripts/fuzz-corpus.sh
+# (default 20) from its committed corpus, fuzz/corpus/<harness> (minimised; scripts/check/fuzz-corpus.sh
 # grows it from tests/data, the suites' cases and the real files), and its seeds in
 # fuzz/seeds/<harness> (e.g. torch.save checkpoints; for the hostile-folder harnesses
 # fuzz_folder_<format>, models naming the folder's FIFO, links out and loops, with
@@ -9,7 +9,7 @@
 # compiles the library, the CLI and every test suite: CI then runs the suites in it
 # (BUILD_DIR=build-fuzz scripts/test.sh), so they run under ASan/UBSan as well.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 build=build-fuzz
 if [ ! -f "$build/build.ninja" ]; then

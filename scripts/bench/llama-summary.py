@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-# Issue 9 helper: medians per label of the JSON lines scripts/bench-llama-measure.py printed.
-#   /usr/bin/python3 scripts/bench-llama-summary.py /tmp/llama/results/runs.jsonl
+# benchmark helper: medians of llama-measure.py's JSON lines, for llama-vulkan.sh.
+# Issue 9 helper: medians per label of the JSON lines scripts/bench/llama-measure.py printed.
+#   /usr/bin/python3 scripts/bench/llama-summary.py /tmp/llama/results/runs.jsonl
 import json, re, statistics, sys
 from collections import OrderedDict
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The long fuzz run (not run in CI): every libFuzzer harness in fuzz/ (fuzz_<format>, fuzz_detect,
 # fuzz_folder_<format>, fuzz_profile_report) for RUNS executions each (default 10 million), one job
-# at a time, under ASan + UBSan (clang; the same build as scripts/fuzz.sh, in build-fuzz/). UBSan
+# at a time, under ASan + UBSan (clang; the same build as scripts/check/fuzz.sh, in build-fuzz/). UBSan
 # halts on its first report, so every sanitizer finding is a crash libFuzzer records. Each starts
 # from the committed corpus, fuzz/corpus/<harness>, and fuzz/seeds/<harness>; what it finds goes to
-# build-fuzz/fuzz/corpus-<harness>, which `FINDS=1 scripts/fuzz-corpus.sh` folds into the committed
+# build-fuzz/fuzz/corpus-<harness>, which `FINDS=1 scripts/check/fuzz-corpus.sh` folds into the committed
 # corpus when asked.
 #
-#   scripts/fuzz-long.sh [RUNS] [HARNESS...]
+#   scripts/check/fuzz-long.sh [RUNS] [HARNESS...]
 #   MAX_SECONDS=N  stop each harness after N seconds too (a partial run; its executions are recorded)
 #   BUILD=dir      the clang build folder (default build-fuzz)
 #
@@ -16,7 +16,7 @@
 # timeout, OOM and sanitizer reports), corpus size. The figures go into docs/FUZZING.md.
 # Exit status 1 when any harness reported anything.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-10000000}
 shift || true
 build=${BUILD:-build-fuzz}
@@ -25,7 +25,7 @@ if [ ! -f "$build/build.ninja" ]; then
   CXX=clang++ meson setup "$build" -Dfuzz=true -Dtests=true -Dtools=false -Dexamples=false \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
-# The harnesses alone (scripts/fuzz.sh builds the whole tree).
+# The harnesses alone (scripts/check/fuzz.sh builds the whole tree).
 ninja -C "$build" build.ninja  # regenerated first: the target list below is read from it
 targets=$(ninja -C "$build" -t targets all | sed -n 's|^\(fuzz/fuzz_[a-z_]*\): cpp_LINKER.*|\1|p' | sort -u)
 ninja -C "$build" -j "${NINJA_JOBS:-1}" $targets

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# benchmark: ONNX Runtime's own loading against the lwload adapter (docs/BENCHMARKS.md).
 """Benchmark: ONNX Runtime on its own loading vs on lwload's weights (the adapter), side by side in
 one run, for docs/BENCHMARKS.md. Models: a 256 MiB model (four 4096×4096 F32 MatMul weights) with
 its weights inline and as external data, and the largest real ONNX file of the real-file suite
@@ -6,7 +7,7 @@ its weights inline and as external data, and the largest real ONNX file of the r
 (the loaders alternate, the page cache warm), prepacking on and off: seconds to ready (session made,
 weights resident), anonymous memory at ready, peak RSS growth, the first run and the steady run.
 
-  /usr/bin/python3 scripts/bench-ort.py --ort-run build/examples/ort_run [--runs 5] [--folder DIR] [--cache DIR]
+  /usr/bin/python3 scripts/bench/ort.py --ort-run build/examples/ort_run [--runs 5] [--folder DIR] [--cache DIR]
 """
 import argparse
 import json

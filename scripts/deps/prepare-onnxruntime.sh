@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# dependencies: fetches ONNX Runtime's prebuilt library from npm (pinned) into subprojects/onnxruntime.
 # Prepares ONNX Runtime for lwload's ONNX Runtime adapter (-Donnxruntime=auto|enabled|disabled).
 # Debian 12 has no ONNX Runtime, so it comes from npm at a pinned version:
 #   com.github.asus4.onnxruntime   ONNX Runtime's prebuilt Linux x86-64 library (libonnxruntime.so,
@@ -11,9 +12,9 @@
 # meson finds it there by itself (-Donnxruntime_dir names another folder). Exit 77 when the registry
 # cannot be reached and nothing is cached: the ONNX Runtime suites then skip.
 #
-#   scripts/prepare-onnxruntime.sh [--force]
+#   scripts/deps/prepare-onnxruntime.sh [--force]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 
 # The pin. The package's version is its own; the library inside is ONNX Runtime 1.29.0 (ORT_API_VERSION 29).

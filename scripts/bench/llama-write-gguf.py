@@ -1,9 +1,10 @@
 #!/usr/bin/python3
+# benchmark helper: writes a llama GGUF that llama.cpp and lwload both load.
 # Issue 9 helper: writes a llama-architecture GGUF v3 (default alignment 32, no general.alignment key)
 # with random F16 weights and the tokenizer.* vocabulary copied byte for byte from a llama.cpp vocab GGUF,
 # so that llama.cpp (e.g. through node-llama-cpp) and lwload can load the same file.
 #
-#   /usr/bin/python3 scripts/bench-llama-write-gguf.py OUT.gguf [--vocab VOCAB.gguf] [--layers N] [--dump]
+#   /usr/bin/python3 scripts/bench/llama-write-gguf.py OUT.gguf [--vocab VOCAB.gguf] [--layers N] [--dump]
 #
 # Default shape (TinyLlama-like, GQA): n_embd 2048, n_ff 5632, 32 heads, 4 KV heads, 12 blocks,
 # n_vocab from the vocab file (32000 for vocab-llama-spm.gguf) -> about 1.23 GiB.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# dependencies: fetches llama.cpp's prebuilt ggml from npm (pinned) into subprojects/ggml.
 # Prepares ggml for lwload's ggml adapter (-Dggml=auto|enabled|disabled). Debian 12 has no ggml, so it
 # comes from npm at pinned versions:
 #   node-llama-cpp                     llama.cpp's source as a git bundle: the headers (ggml, gguf, llama)
@@ -16,9 +17,9 @@
 # meson finds it there by itself (-Dggml_dir names another folder). Exit 77 when the registry cannot be
 # reached and nothing is cached: the ggml suites then skip.
 #
-#   scripts/prepare-ggml.sh [--force]
+#   scripts/deps/prepare-ggml.sh [--force]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 
 # The pins. The bundle's commit is llama.cpp's source of the prebuilt libraries (llama/llama.cpp.info.json

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# benchmark: torch.load's time and memory on a 1 GiB checkpoint (docs/BENCHMARKS.md).
 # torch.load side of docs/BENCHMARKS.md "PyTorch checkpoints": `write PATH` saves a 1 GiB state dict with
 # torch.save; `load PATH` times torch.load(map_location="cpu") and prints its peak and anonymous RSS growth.
 import sys, time, resource, subprocess, json

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
+# benchmark: what each refused kernel feature costs a warm zero-copy load (docs/BENCHMARKS.md).
 # Warm zero-copy time to ready on the host device with each kernel feature refused the way older
 # kernels and app sandboxes refuse it (tests/support/refuse.c, a seccomp filter), against nothing
 # refused and against one mmap of the file populated, for a packed safetensors and a GGUF of the
 # same size, all in one run: the configurations take turns within each repetition, so drift in the
 # machine's load falls on all alike. Then, unless COLD_REPS=0, cold loads (the file evicted before
 # each) against mmap + MADV_POPULATE_READ of the cold file.
-#   scripts/bench-refusals.sh [BUILD_DIR] [SIZE] [REPS]   (default: build 2GiB 11; COLD_REPS=5)
+#   scripts/bench/refusals.sh [BUILD_DIR] [SIZE] [REPS]   (default: build 2GiB 11; COLD_REPS=5)
 # BEFORE=OTHER_BUILD_DIR adds warm rows for that build's lwload (nothing, each of the four refusals,
 # all), taking turns with the rest: a change and what it replaced, measured in the same run.
 # Prints Markdown tables (medians; time to ready and the process's CPU time) with the load average
 # before and after. The models are written
 # to a temporary folder ($LWLOAD_SCRATCH or /tmp) and deleted.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build}
 size=${2:-2GiB}
 reps=${3:-11}
@@ -29,10 +30,10 @@ formats=(safetensors gguf)
 "$lwload" synth "$dir/model.safetensors" --size "$size" --tensors "$tensors" --layout packed >/dev/null
 "$lwload" synth "$dir/model.gguf" --format gguf --size "$size" --tensors "$tensors" >/dev/null
 
-# In-process loads (scripts/bench-warm-loads.cpp, several loads in one process), built against the
+# In-process loads (tools/bench/warm_loads.cpp, several loads in one process), built against the
 # build's liblwload (and BEFORE's, whose headers are BEFORE/../include).
 inproc_build() {  # inproc_build BUILD_DIR OUTPUT
-  g++ -O2 -std=c++20 -I"$1/../include" -I"$1/include" scripts/bench-warm-loads.cpp -L"$1" -llwload \
+  g++ -O2 -std=c++20 -I"$1/../include" -I"$1/include" tools/bench/warm_loads.cpp -L"$1" -llwload \
     -Wl,-rpath,"$(cd "$1" && pwd)" -o "$2"
 }
 inproc_build "$build" "$dir/warm-loads"
@@ -127,7 +128,7 @@ cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
 print(f"load average (1, 5, 15 min) before: {before}; after: {after}")
 def table(temp, fmt, names, n):
     print()
-    how = "several loads in one process (scripts/bench-warm-loads.cpp)" if temp == "inproc" else "lwload load --placement zero-copy"
+    how = "several loads in one process (tools/bench/warm_loads.cpp)" if temp == "inproc" else "lwload load --placement zero-copy"
     print(f"{'warm' if temp == 'inproc' else temp} zero-copy load of a {size} {fmt} on host ({how}), median of {n}, one run")
     print()
     print("| what the kernel refuses | time to ready | (min–max) | vs nothing refused | overhead per GiB | vs mmap + MADV_POPULATE_READ | process CPU | vs nothing refused |")

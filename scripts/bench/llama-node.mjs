@@ -1,9 +1,10 @@
+// benchmark helper: llama.cpp's Vulkan loader through node-llama-cpp, for llama-vulkan.sh.
 // Issue 9 helper: loads a GGUF through node-llama-cpp's prebuilt llama.cpp Vulkan backend with every layer
 // offloaded, prints "LOADED <ms>" once loadModel() resolves, holds a few seconds, then exits.
 //
 //   NODE_PATH is not used; run from a folder whose node_modules holds node-llama-cpp and
 //   @node-llama-cpp/linux-x64-vulkan (npm install --ignore-scripts node-llama-cpp @node-llama-cpp/linux-x64-vulkan):
-//   GGML_VK_VISIBLE_DEVICES=0 node scripts/bench-llama-node.mjs MODEL.gguf [--hold-ms 3000] [--no-mmap] [--layers N]
+//   GGML_VK_VISIBLE_DEVICES=0 node scripts/bench/llama-node.mjs MODEL.gguf [--hold-ms 3000] [--no-mmap] [--layers N]
 //
 // llama.cpp's Vulkan backend skips CPU-type devices (lavapipe) unless GGML_VK_VISIBLE_DEVICES names them.
 // Set BENCH_LLAMA_MODULES to the node_modules folder if the script is not run beside it.
@@ -23,7 +24,7 @@ const holdMs = Number(opt("--hold-ms", "3000"));
 const layers = opt("--layers", "max");
 const useMmap = args.includes("--no-mmap") ? false : args.includes("--mmap") ? true : "auto";
 if (!modelPath) {
-    console.error("usage: bench-llama-node.mjs MODEL.gguf [--hold-ms MS] [--layers N|max] [--mmap|--no-mmap]");
+    console.error("usage: llama-node.mjs MODEL.gguf [--hold-ms MS] [--layers N|max] [--mmap|--no-mmap]");
     process.exit(2);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
+# benchmark helper: one command's peak and sampled memory, for llama-vulkan.sh and ggml.sh.
 # Issue 9 helper: runs one command and measures its memory while it runs.
 #
-#   /usr/bin/python3 scripts/bench-llama-measure.py [--marker REGEX] [--interval 0.02] [--log FILE] -- CMD ARGS...
+#   /usr/bin/python3 scripts/bench/llama-measure.py [--marker REGEX] [--interval 0.02] [--log FILE] -- CMD ARGS...
 #
 # Samples /proc/PID/status (VmRSS, VmHWM, RssAnon, RssFile, RssShmem) every --interval seconds and reports
 #   peak_rss_kib      ru_maxrss of the child from wait4() (exact, kernel-tracked high-water mark)

@@ -1,6 +1,6 @@
 // How fast each way of making a warm file's pages resident in a mapping is, on this kernel: the
 // measurement behind MmapMapping's choice of MAP_POPULATE where MADV_POPULATE_READ is refused.
-//   g++ -O2 -std=c++20 scripts/bench-population.cpp -o /tmp/bench-population && /tmp/bench-population FILE
+//   g++ -O2 -std=c++20 tools/bench/population.cpp -o /tmp/bench-population && /tmp/bench-population FILE
 // Maps the whole file each time (median of 5, min and max): MADV_POPULATE_READ; MAP_POPULATE;
 // MAP_POPULATE then mincore over the range; MADV_WILLNEED then one read per page from user space
 // (no guard: a lost page would raise SIGBUS); MADV_WILLNEED then one byte per page read by the

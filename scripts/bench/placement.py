@@ -1,11 +1,12 @@
 #!/usr/bin/python3
+# benchmark: the default plan against every forced placement, warm and cold (docs/BENCHMARKS.md).
 """The default plan against every forced choice, warm and cold, per device: the table in
 docs/BENCHMARKS.md ("Choosing from where the bytes are"). Runs `lwload bench --json` (median of
 --reps, every variant interleaved in one run) with the page cache warm and evicted, and prints a
 Markdown table: each cell the default's median, the best forced variant and its median, and
 default / best (≤ 1.10 is the target).
 
-  /usr/bin/python3 scripts/bench-placement.py --lwload build/tools/lwload/lwload MODEL \\
+  /usr/bin/python3 scripts/bench/placement.py --lwload build/tools/lwload/lwload MODEL \\
       [--devices host,opencl:0,vulkan:0,cuda:0] [--reps 5] [--cuda-sim build/tests/cuda_sim/libcuda.so.1]
 
 cuda:0 runs on the simulated discrete device (tests/cuda_sim) when --cuda-sim is given.

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
+# dependencies: installs Debian 12's packages for building, testing or fuzzing.
 # Installs, from Debian 12's own archive, what lwload needs for one purpose, and nothing more:
 #   build  the library, the CLI and the examples (what demo.sh needs)
 #   test   build + the test toolchain: real runtimes (PoCL, rusticl, lavapipe + validation layer),
 #          the formats' own writers (python3-onnx, python3-torch), the SVG renderer
-#   fuzz   build + clang and its sanitizer runtimes (fuzz.sh)
+#   fuzz   build + clang and its sanitizer runtimes (scripts/check/fuzz.sh)
 #   all    everything
-# Usage: install-deps.sh [build|test|fuzz|all]... (default: all). Idempotent: packages already
+# Usage: install.sh [build|test|fuzz|all]... (default: all). Idempotent: packages already
 # present are left alone. Run as root (or through sudo).
 set -euo pipefail
 
@@ -33,8 +34,10 @@ test=(
   # the formats' own writers and readers the tests compare against (flatc's Python classes need
   # the flatbuffers runtime)
   python3-onnx python3-numpy python3-torch python3-flatbuffers
-  # check-consumers.sh builds a CMake consumer against the installed tree
+  # scripts/check/consumers.sh builds a CMake consumer against the installed tree
   cmake
+  # scripts/check/format.sh: the layout .clang-format describes
+  clang-format-14
 )
 # The real-file suite fetches model files from the npm registry with npm: Debian's, unless a
 # Node.js that brings its own npm is installed already.

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
+# check: the shared libraries export their API and nothing else (the exports test).
 # lwload's shared libraries export their API and nothing else — no Boost symbol, no internal lwload
 # namespace (formats, loading, io, opencl, level_zero, vulkan, cuda, ...), no third-party template:
 #   liblwload.so          the C API (lwload_*) and the public C++ API (namespace lwload, its type
 #                         infos and vtables), with no lwload::profile symbol (that is
 #                         liblwload-profile's);
 #   liblwload-profile.so  lwload::profile alone.
-#   check-exports.sh build/liblwload.so [build/liblwload-profile.so]
+#   exports.sh build/liblwload.so [build/liblwload-profile.so]
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: check-exports.sh LIBRARY..."; exit 2; }
+[ $# -ge 1 ] || { echo "usage: exports.sh LIBRARY..."; exit 2; }
 fail=0
 check() {
   local lib=$1 kind=$2
