@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "core/align.hpp"
 #include "core/checked.hpp"
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 #include "plan/replan.hpp"
 

@@ -2,7 +2,7 @@
 // fixed-size chunks (feed_json, json_file.hpp; no copy of the whole header), the tree goes into a
 // monotonic arena, a syntax error reports the byte offset where the parser stopped, and every
 // floating-point number is correctly rounded from its own text (ExactNumbers).
-#include "formats/json_file.hpp"
+#include "formats/json/json_file.hpp"
 
 #include <algorithm>
 #include <array>

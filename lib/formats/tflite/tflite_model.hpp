@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "formats/format.hpp"
-#include "formats/tflite_dtype.hpp"
+#include "formats/tflite/tflite_dtype.hpp"
 
 namespace lwload::formats {
 

@@ -15,7 +15,7 @@
 //    constant of zeros and is reported too.
 //  - Buffer.offset/size (extended buffers) are used when offset > 1, as the schema says; the data
 //    must lie inside the file and after every flatbuffer structure the reader walked.
-#include "formats/tflite_model.hpp"
+#include "formats/tflite/tflite_model.hpp"
 
 #include <flatbuffers/flatbuffers.h>
 

@@ -1,6 +1,6 @@
 // TensorType → canonical dtype, for TFLite (schema.fbs TensorType) and Circle (same values plus
 // negative ones for its extensions).
-#include "formats/tflite_dtype.hpp"
+#include "formats/tflite/tflite_dtype.hpp"
 
 #include "lwload/error.hpp"
 

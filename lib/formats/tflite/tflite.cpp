@@ -36,7 +36,7 @@
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
-#include "formats/tflite_model.hpp"
+#include "formats/tflite/tflite_model.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

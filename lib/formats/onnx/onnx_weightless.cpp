@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "formats/format.hpp"
-#include "formats/protobuf_onnx.hpp"
-#include "formats/protobuf_wire.hpp"
+#include "formats/onnx/protobuf_onnx.hpp"
+#include "formats/onnx/protobuf_wire.hpp"
 #include "lwload/error.hpp"
 #include "lwload/onnx.hpp"
 

@@ -30,8 +30,8 @@
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
-#include "formats/pickle_reader.hpp"
-#include "formats/zip_archive.hpp"
+#include "formats/pytorch/pickle_reader.hpp"
+#include "formats/pytorch/zip_archive.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

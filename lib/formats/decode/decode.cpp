@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

@@ -1,5 +1,5 @@
 // The protobuf wire scanner (see protobuf_wire.hpp for why ONNX is not parsed with libprotobuf).
-#include "formats/protobuf_wire.hpp"
+#include "formats/onnx/protobuf_wire.hpp"
 
 #include <algorithm>
 #include <utility>

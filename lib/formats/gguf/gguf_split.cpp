@@ -1,7 +1,7 @@
 // Split GGUF: parts are found by name (the seam has no directory listing, and llama.cpp finds them
 // the same way: "%s-%05d-of-%05d.gguf"), each read by the ordinary GGUF reader, then checked
 // against each other before their tensors are merged.
-#include "formats/gguf_split.hpp"
+#include "formats/gguf/gguf_split.hpp"
 
 #include <charconv>
 #include <cstdio>

@@ -19,8 +19,8 @@
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
-#include "formats/json_file.hpp"
-#include "formats/json_select.hpp"
+#include "formats/json/json_file.hpp"
+#include "formats/json/json_select.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

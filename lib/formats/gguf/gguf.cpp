@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "formats/format.hpp"
-#include "formats/gguf_split.hpp"
+#include "formats/gguf/gguf_split.hpp"
 #include "formats/header_reader.hpp"
 #include "lwload/error.hpp"
 

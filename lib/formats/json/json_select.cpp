@@ -1,4 +1,4 @@
-#include "formats/json_select.hpp"
+#include "formats/json/json_select.hpp"
 
 #include <array>
 #include <charconv>
@@ -9,7 +9,7 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
-#include "formats/json_file.hpp"
+#include "formats/json/json_file.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

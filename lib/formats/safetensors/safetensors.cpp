@@ -14,9 +14,9 @@
 
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
-#include "formats/json_file.hpp"
-#include "formats/json_select.hpp"
-#include "formats/safetensors_header.hpp"
+#include "formats/json/json_file.hpp"
+#include "formats/json/json_select.hpp"
+#include "formats/safetensors/safetensors_header.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

@@ -34,8 +34,8 @@
 #include "formats/format.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/name_set.hpp"
-#include "formats/protobuf_onnx.hpp"
-#include "formats/protobuf_wire.hpp"
+#include "formats/onnx/protobuf_onnx.hpp"
+#include "formats/onnx/protobuf_wire.hpp"
 #include "formats/varint.hpp"
 #include "lwload/error.hpp"
 

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "formats/tflite_model.hpp"
+#include "formats/tflite/tflite_model.hpp"
 #include "lwload/error.hpp"
 #include "tflite_circle_schema_generated.h"
 #include "tflite_schema_generated.h"

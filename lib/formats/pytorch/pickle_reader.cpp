@@ -1,7 +1,7 @@
 // The restricted unpickler (see pickle_reader.hpp). Opcode values and argument layouts follow
 // CPython's Lib/pickletools.py. Every argument is bounds-checked against the pickle's bytes before
 // it is read, so a truncated or lying pickle fails with its offset.
-#include "formats/pickle_reader.hpp"
+#include "formats/pytorch/pickle_reader.hpp"
 
 #include <array>
 #include <bit>

@@ -7,7 +7,7 @@
 // current key and builds a DOM of *one* entry's value at a time, in an arena reset per entry; the
 // entry is then validated with the typed accessors every JSON reader shares (same messages) and
 // becomes a TensorInfo at once. Per tensor that leaves the record, its name, shape and piece.
-#include "formats/safetensors_header.hpp"
+#include "formats/safetensors/safetensors_header.hpp"
 
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
@@ -19,7 +19,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "formats/json_file.hpp"
+#include "formats/json/json_file.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {

@@ -13,8 +13,8 @@
 //                 4- or 8-byte values copied as they are (COMPLEX64/128 are pairs of them).
 #include <cstring>
 
-#include "formats/encoded.hpp"
-#include "formats/protobuf_onnx.hpp"
+#include "formats/decode/encoded.hpp"
+#include "formats/onnx/protobuf_onnx.hpp"
 #include "formats/varint.hpp"
 #include "lwload/error.hpp"
 

@@ -1,7 +1,7 @@
 // Zip central directory reader (APPNOTE.TXT 6.3): end of central directory record, ZIP64 end
 // record via its locator, central directory entries with their ZIP64 extra fields, then each local
 // header (whose name and extra lengths may differ from the directory's) to find where data starts.
-#include "formats/zip_archive.hpp"
+#include "formats/pytorch/zip_archive.hpp"
 
 #include <algorithm>
 #include <array>

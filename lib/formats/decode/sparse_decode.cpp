@@ -5,7 +5,7 @@
 // again here because a Manifest is a public struct an application may build itself.
 #include <cstring>
 
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 
 namespace lwload::formats {
