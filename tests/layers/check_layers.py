@@ -12,8 +12,10 @@ where --absent names the layers this configuration does not build (a backend tur
   3. for every layer and every guarded folder, a header of that folder preprocesses with the layer's
      arguments if the folder's layer is the layer itself or below it, and otherwise fails with the
      guard's #error;
-  4. full compiles: formats including a load/ header fails with the guard's message; formats
-     including an io/ header compiles; load including the tools library's synth.hpp fails.
+  4. full compiles: formats including a load/ header fails with the guard's message; the formats
+     registry including an io/ header compiles; a format wing (gguf) including the formats base
+     compiles and another wing's header (pytorch/) fails; load including the tools library's
+     synth.hpp fails.
 """
 import concurrent.futures
 import os
@@ -160,7 +162,11 @@ def main():
     # 4. Full compiles with the build's arguments.
     probes = [
         ('formats', '#include "loading/load_run.hpp"\n', 'lwload layering: lib/loading/ is not below this layer'),
-        ('formats', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
+        ('formats_registry', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
+        # A wing stands alone: it includes the formats base, never another wing.
+        ('formats_gguf', '#include "formats/format.hpp"\nint probe() { return 0; }\n', None),
+        ('formats_gguf', '#include "formats/pytorch/zip_archive.hpp"\n',
+         'lwload layering: lib/formats/pytorch/ is not below this layer'),
         ('loading', '#include "tools/lib/synth/synth.hpp"\n', 'lwload layering: tools/lib/ is not below this layer'),
         ('core', '#include "backends/layer.hpp"\n', 'lwload layering: backends/ is not below this layer'),
     ]

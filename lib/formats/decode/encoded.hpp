@@ -2,7 +2,7 @@
 // the encoded pieces into host memory and calls this to produce the tensor's stored bytes.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/decode/layer.hpp"
 
 #include <cstddef>
 #include <filesystem>

@@ -29,7 +29,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "formats/format.hpp"
+#include "formats/gguf/gguf.hpp"
 #include "formats/gguf/gguf_split.hpp"
 #include "formats/header_reader.hpp"
 #include "lwload/error.hpp"

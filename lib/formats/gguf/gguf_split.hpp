@@ -3,7 +3,7 @@
 // split.tensors.count. Opening any part gives the whole model.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/gguf/layer.hpp"
 
 #include <filesystem>
 

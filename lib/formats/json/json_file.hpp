@@ -4,7 +4,7 @@
 // "<file>: <field>: <problem> (<value>)".
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/json/layer.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -6,7 +6,7 @@
 // manifest costs bounded memory whatever its size.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/json/layer.hpp"
 
 #include <cstdint>
 #include <functional>

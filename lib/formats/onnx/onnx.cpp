@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "formats/format.hpp"
+#include "formats/onnx/onnx.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/name_set.hpp"
 #include "formats/onnx/protobuf_onnx.hpp"

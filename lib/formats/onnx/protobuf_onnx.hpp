@@ -4,7 +4,7 @@
 // time, so both agree on one table.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/onnx/layer.hpp"
 
 #include <cstdint>
 #include <optional>

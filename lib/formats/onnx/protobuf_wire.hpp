@@ -8,7 +8,7 @@
 // the caller asks for them. Every length is checked against the enclosing message before use.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/onnx/layer.hpp"
 
 #include <cstdint>
 #include <optional>

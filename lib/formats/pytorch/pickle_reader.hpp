@@ -10,7 +10,7 @@
 // pickle executes by design. A data-only pickle is a small stack machine.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/pytorch/layer.hpp"
 
 #include <cstdint>
 #include <deque>

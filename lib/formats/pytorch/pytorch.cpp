@@ -28,7 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "formats/format.hpp"
+#include "formats/pytorch/pytorch.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/pytorch/pickle_reader.hpp"
 #include "formats/pytorch/zip_archive.hpp"

@@ -5,7 +5,7 @@
 // hide the one thing we need: the absolute offset of each record's data.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/pytorch/layer.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,8 +1,14 @@
-// The one place format readers are listed: detection order and open_manifest().
+// The one place format readers are listed: detection order and open_manifest(). Above every wing.
 #include <array>
 #include <vector>
 
 #include "formats/format.hpp"
+#include "formats/gguf/gguf.hpp"
+#include "formats/onnx/onnx.hpp"
+#include "formats/pytorch/pytorch.hpp"
+#include "formats/safetensors/safetensors.hpp"
+#include "formats/tfjs/tfjs.hpp"
+#include "formats/tflite/tflite.hpp"
 #include "io/contained_file_system.hpp"
 #include "io/retaining_file_system.hpp"
 #include "io/sources.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "formats/format.hpp"
+#include "formats/safetensors/safetensors.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/json/json_file.hpp"
 #include "formats/json/json_select.hpp"

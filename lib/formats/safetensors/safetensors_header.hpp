@@ -1,7 +1,7 @@
 // The JSON header of one safetensors file, parsed as a stream straight into manifest records.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/safetensors/layer.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -17,7 +17,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "formats/format.hpp"
+#include "formats/tfjs/tfjs.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/json/json_file.hpp"
 #include "formats/json/json_select.hpp"

@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/format.hpp"
+#include "formats/tflite/tflite.hpp"
 #include "formats/header_reader.hpp"
 #include "formats/tflite/tflite_model.hpp"
 #include "lwload/error.hpp"

@@ -2,7 +2,7 @@
 // mapping, and the decisions about types that hold no weights, live in one small table.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/tflite/layer.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -3,7 +3,7 @@
 // and model metadata. Only the flatbuffer's tables are touched, never tensor data.
 #pragma once
 
-#include "formats/layer.hpp"
+#include "formats/tflite/layer.hpp"
 
 #include <cstdint>
 #include <span>
