@@ -17,8 +17,8 @@
 #include <cstring>
 #include <vector>
 
-#include "formats/encoded.hpp"
-#include "formats/json_file.hpp"
+#include "formats/decode/encoded.hpp"
+#include "formats/json/json_file.hpp"
 #include "lwload/error.hpp"
 #include "lwload/manifest.hpp"
 

@@ -422,7 +422,7 @@ TEST_CASE("io engines: names and parsing round-trip; auto reads with the pread p
     m.format = "test";
     Plan plan;
     plan.options.io = asked;
-    planning::schedule(m, plan);
+    plan::schedule(m, plan);
     return plan.schedule;
   };
   const Schedule automatic = scheduled(IoEngine::auto_);

@@ -1,4 +1,4 @@
-// Streamed JSON (formats/json_file.hpp): the readers feed Boost.JSON's incremental parser in read
+// Streamed JSON (formats/json/json_file.hpp): the readers feed Boost.JSON's incremental parser in read
 // chunks, so every kind of token (number, string, key, escape, UTF-8 sequence, literal) must come
 // out the same wherever a chunk boundary falls inside it. Each case sweeps the chunk size (every
 // size from 1 byte up to past the text) or the token's position across the default 64 KiB
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "formats/format.hpp"
-#include "formats/json_file.hpp"
-#include "formats/json_select.hpp"
-#include "formats/safetensors_header.hpp"
+#include "formats/json/json_file.hpp"
+#include "formats/json/json_select.hpp"
+#include "formats/safetensors/safetensors_header.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/memory_file_system.hpp"

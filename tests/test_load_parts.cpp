@@ -67,7 +67,7 @@ TEST_CASE("schedule: direct chunks, coalesced staged reads per file, decoded ten
                   placed(Placement::staged)};
   plan.staging_slots = 2;
   plan.slot_bytes = 24576;  // six pages: staged reads are at most this long
-  planning::schedule(m, plan);
+  plan::schedule(m, plan);
   CHECK_FALSE(plan.direct_io);  // the page cache is unknown for a manifest without open files
   const auto& queues = plan.schedule.queues;
   REQUIRE(queues.size() == 3);  // two files, then the decoded queue
@@ -114,7 +114,7 @@ TEST_CASE("schedule: small direct tensors read in runs; a gap or the run's size 
   m.tensors.push_back(raw("h", 0, 1500000, 60000));    // 170000 bytes past g: a new run
   Plan plan;
   plan.tensors.assign(m.tensors.size(), placed(Placement::direct));
-  planning::schedule(m, plan);
+  plan::schedule(m, plan);
   const auto& a = plan.schedule.queues[0];
   // A run is queued when it closes: s0..s16 (1 020 000 bytes; s17 would pass 1 MiB), s17..s19
   // (closed by g's gap), big's own read (queued while g's run is open), [g] (closed by h), [h].

@@ -15,7 +15,7 @@
 
 #include <boost/json.hpp>
 
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 #include "lwload/file_system.hpp"
 #include "lwload/loader.hpp"

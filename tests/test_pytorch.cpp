@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 #include "lwload/manifest.hpp"

@@ -224,7 +224,7 @@ fs::path source_root() {
 }
 
 boost::json::value flatc_json(const fs::path& model, const TempDir& out) {
-  const fs::path schema = source_root() / "lib" / "formats" / "tflite_schema.fbs";
+  const fs::path schema = source_root() / "lib" / "formats" / "tflite" / "tflite_schema.fbs";
   REQUIRE(fs::exists(schema));
   const std::string cmd = "flatc --json --strict-json --raw-binary -o '" + out.path().string() + "' '" +
                           schema.string() + "' -- '" + model.string() + "' 2>&1";

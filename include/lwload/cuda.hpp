@@ -5,6 +5,11 @@
 // tensor starting TensorHandle::offset bytes into it.
 #pragma once
 
+// Layer backend_cuda's public header: refused below backend_cuda in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_CUDA)
+#error "lwload layering: include/lwload/cuda.hpp (layer backend_cuda) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <cstdint>
 #include <memory>
 

@@ -25,6 +25,9 @@
 #ifndef LWLOAD_GGML_H
 #define LWLOAD_GGML_H
 
+// Adapter ggml's public header: on the public API alone, outside the layer table
+// (docs/ARCHITECTURE.md, "Layers").
+
 #include <stddef.h>
 #include <stdint.h>
 

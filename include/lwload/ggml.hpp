@@ -27,6 +27,9 @@
 // (LoadOptions::plan.only, empty ones) are not in the context.
 #pragma once
 
+// Adapter ggml's public header: on the public API alone, outside the layer table
+// (docs/ARCHITECTURE.md, "Layers").
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -10,6 +10,11 @@
 // Threading: load() blocks. All callbacks run on the thread that called load(), one at a time.
 #pragma once
 
+// Layer loading's public header: refused below loading in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_LOADING)
+#error "lwload layering: include/lwload/loader.hpp (layer loading) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -25,6 +30,7 @@
 #include "lwload/file_system.hpp"
 #include "lwload/manifest.hpp"
 #include "lwload/plan.hpp"
+#include "lwload/tensor_handle.hpp"
 #include "lwload/export.h"
 
 namespace lwload {
@@ -57,22 +63,6 @@ struct LoadEvent {
   std::uint64_t bytes = 0;                            // bytes_read / bytes_uploaded: this chunk
   std::uint64_t in_flight = 0;     // staging bytes read but not yet uploaded, after this event
   std::string_view phase;          // Kind::phase: its name (static storage)
-};
-
-// A loaded tensor: where it lives on the device.
-struct TensorHandle {
-  std::size_t index = 0;            // the tensor's index: Manifest::tensors, Plan::tensors, Weights::tensors()
-  const TensorInfo* info = nullptr; // points into Weights::manifest()
-  Placement placement = Placement::staged;
-  DeviceBuffer* buffer = nullptr;   // its allocation, imported region or a view; nullptr when skipped
-  NativeHandle native;              // buffer->native()
-  std::uint64_t offset = 0;         // the tensor's first byte inside `buffer`
-  // zero_copy: true when `buffer` is a view of the region that starts at the tensor (an OpenCL
-  // sub-buffer where the offset meets CL_DEVICE_MEM_BASE_ADDR_ALIGN; offset is then 0); false
-  // when the tensor is addressed as (region buffer, offset).
-  bool view = false;
-  std::uint64_t bytes = 0;
-  std::string_view mechanism;       // buffer->mechanism(): "mapped_file", "host_visible", ...
 };
 
 struct LoadOptions {

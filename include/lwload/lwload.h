@@ -40,6 +40,11 @@
 #ifndef LWLOAD_LWLOAD_H
 #define LWLOAD_LWLOAD_H
 
+// Layer capi's public header: refused below capi in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_CAPI)
+#error "lwload layering: include/lwload/lwload.h (layer capi) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

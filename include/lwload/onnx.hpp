@@ -7,6 +7,11 @@
 // (lwload/onnxruntime.hpp) builds one in memory for its session.
 #pragma once
 
+// Layer formats_onnx's public header: refused below formats_onnx in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_FORMATS_ONNX)
+#error "lwload layering: include/lwload/onnx.hpp (layer formats_onnx) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>

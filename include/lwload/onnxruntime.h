@@ -16,6 +16,9 @@
 #ifndef LWLOAD_ONNXRUNTIME_H
 #define LWLOAD_ONNXRUNTIME_H
 
+// Adapter onnxruntime's public header: on the public API alone, outside the layer table
+// (docs/ARCHITECTURE.md, "Layers").
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -34,6 +34,9 @@
 //   ort->Run(s.get(), nullptr, input_names, inputs, n_in, output_names, n_out, outputs);
 #pragma once
 
+// Adapter onnxruntime's public header: on the public API alone, outside the layer table
+// (docs/ARCHITECTURE.md, "Layers").
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

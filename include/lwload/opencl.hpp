@@ -4,6 +4,11 @@
 // `offset` bytes in. Installed when lwload is built with OpenCL.
 #pragma once
 
+// Layer backend_opencl's public header: refused below backend_opencl in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_OPENCL)
+#error "lwload layering: include/lwload/opencl.hpp (layer backend_opencl) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
 #endif
@@ -15,7 +20,7 @@
 
 #include "lwload/backend.hpp"
 #include "lwload/export.h"
-#include "lwload/loader.hpp"
+#include "lwload/tensor_handle.hpp"
 
 namespace lwload {
 

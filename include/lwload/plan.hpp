@@ -6,6 +6,11 @@
 // contracts"). `lwload plan` prints it; the loader executes it as it stands.
 #pragma once
 
+// Layer plan's public header: refused below plan in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_PLAN)
+#error "lwload layering: include/lwload/plan.hpp (layer plan) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -15,32 +20,18 @@
 #include <vector>
 
 #include "lwload/device.hpp"
+#include "lwload/io_engine.hpp"
 #include "lwload/machine.hpp"
 #include "lwload/manifest.hpp"
+#include "lwload/tensor_handle.hpp"
 #include "lwload/export.h"
 
 namespace lwload {
-
-enum class Placement : std::uint8_t {
-  zero_copy,  // the device uses the file's mapped pages (an ImportRegion)
-  direct,     // host-visible device memory the file is read straight into
-  staged,     // device-local memory filled through the staging ring
-  skipped,    // not loaded (not selected, STRING tensors, empty tensors); the reason says why
-};
 
 // "zero_copy", "direct", "staged", "skipped".
 LWLOAD_API std::string_view placement_name(Placement placement) noexcept;
 // "auto" → nullopt; "zero-copy"/"zero_copy", "direct", "staged". Throws Error(usage) otherwise.
 LWLOAD_API std::optional<Placement> parse_placement(std::string_view text);
-
-// How file bytes are read for direct and staged tensors.
-enum class IoEngine : std::uint8_t {
-  auto_,     // the pread pool: measured faster than io_uring for page-cache hits and O_DIRECT
-  io_uring,  // Boost.Asio random_access_file on io_uring (falls back, with the reason, if refused)
-  pread,     // pread(2) on a small thread pool (always available; the only one for test files)
-};
-LWLOAD_API std::string_view io_engine_name(IoEngine engine) noexcept;  // "auto", "io_uring", "pread"
-LWLOAD_API IoEngine parse_io_engine(std::string_view text);            // throws Error(usage)
 
 inline constexpr std::size_t no_region = std::numeric_limits<std::size_t>::max();
 

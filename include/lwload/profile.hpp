@@ -5,6 +5,11 @@
 // JSON, CSV and SVG writers. `lwload profile` and `lwload bench` are built on it.
 #pragma once
 
+// Layer profile's public header: refused below profile in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_PROFILE)
+#error "lwload layering: include/lwload/profile.hpp (layer profile) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <atomic>
 #include <functional>
 #include <chrono>

@@ -3,6 +3,11 @@
 // where a tensor lives: its VkBuffer and VkDeviceMemory, the tensor starting `offset` bytes in.
 #pragma once
 
+// Layer backend_vulkan's public header: refused below backend_vulkan in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_VULKAN)
+#error "lwload layering: include/lwload/vulkan.hpp (layer backend_vulkan) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
@@ -10,8 +15,8 @@
 #include <optional>
 
 #include "lwload/backend.hpp"
-#include "lwload/loader.hpp"
 #include "lwload/export.h"
+#include "lwload/tensor_handle.hpp"
 
 namespace lwload {
 

@@ -5,6 +5,11 @@
 // with XRT; include paths as XRT's own (-I/usr/include/xrt on Debian).
 #pragma once
 
+// Layer backend_xrt's public header: refused below backend_xrt in lwload's build (docs/ARCHITECTURE.md, "Layers").
+#if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_XRT)
+#error "lwload layering: include/lwload/xrt.hpp (layer backend_xrt) is not below this layer (the layer table in meson.build says what each layer may include)"
+#endif
+
 #include <xrt/xrt_bo.h>
 #include <xrt/xrt_device.h>
 
@@ -14,7 +19,7 @@
 
 #include "lwload/backend.hpp"
 #include "lwload/export.h"
-#include "lwload/loader.hpp"
+#include "lwload/tensor_handle.hpp"
 
 namespace lwload {
 

@@ -1,5 +1,6 @@
-// What every format reader provides, and the checks they share. One reader per file under
-// lib/formats/; registry.cpp lists them in detection order. Readers know nothing of devices.
+// What every format reader provides, and the checks they share: the formats base, below the wings.
+// One reader per wing (lib/formats/<format>/, its <format>.hpp declares it); registry/registry.cpp
+// lists them in detection order. Readers know nothing of devices.
 #pragma once
 
 #include "formats/layer.hpp"
@@ -76,13 +77,6 @@ struct FormatReader {
   // Reads headers only. Throws Error(bad_input) naming file, tensor, field and value.
   Manifest (*read)(const ModelSource& source);
 };
-
-extern const FormatReader safetensors_reader;
-extern const FormatReader gguf_reader;
-extern const FormatReader onnx_reader;
-extern const FormatReader tflite_reader;
-extern const FormatReader tfjs_reader;
-extern const FormatReader pytorch_reader;
 
 // offset + length, or Error(bad_input) "<file>: <what>: offset O + length L overflows 64 bits".
 std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what,

@@ -9,7 +9,7 @@
 #endif
 
 #include "lwload/error.hpp"
-#include "lwload/plan.hpp"
+#include "lwload/io_engine.hpp"
 
 namespace lwload {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "lwload/file_system.hpp"
-#include "lwload/loader.hpp"
+#include "lwload/io_engine.hpp"
 
 namespace lwload::io {
 

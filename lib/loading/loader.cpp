@@ -39,7 +39,7 @@ Weights load(const Manifest& manifest, Device& device, const Plan& plan, const L
 
 Weights load(Manifest&& manifest, Device& device, Plan plan, const LoadOptions& options) {
   const auto called = Clock::now();
-  planning::check_handed_in(manifest, device.info(), plan, options.plan.machine ? *options.plan.machine : machine_memory());
+  plan::check_handed_in(manifest, device.info(), plan, options.plan.machine ? *options.plan.machine : machine_memory());
   return run(std::move(manifest), device, std::move(plan), options, called);
 }
 

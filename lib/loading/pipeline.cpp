@@ -8,7 +8,7 @@
 
 #include "core/align.hpp"
 #include "core/checked.hpp"
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 #include "plan/replan.hpp"
 
@@ -384,11 +384,11 @@ void DataPipeline::close_host_writes() noexcept {
 // Before the first read, what the plan chose is set up; what the kernel or the device refuses is
 // re-planned by the planner with the reason, so the plan kept in Weights says what ran.
 void DataPipeline::run() {
-  planning::LoadRefusals refused;
+  plan::LoadRefusals refused;
   if (state_.plan.direct_io) refused.direct_io = open_direct_files();
   if (!idle()) refused.engine = make_engine();
   if (!refused.direct_io.empty() || !refused.engine.empty()) {
-    planning::replan_refused(state_.manifest, state_.plan, refused);
+    plan::replan_refused(state_.manifest, state_.plan, refused);
     next_read_.assign(schedule_.queues.size(), 0);  // the same queues, their reads made again
   }
   if (engine_) {

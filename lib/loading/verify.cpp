@@ -4,7 +4,7 @@
 #include <cstring>
 #include <map>
 
-#include "formats/encoded.hpp"
+#include "formats/decode/encoded.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 

@@ -597,7 +597,7 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
   compute_totals(manifest, device, plan);
   fit_machine(manifest, device, plan, true);
   measure_residency(manifest, plan);
-  planning::schedule(manifest, plan);
+  plan::schedule(manifest, plan);
   return plan;
 }
 
@@ -611,10 +611,10 @@ void replan_declined(Plan& plan, const Manifest& manifest, const DeviceInfo& dev
   decline(plan, device, declined, "at load: ");
   compute_totals(manifest, device, plan);
   fit_machine(manifest, device, plan, false);
-  planning::schedule(manifest, plan);  // declined tensors are read now: their reads join the schedule
+  plan::schedule(manifest, plan);  // declined tensors are read now: their reads join the schedule
 }
 
-namespace planning {
+namespace plan {
 namespace {
 
 // "region 3 (file 'a.safetensors', first tensor 'w')": where a refusal of a handed-in plan points.
@@ -776,6 +776,6 @@ void check_handed_in(const Manifest& manifest, const DeviceInfo& device, Plan& p
   schedule(manifest, plan);
 }
 
-}  // namespace planning
+}  // namespace plan
 
 }  // namespace lwload

@@ -12,7 +12,7 @@
 #include "lwload/machine.hpp"
 #include "lwload/plan.hpp"
 
-namespace lwload::planning {
+namespace lwload::plan {
 
 // A plan made elsewhere (another process, an older manifest, an edited one). Its choices are the
 // placements, the regions' tensors (and which regions were declined) and its options; every
@@ -37,4 +37,4 @@ struct LoadRefusals {
 // (plan.schedule.engine and engine_reason). Only before the first read.
 void replan_refused(const Manifest& manifest, Plan& plan, const LoadRefusals& refused);
 
-}  // namespace lwload::planning
+}  // namespace lwload::plan

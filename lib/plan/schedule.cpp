@@ -10,7 +10,7 @@
 #include "io/io_engine.hpp"
 #include "lwload/error.hpp"
 
-namespace lwload::planning {
+namespace lwload::plan {
 namespace {
 
 constexpr std::uint64_t kDirectChunk = 16ull << 20;  // one read per 16 MiB into a direct buffer
@@ -224,4 +224,4 @@ void replan_refused(const Manifest& manifest, Plan& plan, const LoadRefusals& re
   }
 }
 
-}  // namespace lwload::planning
+}  // namespace lwload::plan

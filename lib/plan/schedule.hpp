@@ -7,10 +7,10 @@
 
 #include "lwload/plan.hpp"
 
-namespace lwload::planning {
+namespace lwload::plan {
 
 // Fills plan.direct_io, plan.direct_io_reason and plan.schedule from the placements, the staging
 // ring, the page-cache residency and plan.options.
 void schedule(const Manifest& manifest, Plan& plan);
 
-}  // namespace lwload::planning
+}  // namespace lwload::plan

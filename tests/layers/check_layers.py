@@ -12,8 +12,16 @@ where --absent names the layers this configuration does not build (a backend tur
   3. for every layer and every guarded folder, a header of that folder preprocesses with the layer's
      arguments if the folder's layer is the layer itself or below it, and otherwise fails with the
      guard's #error;
-  4. full compiles: formats including a load/ header fails with the guard's message; formats
-     including an io/ header compiles; load including the tools library's synth.hpp fails.
+  4. every public header (include/lwload) has one owner: the layer X its "Layer X's public header"
+     line names, whose guard it then carries (active only inside lwload's build: LWLOAD_LAYER_CORE,
+     which every layer of liblwload reaches and an application, an adapter or profile never
+     defines), an adapter outside the table ("Adapter A's public header"), or else core; and every
+     layer x every public header of a present layer preprocesses or is refused as the table says
+     (so a core header including a higher one fails core's row);
+  5. full compiles: formats including a load/ header fails with the guard's message; the formats
+     registry including an io/ header compiles; a format wing (gguf) including the formats base
+     compiles and another wing's header (pytorch/) fails; load including the tools library's
+     synth.hpp fails.
 """
 import concurrent.futures
 import os
@@ -157,12 +165,99 @@ def main():
     print(f'matrix: {len(jobs)} layer x folder pairs preprocessed, {refused} refused as the table says, '
           f'{len(jobs) - refused} allowed')
 
-    # 4. Full compiles with the build's arguments.
+    # 4. Public headers: each names its owner layer and carries its guard; the matrix again.
+    public = {}  # name -> owner layer (None: an adapter's, outside the table)
+    include_dir = os.path.join(root, 'include', 'lwload')
+    for n in sorted(os.listdir(include_dir)):
+        if not n.endswith(('.hpp', '.h', '.hpp.in')):
+            continue
+        name = n[:-len('.in')] if n.endswith('.in') else n
+        text = open(os.path.join(include_dir, n)).read()
+        m = re.search(r"^// (Layer|Adapter) (\w+)'s public header", text, re.M)
+        if m and m.group(1) == 'Adapter':
+            public[name] = None
+            continue
+        # A header without a guard is core's: the matrix below proves it includes only core's.
+        owner = m.group(2) if m else 'core'
+        if not m and 'lwload layering:' in text:
+            failures.append(f'include/lwload/{n}: has a guard but no "// Layer X\'s public header" line')
+            continue
+        if owner not in table:
+            failures.append(f'include/lwload/{n}: owner {owner} names no layer of the table')
+            continue
+        public[name] = owner
+        if owner == 'core':
+            continue
+        macro = 'LWLOAD_LAYER_' + owner.upper()
+        guard = (f'#if defined(LWLOAD_LAYER_CORE) && !defined({macro})\n'
+                 f'#error "lwload layering: include/lwload/{name} (layer {owner}) is not below this layer')
+        if guard not in text:
+            failures.append(f'include/lwload/{n}: lacks the guard of layer {owner}:\n{guard}')
+        elif '\n#include' in text and text.index(guard) > text.index('\n#include'):
+            failures.append(f'include/lwload/{n}: its guard must come before its first #include')
+    # Refused pairs one by one (each stops at its guard); a layer's allowed headers together, one
+    # preprocess per layer, and one by one only when that fails (to name the header).
+    refused_jobs, allowed_jobs = [], []
+    for name, (_, macros) in sorted(table.items()):
+        allowed_headers = []
+        for header, owner in sorted(public.items()):
+            if owner is None or 'LWLOAD_LAYER_' + owner.upper() in absent:
+                continue
+            if '-DLWLOAD_LAYER_CORE' not in macros or '-DLWLOAD_LAYER_' + owner.upper() in macros:
+                allowed_headers.append(header)
+            else:
+                refused_jobs.append((name, header, owner, sorted(macros)))
+        allowed_jobs.append((name, allowed_headers, sorted(macros)))
+
+    def preprocess_public(source, macros):
+        return run(compiler + args + macros + ['-Wfatal-errors', '-E', '-o', os.devnull], source)
+
+    def refused_public(job):
+        name, header, owner, macros = job
+        rc, err = preprocess_public(f'#include "lwload/{header}"\n', macros)
+        message = f'lwload layering: include/lwload/{header} (layer {owner}) is not below this layer'
+        if rc == 0 or message not in err:
+            return [f'{name} may not include lwload/{header}, but it was not refused with "{message}" (rc {rc}):\n{err[-2000:]}']
+        return []
+
+    def allowed_public(job):
+        name, headers, macros = job
+        rc, _ = preprocess_public(''.join(f'#include "lwload/{h}"\n' for h in headers), macros)
+        if rc == 0:
+            return []
+        out = []
+        for h in headers:
+            rc, err = preprocess_public(f'#include "lwload/{h}"\n', macros)
+            if rc != 0:
+                out.append(f'{name} may include lwload/{h}, but it does not preprocess:\n{err[-2000:]}')
+        return out or [f'{name}: its public headers preprocess one by one but not together']
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for r in list(pool.map(refused_public, refused_jobs)) + list(pool.map(allowed_public, allowed_jobs)):
+            failures += r
+    allowed = sum(len(j[1]) for j in allowed_jobs)
+    print(f'public headers: {len(public)} with an owner; {len(refused_jobs) + allowed} layer x header pairs, '
+          f'{len(refused_jobs)} refused as the table says, {allowed} allowed (preprocessed together per layer)')
+
+    # 5. Full compiles with the build's arguments.
     probes = [
         ('formats', '#include "loading/load_run.hpp"\n', 'lwload layering: lib/loading/ is not below this layer'),
-        ('formats', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
+        ('formats_registry', '#include "io/sources.hpp"\nint probe() { return 0; }\n', None),
+        # A wing stands alone: it includes the formats base, never another wing.
+        ('formats_gguf', '#include "formats/format.hpp"\nint probe() { return 0; }\n', None),
+        ('formats_gguf', '#include "formats/pytorch/zip_archive.hpp"\n',
+         'lwload layering: lib/formats/pytorch/ is not below this layer'),
         ('loading', '#include "tools/lib/synth/synth.hpp"\n', 'lwload layering: tools/lib/ is not below this layer'),
         ('core', '#include "backends/layer.hpp"\n', 'lwload layering: backends/ is not below this layer'),
+        # A public header of a lower layer that includes a higher one's does not build: what core's
+        # manifest.hpp would be, including loader.hpp.
+        ('core', '#include "lwload/manifest.hpp"\n#include "lwload/loader.hpp"\n',
+         'lwload layering: include/lwload/loader.hpp (layer loading) is not below this layer'),
+        # The io-engine names are io's own; a backend's typed header takes a TensorHandle from core.
+        ('io', '#include "lwload/io_engine.hpp"\nint probe() { return 0; }\n', None),
+        ('backend_opencl', '#include "lwload/opencl.hpp"\nint probe() { return 0; }\n', None),
+        ('backend_opencl', '#include "lwload/loader.hpp"\n',
+         'lwload layering: include/lwload/loader.hpp (layer loading) is not below this layer'),
     ]
     for name, source, refusal in probes:
         if name not in table:
@@ -180,7 +275,8 @@ def main():
         print('FAIL:', f)
     if failures:
         return 1
-    print(f'layers: {len(table)} layers, {len(all_guards)} guarded folders, all as the table says')
+    print(f'layers: {len(table)} layers, {len(all_guards)} guarded folders, {len(public)} public headers, '
+          'all as the table says')
     return 0
 
 

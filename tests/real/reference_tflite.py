@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Independent TFLite reader for the real-file tests, written apart from lwload: no schema file
-(neither lwload's trimmed lib/formats/tflite_schema.fbs nor code generated from it) and no
+(neither lwload's trimmed lib/formats/tflite/tflite_schema.fbs nor code generated from it) and no
 flatbuffers runtime. The FlatBuffers binary format (root offset, tables with a vtable of field
 offsets, vectors with a length prefix, strings, unions as a type byte plus a table) is decoded
 here by hand, and the field ids are those of TensorFlow's published schema
