@@ -88,9 +88,9 @@ struct LWLOAD_API PackedArray {
   MetaValue operator[](std::size_t i) const;
 };
 
-// Model-level metadata value (GGUF KVs incl. nested arrays, safetensors __metadata__, ONNX producer
+// Model-level metadata value (GGUF KVs incl. arrays, safetensors __metadata__, ONNX producer
 // and opsets, TFLite description). GGUF arrays of numbers or booleans are `Packed`; arrays of
-// strings or arrays, and every other format's arrays, are `Array`.
+// strings, and every other format's arrays, are `Array`.
 struct MetaValue {
   using Array = std::vector<MetaValue>;
   using Packed = PackedArray;

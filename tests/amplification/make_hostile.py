@@ -355,7 +355,7 @@ def main():
         write_gguf(out, [(b"big", struct.pack("<IIQ", 9, 0, 8000000) + b"\x01" * 8000000)])
     elif case == "gguf_empty_strings":  # 2,000,000 empty strings: 8 header bytes each
         write_gguf(out, [(b"s", struct.pack("<IIQ", 9, 8, 2000000) + b"\0" * 8 * 2000000)])
-    elif case == "gguf_empty_arrays":  # 1,000,000 empty arrays of UINT8: 12 header bytes each
+    elif case == "gguf_empty_arrays":  # 1,000,000 empty arrays of UINT8, 12 header bytes each (refused: ggml reads no arrays of arrays)
         write_gguf(out, [(b"a", struct.pack("<IIQ", 9, 9, 1000000) + struct.pack("<IQ", 0, 0) * 1000000)])
     elif case == "gguf_tiny_tensors":  # 1,000,000 scalar I8 tensors at alignment 1: ~31 header bytes each
         infos = b"".join(struct.pack("<Q", len(b"t%d" % i)) + b"t%d" % i + struct.pack("<IIQ", 0, 24, i)
