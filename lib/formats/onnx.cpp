@@ -467,7 +467,7 @@ class OnnxScan {
       default: break;
     }
     TensorInfo info;
-    info.origin = origin;
+    if (!origin.empty()) info.origin = std::make_shared<const std::string>(origin);
     if (a.field == af::s || a.field == af::strings) {
       info.dtype = DType::STRING;  // reported so the model's constants are complete, never loaded
       info.shape = a.field == af::s ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{-1};
@@ -663,8 +663,8 @@ class OnnxScan {
       t.named = true;
     }
     TensorInfo info = make_tensor(t);
-    info.origin = std::move(origin);
-    admit(std::move(info), t.name, t.where);
+    if (!origin.empty()) info.origin = std::make_shared<const std::string>(std::move(origin));
+    admit(std::move(info), t.name, tensor.context());
     return t.name;
   }
 
