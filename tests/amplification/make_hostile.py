@@ -375,6 +375,9 @@ def main():
         write_safetensors_many(out, 1000000)
     elif case == "onnx_1m":  # 1,000,000 one-element UINT8 initializers with raw_data
         write_onnx_many(out, 1000000)
+    elif case.startswith(("safetensors_many_", "onnx_many_")):  # e.g. onnx_many_200000: that many, as above
+        kind, count = case.rsplit("_", 1)
+        (write_safetensors_many if kind == "safetensors_many" else write_onnx_many)(out, int(count))
     elif case == "tflite_shared_quantization":  # 10,000 tensors sharing one 5,000-channel table
         write_tflite_shared_quantization(out, 10000, 5000)
     else:
