@@ -464,10 +464,10 @@ TEST_CASE("onnx: weights in Constant nodes, in every graph, subgraph and functio
   CHECK(test::check_against_reference(model, "onnx", m, w) == 21);
   // Where each came from, and the names that had to be made unique.
   // (make_node sorts attributes by name: else_branch comes first in the file.)
-  CHECK(m.find("k")->origin == "Constant node 'k' in the 'else_branch' graph of node #9 'branch' (If)");
-  CHECK(m.find("k#2")->origin == "Constant node 'k' in the 'then_branch' graph of node #9 'branch' (If)");
-  CHECK(m.find("fn_k")->origin == "Constant node 'fn_k' in function 'Scale'");
-  CHECK(m.find("fill.value")->origin.find("attribute 'value' of node 'fill' (ConstantOfShape)") == 0);
+  CHECK(*m.find("k")->origin == "Constant node 'k' in the 'else_branch' graph of node #9 'branch' (If)");
+  CHECK(*m.find("k#2")->origin == "Constant node 'k' in the 'then_branch' graph of node #9 'branch' (If)");
+  CHECK(*m.find("fn_k")->origin == "Constant node 'fn_k' in function 'Scale'");
+  CHECK(m.find("fill.value")->origin->find("attribute 'value' of node 'fill' (ConstantOfShape)") == 0);
   CHECK(m.find("sparse_c.indices") != nullptr);
   CHECK(m.find("sparse_init.values") != nullptr);
   CHECK(m.find("scalar_f")->encoding == Encoding::raw);  // value_float: its four bytes, mapped

@@ -169,7 +169,7 @@ Session create_session(const OrtApi& api, OrtEnv* env, const OrtSessionOptions* 
     if (routed[i]) continue;
     routes.push_back(Route{i, t.name, Route::Way::in_graph,
                            "not a TensorProto ONNX Runtime takes as an initializer" +
-                               (t.origin.empty() ? std::string() : " (" + t.origin + ")"),
+                               (t.origin ? " (" + *t.origin + ")" : std::string()),
                            nullptr, t.bytes});
   }
 

@@ -88,9 +88,9 @@ struct LWLOAD_API PackedArray {
   MetaValue operator[](std::size_t i) const;
 };
 
-// Model-level metadata value (GGUF KVs incl. nested arrays, safetensors __metadata__, ONNX producer
+// Model-level metadata value (GGUF KVs incl. arrays, safetensors __metadata__, ONNX producer
 // and opsets, TFLite description). GGUF arrays of numbers or booleans are `Packed`; arrays of
-// strings or arrays, and every other format's arrays, are `Array`.
+// strings, and every other format's arrays, are `Array`.
 struct MetaValue {
   using Array = std::vector<MetaValue>;
   using Packed = PackedArray;
@@ -102,19 +102,20 @@ struct MetaEntry {
   MetaValue value;
 };
 
+// A header may list millions of tensors, so the record is kept small (160 bytes): what most
+// tensors lack is a pointer to something shared and immutable, not an inline optional field.
 struct TensorInfo {
   std::string name;
   DType dtype = DType::F32;
+  Encoding encoding = Encoding::raw;  // beside dtype: the two bytes share one 8-byte slot
   std::vector<std::int64_t> shape;  // the format's own order (GGUF: ne0 first)
   std::uint64_t bytes = 0;          // bytes of the stored tensor (what lands on the device)
-  Encoding encoding = Encoding::raw;
   std::vector<Piece> pieces;        // raw: the bytes; otherwise the encoded field(s) to decode
-  // Shared and immutable: most tensors have none, and a header may list millions of tensors, so
-  // the record stays small (a pointer, not ~120 bytes of optional fields).
+  // Shared and immutable: most tensors have none (a pointer, not ~120 bytes of optional fields).
   std::shared_ptr<const Quantization> quantization;
   // Where in the model the tensor came from, when the format keeps constants in more than one kind
-  // of place (ONNX: "Constant node 'c' in ..."); empty for a format's ordinary tensors.
-  std::string origin = {};
+  // of place (ONNX: "Constant node 'c' in ..."); null for a format's ordinary tensors.
+  std::shared_ptr<const std::string> origin = {};
   // Set when the format stores the tensor sparse: without OpenOptions::densify, `bytes` and
   // `pieces` are the stored values only (not dtype x shape) and the device gets those.
   std::shared_ptr<const Sparsity> sparsity = {};

@@ -164,7 +164,7 @@ class Writer {
       buffer_ += ",\"sparsity\":";
       sparsity(*t.sparsity);
     }
-    if (!t.origin.empty()) append_member(buffer_, "origin", std::string_view(t.origin));
+    if (t.origin) append_member(buffer_, "origin", std::string_view(*t.origin));
     buffer_ += '}';
   }
 

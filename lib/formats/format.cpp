@@ -2,6 +2,7 @@
 #include "formats/format.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <limits>
 #include <string>
@@ -97,19 +98,32 @@ void TensorCaps::names_too_long(const std::filesystem::path& file, std::string_v
 
 const TensorInfo* find_duplicate_name(std::span<const TensorInfo> tensors) {
   if (tensors.size() < 2) return nullptr;
+  if (tensors.size() >= std::numeric_limits<std::uint32_t>::max())
+    fail(ErrorCode::unsupported, "cannot check ", tensors.size(), " tensor names: at most 2^32 - 2");
   std::size_t slots = 4;
   while (slots < 2 * tensors.size()) slots *= 2;
   constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+  // The bits an index leaves free hold a tag of the name's hash (never all ones, so no slot reads
+  // kEmpty): a probe whose tag differs skips the name, a cache miss into a record far away.
+  const int index_bits = std::bit_width(tensors.size() - 1);
+  const std::uint32_t index_mask = index_bits >= 32 ? kEmpty : (std::uint32_t{1} << index_bits) - 1;
+  const auto tag_of = [&](std::size_t hash) {
+    std::uint32_t tag = static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32) & ~index_mask;
+    if (tag == ~index_mask) tag &= tag - 1;
+    return tag;
+  };
   std::vector<std::uint32_t> table(slots, kEmpty);
-  const std::hash<std::string_view> hash;
+  const std::hash<std::string_view> hash_of;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const std::string_view name = tensors[i].name;
-    for (std::size_t s = hash(name) & (slots - 1);; s = (s + 1) & (slots - 1)) {
+    const std::size_t hash = hash_of(name);
+    const std::uint32_t tag = tag_of(hash);
+    for (std::size_t s = hash & (slots - 1);; s = (s + 1) & (slots - 1)) {
       if (table[s] == kEmpty) {
-        table[s] = static_cast<std::uint32_t>(i);
+        table[s] = static_cast<std::uint32_t>(i) | tag;
         break;
       }
-      if (tensors[table[s]].name == name) return &tensors[i];
+      if ((table[s] & ~index_mask) == tag && tensors[table[s] & index_mask].name == name) return &tensors[i];
     }
   }
   return nullptr;

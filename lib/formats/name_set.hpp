@@ -3,6 +3,11 @@
 // name. A std::unordered_set<std::string> costs a node, a copy of the name and a bucket each
 // (~80 bytes), and its inserts and frees were most of the time of opening a million-initializer
 // ONNX model.
+//
+// The bits of a slot its ids never use (an ONNX model's ids fit 22 bits, under the default
+// OpenOptions::max_tensors) hold a tag of the name's hash: a probe whose tag differs skips the
+// name, which lives in a record far from the table, so looking up a new name rarely reads one
+// (each read was a cache miss, and a fifth of the time of that ONNX model).
 #pragma once
 
 #include "formats/layer.hpp"
@@ -21,33 +26,40 @@ namespace lwload::formats {
 
 class NameSet {
  public:
+  // `id_mask`: the bits the ids inserted may use (every id & ~id_mask == 0, and no id equals
+  // 0xffffffff); the rest carry tags. All bits: no tags, every probe compares names.
+  explicit NameSet(std::uint32_t id_mask = kAllBits) noexcept : id_mask_(id_mask) {}
+
   // Every member takes name_of(id) → std::string_view: the name of each id inserted, which must
   // not change while the id is in the set (replace() first).
   template <typename NameOf>
   bool contains(std::string_view name, NameOf name_of) const {
     if (slots_.empty()) return false;
-    for (std::size_t s = slot_of(name);; s = next(s)) {
+    const std::size_t hash = hash_of(name);
+    const std::uint32_t tag = tag_of(hash);
+    for (std::size_t s = slot_of(hash);; s = next(s)) {
       if (slots_[s] == kEmpty) return false;
-      if (name_of(slots_[s]) == name) return true;
+      if ((slots_[s] & ~id_mask_) == tag && name_of(slots_[s] & id_mask_) == name) return true;
     }
   }
 
   // Adds `id`, whose name is not in the set yet.
   template <typename NameOf>
   void insert(std::uint32_t id, NameOf name_of) {
-    if (id == kEmpty) fail(ErrorCode::unsupported, "more than 2^32 - 2 names in one set");
+    if (id == kEmpty || (id & ~id_mask_) != 0) fail(ErrorCode::unsupported, "name set: id ", id, " out of its range");
     if (2 * (count_ + 1) > slots_.size()) grow(name_of);
-    place(id, name_of(id));
+    place(id, hash_of(name_of(id)));
     ++count_;
   }
 
   // The slot holding `id` holds `other`, of the same name, instead: `id` may then change its name.
   template <typename NameOf>
   void replace(std::uint32_t id, std::uint32_t other, NameOf name_of) {
-    for (std::size_t s = slot_of(name_of(id));; s = next(s)) {
+    if ((other & ~id_mask_) != 0) fail(ErrorCode::unsupported, "name set: id ", other, " out of its range");
+    for (std::size_t s = slot_of(hash_of(name_of(id)));; s = next(s)) {
       if (slots_[s] == kEmpty) return;  // not in the set
-      if (slots_[s] == id) {
-        slots_[s] = other;
+      if ((slots_[s] & id_mask_) == id) {
+        slots_[s] = (slots_[s] & ~id_mask_) | other;
         return;
       }
     }
@@ -55,26 +67,35 @@ class NameSet {
 
  private:
   static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kAllBits = kEmpty;
 
-  std::size_t slot_of(std::string_view name) const noexcept {
-    return std::hash<std::string_view>{}(name) & (slots_.size() - 1);
-  }
+  static std::size_t hash_of(std::string_view name) noexcept { return std::hash<std::string_view>{}(name); }
+  std::size_t slot_of(std::size_t hash) const noexcept { return hash & (slots_.size() - 1); }
   std::size_t next(std::size_t s) const noexcept { return (s + 1) & (slots_.size() - 1); }
+  // The tag bits, from the hash's top half (the slot comes from its bottom): never all ones, so a
+  // tagged id is never kEmpty.
+  std::uint32_t tag_of(std::size_t hash) const noexcept {
+    const std::uint32_t tag_bits = ~id_mask_;
+    std::uint32_t tag = static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32) & tag_bits;
+    if (tag == tag_bits) tag &= tag - 1;  // clears the lowest tag bit
+    return tag;
+  }
 
-  void place(std::uint32_t id, std::string_view name) {
-    std::size_t s = slot_of(name);
+  void place(std::uint32_t id, std::size_t hash) {
+    std::size_t s = slot_of(hash);
     while (slots_[s] != kEmpty) s = next(s);
-    slots_[s] = id;
+    slots_[s] = id | tag_of(hash);
   }
 
   template <typename NameOf>
   void grow(NameOf name_of) {
     std::vector<std::uint32_t> old(std::max<std::size_t>(16, 2 * slots_.size()), kEmpty);
     old.swap(slots_);
-    for (const std::uint32_t id : old)
-      if (id != kEmpty) place(id, name_of(id));
+    for (const std::uint32_t slot : old)
+      if (slot != kEmpty) place(slot & id_mask_, hash_of(name_of(slot & id_mask_)));
   }
 
+  std::uint32_t id_mask_;
   std::vector<std::uint32_t> slots_;
   std::size_t count_ = 0;
 };

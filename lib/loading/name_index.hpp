@@ -1,10 +1,13 @@
 // Tensor name → position, for Weights::find: an open-addressing table of 32-bit positions over
 // names stored elsewhere (the manifest's). 8 bytes per tensor at most half full, where a
-// std::unordered_map<std::string_view, std::size_t> costs ~56 (a node each, and buckets).
+// std::unordered_map<std::string_view, std::size_t> costs ~56 (a node each, and buckets). The
+// bits a position leaves free hold a tag of the name's hash, so a probe reads a name (in a record
+// far from the table: a cache miss) only when the tags agree.
 #pragma once
 
 #include "loading/layer.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -27,14 +30,18 @@ class NameIndex {
     std::size_t slots = 4;
     while (slots < 2 * count) slots *= 2;
     slots_.assign(slots, kEmpty);
+    const int bits = count < 2 ? 0 : std::bit_width(count - 1);
+    position_mask_ = bits >= 32 ? kEmpty : (std::uint32_t{1} << bits) - 1;
     for (std::size_t i = 0; i < count; ++i) {
       const std::string_view name = name_of(i);
-      for (std::size_t s = slot_of(name);; s = next(s)) {
+      const std::size_t hash = hash_of(name);
+      const std::uint32_t tag = tag_of(hash);
+      for (std::size_t s = slot_of(hash);; s = next(s)) {
         if (slots_[s] == kEmpty) {
-          slots_[s] = static_cast<std::uint32_t>(i);
+          slots_[s] = static_cast<std::uint32_t>(i) | tag;
           break;
         }
-        if (name_of(slots_[s]) == name) break;
+        if ((slots_[s] & ~position_mask_) == tag && name_of(slots_[s] & position_mask_) == name) break;
       }
     }
   }
@@ -43,20 +50,30 @@ class NameIndex {
   template <typename NameOf>
   std::size_t find(std::string_view name, NameOf name_of) const noexcept {
     if (slots_.empty()) return npos;
-    for (std::size_t s = slot_of(name);; s = next(s)) {
+    const std::size_t hash = hash_of(name);
+    const std::uint32_t tag = tag_of(hash);
+    for (std::size_t s = slot_of(hash);; s = next(s)) {
       if (slots_[s] == kEmpty) return npos;
-      if (name_of(slots_[s]) == name) return slots_[s];
+      if ((slots_[s] & ~position_mask_) == tag && name_of(slots_[s] & position_mask_) == name)
+        return slots_[s] & position_mask_;
     }
   }
 
  private:
   static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
-  std::size_t slot_of(std::string_view name) const noexcept {
-    return std::hash<std::string_view>{}(name) & (slots_.size() - 1);
-  }
+  static std::size_t hash_of(std::string_view name) noexcept { return std::hash<std::string_view>{}(name); }
+  std::size_t slot_of(std::size_t hash) const noexcept { return hash & (slots_.size() - 1); }
   std::size_t next(std::size_t s) const noexcept { return (s + 1) & (slots_.size() - 1); }
+  // From the hash's top half (the slot comes from its bottom); never all the free bits, so a
+  // tagged position is never kEmpty.
+  std::uint32_t tag_of(std::size_t hash) const noexcept {
+    std::uint32_t tag = static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32) & ~position_mask_;
+    if (tag == ~position_mask_) tag &= tag - 1;
+    return tag;
+  }
 
   std::vector<std::uint32_t> slots_;
+  std::uint32_t position_mask_ = kEmpty;  // the bits positions use
 };
 
 }  // namespace lwload::loading

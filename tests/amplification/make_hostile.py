@@ -355,7 +355,7 @@ def main():
         write_gguf(out, [(b"big", struct.pack("<IIQ", 9, 0, 8000000) + b"\x01" * 8000000)])
     elif case == "gguf_empty_strings":  # 2,000,000 empty strings: 8 header bytes each
         write_gguf(out, [(b"s", struct.pack("<IIQ", 9, 8, 2000000) + b"\0" * 8 * 2000000)])
-    elif case == "gguf_empty_arrays":  # 1,000,000 empty arrays of UINT8: 12 header bytes each
+    elif case == "gguf_empty_arrays":  # 1,000,000 empty arrays of UINT8, 12 header bytes each (refused: ggml reads no arrays of arrays)
         write_gguf(out, [(b"a", struct.pack("<IIQ", 9, 9, 1000000) + struct.pack("<IQ", 0, 0) * 1000000)])
     elif case == "gguf_tiny_tensors":  # 1,000,000 scalar I8 tensors at alignment 1: ~31 header bytes each
         infos = b"".join(struct.pack("<Q", len(b"t%d" % i)) + b"t%d" % i + struct.pack("<IIQ", 0, 24, i)
@@ -375,6 +375,9 @@ def main():
         write_safetensors_many(out, 1000000)
     elif case == "onnx_1m":  # 1,000,000 one-element UINT8 initializers with raw_data
         write_onnx_many(out, 1000000)
+    elif case.startswith(("safetensors_many_", "onnx_many_")):  # e.g. onnx_many_200000: that many, as above
+        kind, count = case.rsplit("_", 1)
+        (write_safetensors_many if kind == "safetensors_many" else write_onnx_many)(out, int(count))
     elif case == "tflite_shared_quantization":  # 10,000 tensors sharing one 5,000-channel table
         write_tflite_shared_quantization(out, 10000, 5000)
     else:

@@ -9,8 +9,9 @@ NUL, which ggml reads as the C string before it) lwload refuses.
 The files: a few written by gguf-py (llama.cpp's own writer; every ggml type the linked ggml reads,
 NVFP4, Q1_0 and Q2_0 among them), and one per refusal class of ggml's reader written here byte by
 byte (names of 63, 64 and 89 bytes, a NUL in a name, tensors out of info order, with a gap or
-overlapping, general.alignment of each integer type, n_dims 5, 2^63 elements, a retired type, ne0
-not a whole number of blocks, duplicate names and keys). Prints 'N passed, N failed'; exit 0 only
+overlapping, general.alignment of each integer type, n_dims 5, 2^63 elements, a zero dimension
+beside dimensions whose product overflows 64 bits, a retired type, ne0 not a whole number of
+blocks, duplicate names and keys, an array of arrays, a string over 1 GiB in a sparse file). Prints 'N passed, N failed'; exit 0 only
 when every verdict agrees.
 """
 import ctypes
@@ -63,11 +64,14 @@ def gguf_string(s):
     return struct.pack("<Q", len(s)) + s
 
 
-def write(name, tensors, kvs=(), alignment=32, data=None):
-    """tensors: (name bytes, ne list, ggml type, offset); kvs: (key bytes, type, int value)."""
-    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+def write(name, tensors, kvs=(), alignment=32, data=None, raw_kvs=()):
+    """tensors: (name bytes, ne list, ggml type, offset); kvs: (key bytes, type, int value);
+    raw_kvs: (key bytes, the value's type and bytes as written)."""
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs) + len(raw_kvs))
     for key, type_, value in kvs:
         out += gguf_string(key) + struct.pack("<I", type_) + struct.pack(SCALAR[type_], value)
+    for key, value in raw_kvs:
+        out += gguf_string(key) + value
     for tname, ne, type_, offset in tensors:
         out += gguf_string(tname) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
         out += struct.pack("<IQ", type_, offset)
@@ -101,6 +105,24 @@ cases = {
     "an empty key": write("emptykey.gguf", [(b"w", [8], F32_TYPE, 0)], kvs=[(b"", U8, 1)]),
     "alignment 48": write("align48.gguf", [(b"w", [8], F32_TYPE, 0)], kvs=[(b"general.alignment", U32, 48)]),
 }
+cases["a zero dimension beside dimensions that overflow"] = write(
+    "zero_dim.gguf", [(b"e", [1 << 40, 1 << 40, 0], F32_TYPE, 0), (b"w", [8], F32_TYPE, 0)])
+cases["an array of arrays"] = write("nested.gguf", [(b"w", [8], F32_TYPE, 0)], raw_kvs=[
+    (b"nested", struct.pack("<IIQ", ARRAY, ARRAY, 1) + struct.pack("<IQ", I16, 2) + struct.pack("<hh", 1, 2))])
+cases["an array of strings"] = write("strings.gguf", [(b"w", [8], F32_TYPE, 0)], raw_kvs=[
+    (b"tokens", struct.pack("<IIQ", ARRAY, STRING, 2) + gguf_string(b"a") + gguf_string(b""))])
+
+
+def sparse_string(name, length):
+    """A GGUF of one STRING KV of `length` bytes and no tensors, the string a hole (no 1 GiB written)."""
+    path = scratch / name
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + gguf_string(b"big")
+                     + struct.pack("<IQ", STRING, length))
+    os.truncate(path, path.stat().st_size + length + 4096)
+    return path
+
+
+cases["a string of 1 GiB + 1 (sparse)"] = sparse_string("string_1g.gguf", (1 << 30) + 1)
 for type_ in (U8, I8, U16, I16, U32, I32, U64, I64):
     cases[f"general.alignment 64 as type {type_}"] = write(
         f"align_type{type_}.gguf", [(b"w", [16], F32_TYPE, 0)], kvs=[(b"general.alignment", type_, 64)], alignment=64)

@@ -1,5 +1,5 @@
 // GGUF reader (versions 2 and 3; little-endian): magic, version, tensor and KV counts, typed
-// key/values (nested arrays included) into Manifest::metadata, then the tensor infos, whose data
+// key/values (arrays of scalars or strings) into Manifest::metadata, then the tensor infos, whose data
 // offsets are relative to the data section that starts at the end of the header rounded up to
 // `general.alignment`. Everything is read through HeaderReader, so no tensor byte is fetched.
 //
@@ -8,17 +8,21 @@
 // - Tensor names are below 64 bytes (GGML_MAX_NAME holds the NUL) and hold no NUL byte: ggml
 //   refuses a longer name, and reads one with a NUL as the C string before it (another name).
 // - n_dims is 0 (a scalar, one element) up to 4 (GGML_MAX_DIMS); the element count is below
-//   INT64_MAX, by ggml's own test; ne0 is a whole number of blocks for block-quantized types.
+//   INT64_MAX, by ggml's own test; ne0 is a whole number of blocks for block-quantized types. A
+//   shape holding a 0 has no elements whatever its other dimensions (ggml skips its count test),
+//   so [2^40, 2^40, 0] is an empty tensor, not an overflow.
 // - Tensors lie in info order, packed: each starts where the one before it ends, rounded up to the
 //   alignment (ggml refuses any other offset), so they cannot overlap.
 // - `general.alignment` is a UINT32 (ggml and gguf-py refuse any other type), a non-zero power of
 //   two. Duplicate KV keys and empty keys are rejected.
 // - BOOL values other than 0/1 read as true, as llama.cpp reads them.
+// - An array's elements are scalars or strings: ggml refuses an array of arrays ("invalid GGUF
+//   type"), though gguf-py writes and reads them. A string is at most 1 GiB
+//   (GGUF_MAX_STRING_LENGTH): ggml refuses a longer one even when the file holds its bytes.
 // - Header limits protect memory from absurd but self-consistent files: every count is first checked
 //   against the bytes left in the file (so 2^60 tensors fail before anything is allocated), and a
 //   model may hold at most OpenOptions::max_tensors tensors (2^22) and max_name_bytes of names (all
-//   parts of a split model together), a header kMaxMetaValues metadata values and arrays nested
-//   kMaxArrayDepth deep.
+//   parts of a split model together), a header kMaxMetaValues metadata values.
 // - A file with split.count is one part of a split model (gguf_split.cpp): the whole model is read.
 #include <algorithm>
 #include <array>
@@ -45,7 +49,7 @@ constexpr std::uint64_t kQuotedNameBytes = 4096;  // a too-long name longer than
 constexpr std::uint64_t kMaxKeyLength = 65535;    // GGUF spec: keys are at most 2^16 - 1 bytes
 constexpr std::uint32_t kMaxDims = 4;             // GGML_MAX_DIMS
 constexpr std::uint64_t kMaxMetaValues = 1u << 24;  // big vocabularies hold ~10^6 values in all
-constexpr int kMaxArrayDepth = 64;                // arrays of arrays; bounds the reader's recursion
+constexpr std::uint64_t kGgufMaxString = 1u << 30;  // GGUF_MAX_STRING_LENGTH (ggml/src/gguf.cpp)
 
 // Smallest tensor info: name length (8) + an empty name + n_dims (4) + no dims + type (4) + offset (8).
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
@@ -86,7 +90,6 @@ std::uint64_t min_value_bytes(std::uint32_t type) {
     case kU32: case kI32: case kF32: return 4;
     case kU64: case kI64: case kF64: return 8;
     case kString: return 8;   // the length prefix of an empty string
-    case kArray: return 12;   // element type + count of an empty array
     default: return 0;
   }
 }
@@ -125,8 +128,8 @@ class GgufParser {
  private:
   void read_preamble();
   void read_kv();
-  MetaValue read_value(std::uint32_t type, const std::string& what, std::uint64_t type_offset, int depth);
-  MetaValue read_array(const std::string& what, int depth);
+  MetaValue read_value(std::uint32_t type, const std::string& what, std::uint64_t type_offset);
+  MetaValue read_array(const std::string& what);
   void count_meta_values(std::uint64_t n, const std::string& what);
   void read_tensor_info(std::uint64_t index);
   void place_tensors();
@@ -213,7 +216,7 @@ void GgufParser::read_kv() {
 
   const std::uint64_t type_offset = in_.offset();
   const std::uint32_t type = in_.u32(what);
-  MetaValue value = read_value(type, what, type_offset, 0);
+  MetaValue value = read_value(type, what, type_offset);
 
   if (key == kAlignmentKey) {
     if (type != kU32)
@@ -227,8 +230,7 @@ void GgufParser::read_kv() {
   manifest_.metadata.push_back(MetaEntry{std::move(key), std::move(value)});
 }
 
-MetaValue GgufParser::read_value(std::uint32_t type, const std::string& what, std::uint64_t type_offset,
-                                 int depth) {
+MetaValue GgufParser::read_value(std::uint32_t type, const std::string& what, std::uint64_t type_offset) {
   switch (type) {
     case kU8: return {std::uint64_t{in_.u8(what)}};
     case kI8: return {std::int64_t{in_.i8(what)}};
@@ -242,21 +244,27 @@ MetaValue GgufParser::read_value(std::uint32_t type, const std::string& what, st
     case kF64: return {in_.f64(what)};
     case kBool: return {in_.u8(what) != 0};
     case kString: {
-      // HeaderReader::string checks the length against the bytes left before allocating.
+      // HeaderReader::string checks the length against the bytes left before allocating; ggml's
+      // limit comes first, as in its reader, so a file that holds the bytes is refused too.
+      const std::uint64_t length_offset = in_.offset();
       const std::uint64_t length = in_.u64(what);
+      if (length > kGgufMaxString)
+        in_.fail_at(length_offset, what, "string length ", length, " exceeds ggml's limit of ", kGgufMaxString,
+                    " bytes (GGUF_MAX_STRING_LENGTH); gguf_init_from_file refuses the file");
       return {in_.string(length, what)};
     }
-    case kArray: return read_array(what, depth + 1);
+    case kArray: return read_array(what);
     default:
       in_.fail_at(type_offset, what, "unknown value type ", type, " (GGUF defines 0 to 12)");
   }
 }
 
-MetaValue GgufParser::read_array(const std::string& what, int depth) {
-  if (depth > kMaxArrayDepth)
-    in_.fail_at(in_.offset(), what, "arrays nested more than ", kMaxArrayDepth, " deep");
+MetaValue GgufParser::read_array(const std::string& what) {
   const std::uint64_t type_offset = in_.offset();
   const std::uint32_t element_type = in_.u32(what);
+  if (element_type == kArray)
+    in_.fail_at(type_offset, what, "an array of arrays: ggml's gguf_init_from_file refuses an array whose "
+                "elements are arrays (invalid GGUF type ", element_type, ")");
   const std::uint64_t min_bytes = min_value_bytes(element_type);
   if (min_bytes == 0)
     in_.fail_at(type_offset, what, "array of unknown value type ", element_type, " (GGUF defines 0 to 12)");
@@ -278,7 +286,7 @@ MetaValue GgufParser::read_array(const std::string& what, int depth) {
   MetaValue::Array items;
   items.reserve(static_cast<std::size_t>(count));  // checked above against both limits
   for (std::uint64_t i = 0; i < count; ++i)
-    items.push_back(read_value(element_type, what, type_offset, depth));
+    items.push_back(read_value(element_type, what, type_offset));
   return {std::move(items)};
 }
 
@@ -368,13 +376,15 @@ void GgufParser::place_tensors() {
     if (layout && layout->block_elems > 1 && static_cast<std::uint64_t>(ne0) % layout->block_elems != 0)
       in_.fail_at(raw.info_offset, info, "ne0 = ", ne0, " is not a multiple of ", dtype_name(tensor.dtype),
                   "'s block size ", layout->block_elems);
-    if (!element_count(tensor.shape))
+    // A 0 anywhere makes the count 0, however large the dimensions beside it (ggml's test, too).
+    const bool empty = std::find(tensor.shape.begin(), tensor.shape.end(), 0) != tensor.shape.end();
+    if (!empty && !element_count(tensor.shape))
       in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape),
                   " overflows 64 bits");
     if (!ggml_counts(tensor.shape))
       in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape),
                   " is not below INT64_MAX, which gguf_init_from_file requires");
-    tensor.bytes = tensor_bytes(path_, tensor.name, tensor.dtype, tensor.shape);
+    tensor.bytes = empty ? 0 : tensor_bytes(path_, tensor.name, tensor.dtype, tensor.shape);
 
     if (raw.rel_offset % alignment_ != 0)
       in_.fail_at(raw.info_offset, info, "data offset ", raw.rel_offset, " is not a multiple of the alignment ",

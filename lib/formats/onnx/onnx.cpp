@@ -21,6 +21,8 @@
 // An initializer without any data is an error unless its shape has zero elements (then it is an
 // empty tensor with no pieces): ONNX has no "uninitialised" initializer.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <map>
 #include <memory>
@@ -126,7 +128,8 @@ struct TypedRecord {
 // What a TensorProto says, gathered first and interpreted once its name (field 8, written after
 // dims and data_type) is known, so errors can name the tensor.
 struct TensorFields {
-  std::string where;  // position in the model, for errors before the name is known
+  std::string_view where;  // position in the model, for errors before the name is known (the
+                           // context of the scanner the fields come from, which outlives this)
   std::string name;
   bool named = false;
   std::vector<std::int64_t> dims;
@@ -155,7 +158,8 @@ class OnnxScan {
  public:
   OnnxScan(FileSystem& fs, std::filesystem::path file, const HeaderLimits& limits)
       : fs_(fs), file_(std::move(file)), caps_(limits), handle_(fs_.open(file_)),
-        source_(std::make_unique<protobuf::WindowedReader>(*handle_)) {
+        source_(std::make_unique<protobuf::WindowedReader>(*handle_)), id_mask_(id_mask(limits.max_tensors)),
+        names_(id_mask_) {
     manifest_.format = "onnx";
     manifest_.files.push_back(file_);
   }
@@ -249,7 +253,7 @@ class OnnxScan {
     // tensors that were renamed.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;  // [first, last] positions
     std::unordered_map<std::uint32_t, std::string> file_names;
-    NameSet initializer_names;
+    NameSet initializer_names(id_mask_);
     bool indexed = false;
     const auto file_name = [&](std::uint32_t position) -> std::string_view {
       const auto it = file_names.find(position);
@@ -467,7 +471,7 @@ class OnnxScan {
       default: break;
     }
     TensorInfo info;
-    info.origin = origin;
+    if (!origin.empty()) info.origin = std::make_shared<const std::string>(origin);
     if (a.field == af::s || a.field == af::strings) {
       info.dtype = DType::STRING;  // reported so the model's constants are complete, never loaded
       info.shape = a.field == af::s ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{-1};
@@ -602,6 +606,12 @@ class OnnxScan {
 
   // names_'s ids: a tensor's position, or kKeptName | an index into kept_names_.
   static constexpr std::uint32_t kKeptName = 1u << 31;
+  // Both kinds of id: kKeptName and the bits of a position below the model's cap on tensors (a
+  // kept name's index is below it too: one per tensor renamed).
+  static std::uint32_t id_mask(std::uint64_t max_tensors) {
+    const int bits = std::min(31, static_cast<int>(std::bit_width(max_tensors - 1)));
+    return kKeptName | ((std::uint32_t{1} << bits) - 1);
+  }
   std::string_view taken_name(std::uint32_t id) const {
     return id & kKeptName ? std::string_view(kept_names_[id & ~kKeptName]) : std::string_view(manifest_.tensors[id].name);
   }
@@ -648,7 +658,7 @@ class OnnxScan {
         case tf::uint64_data: add_typed(tensor, t); break;
         case tf::external_data:
           tensor.expect(WireType::length_delimited, "external_data");
-          add_external(tensor.nested(t.where + " external_data", onnx::entry_field_name), f.tag_offset, t);
+          add_external(tensor.nested(tensor.context() + " external_data", onnx::entry_field_name), f.tag_offset, t);
           break;
         case tf::data_location:
           tensor.expect(WireType::varint, "data_location");
@@ -663,8 +673,8 @@ class OnnxScan {
       t.named = true;
     }
     TensorInfo info = make_tensor(t);
-    info.origin = std::move(origin);
-    admit(std::move(info), t.name, t.where);
+    if (!origin.empty()) info.origin = std::make_shared<const std::string>(std::move(origin));
+    admit(std::move(info), t.name, tensor.context());
     return t.name;
   }
 
@@ -725,7 +735,7 @@ class OnnxScan {
     TensorInfo info;
     info.name = t.name;
     info.dtype = dtype_from_onnx(*t.data_type, file_, t.name, t.data_type_offset);
-    info.shape = t.dims;
+    info.shape = std::move(t.dims);  // checked above; the fields are done with
 
     // Exactly one place may hold the data.
     if (t.data_location > onnx::kDataLocationExternal)
@@ -738,18 +748,24 @@ class OnnxScan {
     if (!external && !t.external.empty())
       fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset,
                   "present but data_location is not EXTERNAL (1)");
-    std::vector<std::string_view> sources;
-    if (t.raw_data) sources.push_back("raw_data");
-    if (external) sources.push_back("external_data");
-    if (t.string_data) sources.push_back("string_data");
-    for (const auto& [number, record] : t.typed) sources.push_back(onnx::tensor_field_name(number));
-    if (sources.size() > 1)
+    // The first two places that hold data, named (no allocation: this runs for every tensor).
+    std::array<std::string_view, 2> sources;
+    std::size_t source_count = 0;
+    const auto source = [&](std::string_view field) {
+      if (source_count < sources.size()) sources[source_count] = field;
+      ++source_count;
+    };
+    if (t.raw_data) source("raw_data");
+    if (external) source("external_data");
+    if (t.string_data) source("string_data");
+    for (const auto& [number, record] : t.typed) source(onnx::tensor_field_name(number));
+    if (source_count > 1)
       fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': data is stored in both ",
            sources[0], " and ", sources[1], " (ONNX allows one)");
 
     if (info.dtype == DType::STRING) {
       // Variable-length strings: reported so the model's tensors are complete, never loaded.
-      if (!sources.empty() && !t.string_data)
+      if (source_count > 0 && !t.string_data)
         fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': a STRING tensor stores ",
              sources[0], " (ONNX keeps strings in string_data)");
       if (!element_count(info.shape))
@@ -759,7 +775,7 @@ class OnnxScan {
     }
     info.bytes = tensor_bytes(file_, t.name, info.dtype, info.shape);
 
-    if (sources.empty()) {
+    if (source_count == 0) {
       if (info.bytes == 0) return info;  // an empty tensor needs no data
       fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': ", info.bytes,
            " bytes of ", dtype_name(info.dtype),
@@ -869,6 +885,7 @@ class OnnxScan {
   std::unique_ptr<protobuf::WindowedReader> source_;  // on the heap: it holds a 64 KiB buffer
   Manifest manifest_;
   std::map<std::filesystem::path, std::uint64_t> sizes_;
+  const std::uint32_t id_mask_;          // the bits names_'s ids use (the rest tag names)
   NameSet names_;                       // every tensor's name, and kept_names_
   std::vector<std::string> kept_names_;  // names taken by no tensor now (rename())
   std::unordered_map<std::string, std::uint64_t> next_suffix_;  // unique(): the next "#n" to try per name

@@ -194,7 +194,7 @@ class HeaderParser {
     check_tensor_length(path_, key_, *dtype, shape, end - begin);
 
     // std::string(key_), not an assignment: a copy is allocated at the name's size.
-    manifest_.tensors.push_back(TensorInfo{std::string(key_), *dtype, std::move(shape), end - begin, Encoding::raw,
+    manifest_.tensors.push_back(TensorInfo{std::string(key_), *dtype, Encoding::raw, std::move(shape), end - begin,
                                            {Piece{file_index_, data_start_ + begin, end - begin}}, nullptr});
   }
 
