@@ -477,6 +477,22 @@ QUICK = ["verify_raw_ignored", "staging_ring_doubled", "safetensors_header_bound
          "stack_global_bypass", "region_size_multiple"]
 
 
+
+def occurrences(text, find):
+    """Where `find` occurs in `text`, whitespace aside: the formatter (.clang-format) may re-wrap or
+    re-space a line without changing its tokens, and a mutation should still find its text."""
+    pattern = r"\s*".join(re.escape(c) for c in find if not c.isspace())
+    return [m.span() for m in re.finditer(pattern, text)]
+
+
+def apply_once(text, find, replace):
+    """`text` with the one occurrence of `find` (whitespace aside) replaced, or None."""
+    spans = occurrences(text, find)
+    if len(spans) != 1:
+        return None
+    start, end = spans[0]
+    return text[:start] + replace + text[end:]
+
 def run(cmd, cwd=None, env=None, log=None):
     result = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if log is not None:
@@ -553,7 +569,7 @@ def main():
     if args.check:
         stale = 0
         for name, _, path, old, _, _ in chosen:
-            found = (ROOT / path).read_text().count(old) if (ROOT / path).is_file() else -1
+            found = len(occurrences((ROOT / path).read_text(), old)) if (ROOT / path).is_file() else -1
             if found != 1:
                 stale += 1
                 print(f"mutate: {name}: its text occurs {max(found, 0)} times in {path}"
@@ -635,10 +651,11 @@ def main():
         sync_tree(scratch)  # the checkout's latest tests (and code), for a run long enough to see edits
         file = src / path
         original = file.read_text()
-        if original.count(find) != 1:
+        mutated = apply_once(original, find, replace)
+        if mutated is None:
             results.append((name, what, path, suites, "not-found", 0.0))
         else:
-            file.write_text(original.replace(find, replace))
+            file.write_text(mutated)
             try:
                 status, seconds = build_and_test(suites)
             finally:
