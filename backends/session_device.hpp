@@ -26,7 +26,8 @@ class SessionDevice : public DeviceImpl {
   // `in_flight_args` make the completion engine.
   template <typename... InFlightArgs>
   SessionDevice(DeviceInfo info, std::shared_ptr<Session> session, InFlightArgs&&... in_flight_args)
-      : info_(std::move(info)), session_(std::move(session)),
+      : info_(std::move(info)),
+        session_(std::move(session)),
         in_flight_(std::forward<InFlightArgs>(in_flight_args)...) {}
   ~SessionDevice() override { in_flight_.wait_idle(); }
 

@@ -63,7 +63,8 @@ ggml_backend_dev_t pick_device(const std::string& backend) {
         (backend == "vulkan" && reg == "Vulkan"))
       return dev;
   }
-  lwload::fail(lwload::ErrorCode::usage, "no ggml ", backend, " device (GGML_VK_VISIBLE_DEVICES=0 lets ggml use lavapipe)");
+  lwload::fail(lwload::ErrorCode::usage, "no ggml ", backend,
+               " device (GGML_VK_VISIBLE_DEVICES=0 lets ggml use lavapipe)");
 }
 
 // ggml's own loading, as ggml applications write it.
@@ -96,7 +97,10 @@ std::unique_ptr<GgmlLoaded> load_with_ggml(const std::string& path, ggml_backend
     const off_t at = static_cast<off_t>(data + gguf_get_tensor_offset(loaded->gguf, i));
     for (std::size_t done = 0; done < bytes.size();) {
       const ssize_t got = ::pread(fd, bytes.data() + done, bytes.size() - done, at + static_cast<off_t>(done));
-      if (got <= 0) { ::close(fd); lwload::fail(lwload::ErrorCode::io, path, ": short read of ", ggml_get_name(t)); }
+      if (got <= 0) {
+        ::close(fd);
+        lwload::fail(lwload::ErrorCode::io, path, ": short read of ", ggml_get_name(t));
+      }
       done += static_cast<std::size_t>(got);
     }
     ggml_backend_tensor_set(t, bytes.data(), 0, bytes.size());
@@ -107,8 +111,8 @@ std::unique_ptr<GgmlLoaded> load_with_ggml(const std::string& path, ggml_backend
 }
 
 bool multipliable(const ggml_tensor* w) {
-  return ggml_n_dims(w) == 2 &&
-         (ggml_is_quantized(w->type) || w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 || w->type == GGML_TYPE_BF16);
+  return ggml_n_dims(w) == 2 && (ggml_is_quantized(w->type) || w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                                 w->type == GGML_TYPE_BF16);
 }
 
 // y = w · x for a fixed x of w->ne[0] elements, computed on `backend`; the bytes of y.
@@ -122,7 +126,8 @@ std::vector<std::byte> matvec(ggml_backend_t backend, ggml_tensor* w) {
   ggml_cgraph* graph = ggml_new_graph(ctx);
   ggml_build_forward_expand(graph, y);
   ggml_gallocr_t allocr = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-  if (!ggml_gallocr_alloc_graph(allocr, graph)) lwload::fail(lwload::ErrorCode::out_of_memory, "ggml: graph allocation failed");
+  if (!ggml_gallocr_alloc_graph(allocr, graph))
+    lwload::fail(lwload::ErrorCode::out_of_memory, "ggml: graph allocation failed");
   std::vector<float> xs(static_cast<std::size_t>(w->ne[0]));
   for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 8.0f;
   ggml_backend_tensor_set(x, xs.data(), 0, ggml_nbytes(x));
@@ -147,11 +152,15 @@ int main(int argc, char** argv) {
       else if (arg == "--json") json_only = true;
       else if (arg == "--load-only") load_only = true;
       else if (!arg.empty() && arg[0] != '-' && model.empty()) model = arg;
-      else lwload::fail(lwload::ErrorCode::usage, "unknown argument ", arg,
-                        "\nusage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]");
+      else
+        lwload::fail(lwload::ErrorCode::usage, "unknown argument ", arg,
+                     "\nusage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]");
     });
-    if (model.empty()) lwload::fail(lwload::ErrorCode::usage, "usage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]");
-    if (backend_name != "cpu" && backend_name != "vulkan") lwload::fail(lwload::ErrorCode::usage, "--backend is cpu or vulkan");
+    if (model.empty())
+      lwload::fail(lwload::ErrorCode::usage,
+                   "usage: ggml_matvec MODEL [--backend cpu|vulkan] [--loader lwload|ggml] [--json] [--load-only]");
+    if (backend_name != "cpu" && backend_name != "vulkan")
+      lwload::fail(lwload::ErrorCode::usage, "--backend is cpu or vulkan");
     if (loader != "lwload" && loader != "ggml") lwload::fail(lwload::ErrorCode::usage, "--loader is lwload or ggml");
 
     const char* dir = std::getenv("GGML_BACKEND_DIR");
@@ -186,8 +195,8 @@ int main(int argc, char** argv) {
       ++computed;
     }
     std::cout << "{\"loader\": \"" << loader << "\", \"backend\": \"" << backend_name << "\", \"tensors\": " << computed
-              << ", \"peak_rss_growth\": " << (after.hwm - before.rss) << ", \"anon_growth\": " << (after.anon - before.anon)
-              << ", \"load_seconds\": " << load_seconds
+              << ", \"peak_rss_growth\": " << (after.hwm - before.rss)
+              << ", \"anon_growth\": " << (after.anon - before.anon) << ", \"load_seconds\": " << load_seconds
               << ", \"zero_copy_bytes\": " << (lw ? lw->weights().stats().zero_copy_bytes : 0) << "}" << std::endl;
     lw.reset();
     gg.reset();

@@ -40,10 +40,11 @@ int main(int argc, char** argv) {
       touched += t.bytes;
     }
     const auto done = Clock::now();
-    std::printf("ready %.1f ms (lazy, %llu of %llu zero_copy bytes resident); touched %llu bytes in %.1f ms (checksum %llu)\n",
-                ms(ready - begin), static_cast<unsigned long long>(weights.stats().resident_bytes),
-                static_cast<unsigned long long>(weights.stats().zero_copy_bytes),
-                static_cast<unsigned long long>(touched), ms(done - ready), static_cast<unsigned long long>(sum));
+    std::printf(
+        "ready %.1f ms (lazy, %llu of %llu zero_copy bytes resident); touched %llu bytes in %.1f ms (checksum %llu)\n",
+        ms(ready - begin), static_cast<unsigned long long>(weights.stats().resident_bytes),
+        static_cast<unsigned long long>(weights.stats().zero_copy_bytes), static_cast<unsigned long long>(touched),
+        ms(done - ready), static_cast<unsigned long long>(sum));
     std::printf("plan: %s\n", weights.plan().host.verdict.c_str());
     return touched > 0 ? 0 : 1;
   });

@@ -66,11 +66,11 @@ class ScratchDir {
 void write_sample_model(const std::filesystem::path& path, std::uint32_t rows, std::uint32_t cols) {
   const std::uint64_t w0_bytes = 64 * 256 * 4;
   const std::uint64_t w_end = w0_bytes + std::uint64_t{rows} * cols * 4;
-  std::string header = "{\"w0\":{\"dtype\":\"F32\",\"shape\":[64,256],\"data_offsets\":[0," +
-                       std::to_string(w0_bytes) + "]},\"w\":{\"dtype\":\"F32\",\"shape\":[" +
-                       std::to_string(rows) + "," + std::to_string(cols) + "],\"data_offsets\":[" +
-                       std::to_string(w0_bytes) + "," + std::to_string(w_end) + "]},\"bias\":{\"dtype\":\"F32\"," +
-                       "\"shape\":[3],\"data_offsets\":[" + std::to_string(w_end) + "," + std::to_string(w_end + 12) + "]}}";
+  std::string header = "{\"w0\":{\"dtype\":\"F32\",\"shape\":[64,256],\"data_offsets\":[0," + std::to_string(w0_bytes) +
+                       "]},\"w\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(rows) + "," + std::to_string(cols) +
+                       "],\"data_offsets\":[" + std::to_string(w0_bytes) + "," + std::to_string(w_end) +
+                       "]},\"bias\":{\"dtype\":\"F32\"," + "\"shape\":[3],\"data_offsets\":[" + std::to_string(w_end) +
+                       "," + std::to_string(w_end + 12) + "]}}";
   header.resize(4096 - 8, ' ');
   std::vector<float> data(w_end / 4 + 3);
   for (std::size_t i = 0; i < data.size(); ++i)
@@ -103,7 +103,8 @@ std::vector<float> read_tensor_from_file(const lwload::Manifest& manifest, const
   auto* out = reinterpret_cast<std::byte*>(values.data());
   const auto fs = lwload::posix_file_system();
   for (const lwload::Piece& piece : t.pieces) {
-    fs->open(manifest.files.at(piece.file))->read_exact(piece.offset, {out, static_cast<std::size_t>(piece.length)}, "tensor data");
+    fs->open(manifest.files.at(piece.file))
+        ->read_exact(piece.offset, {out, static_cast<std::size_t>(piece.length)}, "tensor data");
     out += piece.length;
   }
   return values;
@@ -170,8 +171,8 @@ std::vector<float> device_matvec(const AppContext& app, const lwload::OpenClTens
   }
   cl::Kernel kernel(program, "matvec", &status);
   check_cl(status, "clCreateKernel");
-  cl::Buffer x_buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x.size() * 4,
-                      const_cast<float*>(x.data()), &status);
+  cl::Buffer x_buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x.size() * 4, const_cast<float*>(x.data()),
+                      &status);
   check_cl(status, "clCreateBuffer(x)");
   cl::Buffer y_buffer(context, CL_MEM_WRITE_ONLY, m.rows * 4, nullptr, &status);
   check_cl(status, "clCreateBuffer(y)");
@@ -280,8 +281,8 @@ int run(const Options& options) {
             << "model:     " << model.string() << " (" << manifest.format << ", " << manifest.tensors.size()
             << " tensors, loaded in " << load_ms << " ms)\n"
             << "tensor:    " << tensor->name << " " << shape->rows << "x" << shape->cols << " F32, placement "
-            << lwload::placement_name(handle->placement) << " (" << handle->mechanism << "), offset "
-            << handle->offset << " in its buffer\n"
+            << lwload::placement_name(handle->placement) << " (" << handle->mechanism << "), offset " << handle->offset
+            << " in its buffer\n"
             << "matvec:    " << shape->rows << " rows agree with the CPU (max |difference| " << worst << ")\n";
   return 0;
 }

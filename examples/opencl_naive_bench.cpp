@@ -101,7 +101,8 @@ void naive_load(const lwload::Manifest& manifest, const cl::Context& context, co
     cl_int status = CL_SUCCESS;
     buffers.emplace_back(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, piece.length,
                          files[piece.file].data() + piece.offset, &status);
-    if (status != CL_SUCCESS) lwload::fail(lwload::ErrorCode::device, "clCreateBuffer(", tensor.name, ") failed: ", status);
+    if (status != CL_SUCCESS)
+      lwload::fail(lwload::ErrorCode::device, "clCreateBuffer(", tensor.name, ") failed: ", status);
   }
   if (queue.finish() != CL_SUCCESS) lwload::fail(lwload::ErrorCode::device, "clFinish failed");
 }
@@ -144,7 +145,8 @@ Options parse(int argc, char** argv) {
     if (arg == "--runs") o.runs = std::max(1, std::stoi(value()));
     else if (arg == "--device") o.device = value();
     else if (arg == "--placement") o.placement = lwload::parse_placement(value());
-    else if (arg == "--memory") o.memory = value() == "discrete" ? lwload::MemoryModel::discrete : lwload::MemoryModel::unified;
+    else if (arg == "--memory")
+      o.memory = value() == "discrete" ? lwload::MemoryModel::discrete : lwload::MemoryModel::unified;
     else if (arg == "--staging-budget") o.staging_budget = parse_bytes(value());
     else if (arg == "--skip-naive") o.skip_naive = true;
     else if (!arg.empty() && arg[0] == '-') lwload::fail(lwload::ErrorCode::usage, "unknown option ", arg);
@@ -172,13 +174,16 @@ int run(const Options& options) {
   std::vector<Variant> variants;
   variants.push_back({"pread", [&] { return measure([&](Sample&) { pread_file(manifest); }); }, {}});
   if (!options.skip_naive)
-    variants.push_back({"naive_cl", [&] {
+    variants.push_back({"naive_cl",
+                        [&] {
                           std::vector<cl::Buffer> buffers;
                           auto s = measure([&](Sample&) { naive_load(manifest, context, queue, buffers); });
                           s.in_process_device_bytes = in_process ? manifest.total_bytes() : 0;
                           return s;
-                        }, {}});
-  variants.push_back({"lwload", [&] {
+                        },
+                        {}});
+  variants.push_back({"lwload",
+                      [&] {
                         std::optional<lwload::Weights> weights;
                         return measure([&](Sample& s) {
                           weights.emplace(lwload::load(manifest, *device, load_options));
@@ -187,11 +192,13 @@ int run(const Options& options) {
                           const auto zc = plan.count(lwload::Placement::zero_copy);
                           const auto direct = plan.count(lwload::Placement::direct);
                           const auto staged = plan.count(lwload::Placement::staged);
-                          s.placement = zc && !direct && !staged ? "zero_copy"
+                          s.placement = zc && !direct && !staged   ? "zero_copy"
                                         : direct && !zc && !staged ? "direct"
-                                        : staged && !zc && !direct ? "staged" : "mixed";
+                                        : staged && !zc && !direct ? "staged"
+                                                                   : "mixed";
                         });
-                      }, {}});
+                      },
+                      {}});
 
   for (int r = 0; r < options.runs; ++r)
     for (auto& v : variants) v.samples.push_back(v.run());
@@ -201,8 +208,8 @@ int run(const Options& options) {
   double naive_s = 0, pread_s = 0;
   std::string json = "{\"model\":\"" + options.model + "\",\"model_bytes\":" + std::to_string(manifest.total_bytes()) +
                      ",\"device\":\"" + device->info().id() + "\",\"memory\":\"" +
-                     std::string(lwload::memory_model_name(device->info().memory)) + "\",\"runs\":" +
-                     std::to_string(options.runs);
+                     std::string(lwload::memory_model_name(device->info().memory)) +
+                     "\",\"runs\":" + std::to_string(options.runs);
   std::printf("model %s: %.1f MiB, %zu tensors; device %s (%s, %s); %d runs, medians\n", options.model.c_str(),
               bytes / mib, manifest.tensors.size(), device->info().id().c_str(), device->info().name.c_str(),
               std::string(lwload::memory_model_name(device->info().memory)).c_str(), options.runs);
@@ -216,10 +223,11 @@ int run(const Options& options) {
     });
     if (v.name == "naive_cl") naive_s = s;
     if (v.name == "pread") pread_s = s;
-    std::printf("  %-9s %9.2f ms  %8.0f MiB/s  peak growth: anon %7.1f MiB, file %7.1f MiB, rss %7.1f MiB, "
-                "rss - in-process device buffers %7.1f MiB%s%s\n",
-                v.name.c_str(), s * 1e3, bytes / mib / s, anon / mib, file / mib, rss / mib, overhead / mib,
-                v.samples.back().placement.empty() ? "" : "  placement ", v.samples.back().placement.c_str());
+    std::printf(
+        "  %-9s %9.2f ms  %8.0f MiB/s  peak growth: anon %7.1f MiB, file %7.1f MiB, rss %7.1f MiB, "
+        "rss - in-process device buffers %7.1f MiB%s%s\n",
+        v.name.c_str(), s * 1e3, bytes / mib / s, anon / mib, file / mib, rss / mib, overhead / mib,
+        v.samples.back().placement.empty() ? "" : "  placement ", v.samples.back().placement.c_str());
     json += ",\"" + v.name + "\":{\"seconds\":" + std::to_string(s) + ",\"anon_growth\":" + std::to_string(anon) +
             ",\"file_growth\":" + std::to_string(file) + ",\"rss_growth\":" + std::to_string(rss) +
             ",\"rss_growth_minus_device_buffers\":" + std::to_string(overhead) + "}";

@@ -90,7 +90,11 @@ void put_element(ONNXTensorElementDataType type, std::size_t i, std::byte* at) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64: {
       const double v = static_cast<double>(small) / 4.0;
       if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE) std::memcpy(at, &v, 8);
-      else for (int k = 0; k < 2; ++k) { const float f = static_cast<float>(v); std::memcpy(at + 4 * k, &f, 4); }
+      else
+        for (int k = 0; k < 2; ++k) {
+          const float f = static_cast<float>(v);
+          std::memcpy(at + 4 * k, &f, 4);
+        }
       return;
     }
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: {  // small / 4 in IEEE half: exact
@@ -122,7 +126,7 @@ struct Options {
   bool prepack = true;
   std::optional<lwload::Placement> placement;
   int runs = 3;
-  std::int64_t dynamic = 1;  // the size of every dynamic dimension
+  std::int64_t dynamic = 1;                                 // the size of every dynamic dimension
   std::map<std::string, std::vector<std::int64_t>> shapes;  // --shape NAME=D0xD1x...: an input's whole shape
   bool json = false;
 };
@@ -139,7 +143,8 @@ Options parse(int argc, char** argv) {
       const std::string v = value();
       if (v != "auto") {
         o.placement = lwload::parse_placement(v);
-        if (!o.placement) lwload::fail(lwload::ErrorCode::usage, "--placement: '", v, "' is not auto, zero-copy or direct");
+        if (!o.placement)
+          lwload::fail(lwload::ErrorCode::usage, "--placement: '", v, "' is not auto, zero-copy or direct");
       }
     } else if (arg == "--runs") o.runs = std::max(1, std::stoi(value()));
     else if (arg == "--shape") {
@@ -187,7 +192,8 @@ void fill_inputs(OrtSession* session, OrtAllocator* allocator, const OrtMemoryIn
     check(ort->SessionGetInputTypeInfo(session, i, &type_info));
     const OrtTensorTypeAndShapeInfo* tensor_info = nullptr;
     check(ort->CastTypeInfoToTensorInfo(type_info, &tensor_info));
-    if (!tensor_info) lwload::fail(lwload::ErrorCode::unsupported, "ort_run: input '", in.names.back(), "' is not a tensor");
+    if (!tensor_info)
+      lwload::fail(lwload::ErrorCode::unsupported, "ort_run: input '", in.names.back(), "' is not a tensor");
     ONNXTensorElementDataType type;
     check(ort->GetTensorElementType(tensor_info, &type));
     std::size_t rank = 0;
@@ -205,7 +211,8 @@ void fill_inputs(OrtSession* session, OrtAllocator* allocator, const OrtMemoryIn
     std::vector<std::byte>& bytes = in.bytes.emplace_back(elements * size);
     for (std::size_t e = 0; e < elements; ++e) put_element(type, e, bytes.data() + e * size);
     OrtValue* value = nullptr;
-    check(ort->CreateTensorWithDataAsOrtValue(memory, bytes.data(), bytes.size(), dims.data(), dims.size(), type, &value));
+    check(ort->CreateTensorWithDataAsOrtValue(memory, bytes.data(), bytes.size(), dims.data(), dims.size(), type,
+                                              &value));
     in.values.push_back(value);
   }
 }
@@ -220,7 +227,8 @@ int run(int argc, char** argv) {
   const std::unique_ptr<OrtEnv, void (*)(OrtEnv*)> env(raw_env, ort->ReleaseEnv);
   OrtSessionOptions* raw_options = nullptr;
   check(ort->CreateSessionOptions(&raw_options));
-  const std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> options(raw_options, ort->ReleaseSessionOptions);
+  const std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> options(raw_options,
+                                                                                 ort->ReleaseSessionOptions);
   check(ort->AddSessionConfigEntry(options.get(), "session.disable_prepacking", o.prepack ? "0" : "1"));
   OrtMemoryInfo* raw_memory = nullptr;
   check(ort->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &raw_memory));
@@ -237,7 +245,8 @@ int run(int argc, char** argv) {
   if (o.loader == "lwload") {
     lwload::LoadOptions load;
     load.plan.force = o.placement;
-    adapted.emplace(lwload::onnxruntime::create_session(*ort, env.get(), options.get(), lwload::open_manifest(o.model), load));
+    adapted.emplace(
+        lwload::onnxruntime::create_session(*ort, env.get(), options.get(), lwload::open_manifest(o.model), load));
   } else {
     check(ort->CreateSession(env.get(), o.model.c_str(), options.get(), &own));
   }
@@ -324,4 +333,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return example::run_main("ort_run", [&] { return run(argc, argv); }); }
+int main(int argc, char** argv) {
+  return example::run_main("ort_run", [&] { return run(argc, argv); });
+}

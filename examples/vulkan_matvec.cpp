@@ -48,8 +48,8 @@ T make(VkStructureType type) {
 // warning or error fails the run.
 int g_validation_messages = 0;
 VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                          VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                          void*) {
+                                          VkDebugUtilsMessageTypeFlagsEXT,
+                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
   if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
     ++g_validation_messages;
     std::cerr << "validation: " << data->pMessage << "\n";
@@ -90,14 +90,16 @@ struct App {
     if (debug) {
       auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
           vkGetInstanceProcAddr(vulkan.instance, "vkCreateDebugUtilsMessengerEXT"));
-      auto messenger_info = make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+      auto messenger_info =
+          make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
       messenger_info.messageSeverity =
           VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
       messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
                                    VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
       messenger_info.pfnUserCallback = on_message;
-      if (create) check(create(vulkan.instance, &messenger_info, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
+      if (create)
+        check(create(vulkan.instance, &messenger_info, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
     }
     std::uint32_t count = 1;
     const VkResult r = vkEnumeratePhysicalDevices(vulkan.instance, &count, &vulkan.physical);
@@ -218,12 +220,14 @@ int run(int argc, char** argv) {
 
   // Pipeline: three storage buffers and the shape as push constants.
   VkDescriptorSetLayoutBinding bindings[3]{};
-  for (std::uint32_t b = 0; b < 3; ++b) bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  for (std::uint32_t b = 0; b < 3; ++b)
+    bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   auto layout_info = make<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   layout_info.bindingCount = 3;
   layout_info.pBindings = bindings;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  check(vkCreateDescriptorSetLayout(app.vulkan.device, &layout_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  check(vkCreateDescriptorSetLayout(app.vulkan.device, &layout_info, nullptr, &set_layout),
+        "vkCreateDescriptorSetLayout");
   const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, 3 * sizeof(std::uint32_t)};
   auto pipeline_layout_info = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   pipeline_layout_info.setLayoutCount = 1;
@@ -231,7 +235,8 @@ int run(int argc, char** argv) {
   pipeline_layout_info.pushConstantRangeCount = 1;
   pipeline_layout_info.pPushConstantRanges = &push;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
-  check(vkCreatePipelineLayout(app.vulkan.device, &pipeline_layout_info, nullptr, &pipeline_layout), "vkCreatePipelineLayout");
+  check(vkCreatePipelineLayout(app.vulkan.device, &pipeline_layout_info, nullptr, &pipeline_layout),
+        "vkCreatePipelineLayout");
   auto module_info = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   module_info.codeSize = sizeof kShader;
   module_info.pCode = kShader;
@@ -244,7 +249,8 @@ int run(int argc, char** argv) {
   pipeline_info.stage.pName = "main";
   pipeline_info.layout = pipeline_layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  check(vkCreateComputePipelines(app.vulkan.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline), "vkCreateComputePipelines");
+  check(vkCreateComputePipelines(app.vulkan.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
+        "vkCreateComputePipelines");
 
   const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
   auto pool_info = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
@@ -262,7 +268,8 @@ int run(int argc, char** argv) {
   // The weight binds from the buffer's start; the shader adds the tensor's element offset, so any
   // offset works (descriptor offsets would have to meet minStorageBufferOffsetAlignment).
   const std::uint64_t w_end = tensor->offset + handle->bytes;
-  const VkDescriptorBufferInfo infos[3] = {{tensor->buffer, 0, w_end}, {x.buffer, 0, VK_WHOLE_SIZE}, {y.buffer, 0, VK_WHOLE_SIZE}};
+  const VkDescriptorBufferInfo infos[3] = {
+      {tensor->buffer, 0, w_end}, {x.buffer, 0, VK_WHOLE_SIZE}, {y.buffer, 0, VK_WHOLE_SIZE}};
   VkWriteDescriptorSet writes[3]{};
   for (std::uint32_t b = 0; b < 3; ++b) {
     writes[b] = make<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);

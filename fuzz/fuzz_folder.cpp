@@ -73,23 +73,23 @@ std::string split_gguf_part2() {
     out += t;
   };
   out += "GGUF";
-  put(3, 4);  // version
-  put(1, 8);  // tensors
-  put(4, 8);  // key/values
+  put(3, 4);                                               // version
+  put(1, 8);                                               // tensors
+  put(4, 8);                                               // key/values
   text("general.architecture"), put(8, 4), text("llama");  // STRING
-  text("split.no"), put(2, 4), put(1, 2);                   // UINT16
-  text("split.count"), put(2, 4), put(2, 2);                // UINT16
-  text("split.tensors.count"), put(5, 4), put(2, 4);        // INT32
-  text("b"), put(1, 4), put(4, 8), put(0, 4), put(0, 8);     // 1 dim of 4, F32, offset 0
+  text("split.no"), put(2, 4), put(1, 2);                  // UINT16
+  text("split.count"), put(2, 4), put(2, 2);               // UINT16
+  text("split.tensors.count"), put(5, 4), put(2, 4);       // INT32
+  text("b"), put(1, 4), put(4, 8), put(0, 4), put(0, 8);   // 1 dim of 4, F32, offset 0
   out.append((32 - out.size() % 32) % 32, '\0');
   return out + std::string(16, '\0');
 }
 
 struct Folder {
-  std::string root;       // holds the folder and a file beside it
-  std::string dir;        // the model's folder
-  std::string real_dir;   // its real path + "/"
-  std::string model;      // the model file the input is written to
+  std::string root;      // holds the folder and a file beside it
+  std::string dir;       // the model's folder
+  std::string real_dir;  // its real path + "/"
+  std::string model;     // the model file the input is written to
 };
 
 const char* model_name() {
@@ -119,8 +119,8 @@ const Folder& folder() {
     const std::string part2 = split_gguf_part2();
     write_file(made.dir + "/model-00002-of-00002.gguf", part2.data(), part2.size());
     write_file(made.root + "/outside.bin", block.data(), block.size());
-    for (const char* name : {"fifo", "model-00002-of-00002.safetensors", "group1-shard2of2.bin",
-                             "model-00002-of-00003.gguf"})
+    for (const char* name :
+         {"fifo", "model-00002-of-00002.safetensors", "group1-shard2of2.bin", "model-00002-of-00003.gguf"})
       if (::mkfifo((made.dir + "/" + name).c_str(), 0600) != 0) broken("mkfifo", name);
     link("/etc/passwd", made.dir + "/passwd");
     link("/dev/zero", made.dir + "/zero");

@@ -39,12 +39,13 @@ Cost inspect(const fs::path& model) {
   const char* exe = std::getenv("LWLOAD_EXE");
   REQUIRE(exe);
   Cost cost;
-  const std::string cmd = "/usr/bin/python3 -c \"import resource,subprocess,sys,time;t=time.monotonic();"
-                          "r=subprocess.run(sys.argv[1:],capture_output=True,text=True,timeout=120);"
-                          "print(r.stdout[-2000:]+r.stderr[-2000:]);"
-                          "print('cost', r.returncode, (time.monotonic()-t)*1000, "
-                          "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\" timeout 120 " +
-                          std::string(exe) + " inspect --stats '" + model.string() + "'";
+  const std::string cmd =
+      "/usr/bin/python3 -c \"import resource,subprocess,sys,time;t=time.monotonic();"
+      "r=subprocess.run(sys.argv[1:],capture_output=True,text=True,timeout=120);"
+      "print(r.stdout[-2000:]+r.stderr[-2000:]);"
+      "print('cost', r.returncode, (time.monotonic()-t)*1000, "
+      "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\" timeout 120 " +
+      std::string(exe) + " inspect --stats '" + model.string() + "'";
   REQUIRE(test::run_command(cmd, &cost.output) == 0);
   const std::smatch m = [&] {
     std::smatch match;
@@ -56,8 +57,8 @@ Cost inspect(const fs::path& model) {
   cost.rss_kib = std::stoull(m[3]);
   std::smatch read;
   if (std::regex_search(cost.output, read, std::regex("read (\\d+) bytes"))) cost.read = std::stoull(read[1]);
-  MESSAGE(model.filename().string() << ": exit " << cost.status << ", " << cost.ms << " ms, peak RSS "
-                                    << cost.rss_kib << " KiB, read " << cost.read << " bytes");
+  MESSAGE(model.filename().string() << ": exit " << cost.status << ", " << cost.ms << " ms, peak RSS " << cost.rss_kib
+                                    << " KiB, read " << cost.read << " bytes");
   return cost;
 }
 
@@ -230,9 +231,9 @@ std::vector<std::byte> shared_index_vectors(int count, int dense, int stored, bo
   for (int i = 0; i < count; ++i) {
     const int size = dense + (vary_shape ? i : 0);
     const std::vector<std::int32_t> shape{size};
-    const std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> dims{tfl::CreateDimensionMetadata(
-        b, tfl::DimensionType_SPARSE_CSR, size, tfl::SparseIndexVector_Int32Vector, segments.Union(),
-        tfl::SparseIndexVector_Int32Vector, indices.Union())};
+    const std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> dims{
+        tfl::CreateDimensionMetadata(b, tfl::DimensionType_SPARSE_CSR, size, tfl::SparseIndexVector_Int32Vector,
+                                     segments.Union(), tfl::SparseIndexVector_Int32Vector, indices.Union())};
     const auto sparsity = tfl::CreateSparsityParametersDirect(b, &order, nullptr, &dims);
     tensors.push_back(tfl::CreateTensor(b, b.CreateVector(shape), tfl::TensorType_INT8, 1,
                                         b.CreateString("s" + std::to_string(i)), 0, false, sparsity));
@@ -309,7 +310,8 @@ TEST_CASE("64 MiB of JSON in model.json's modelTopology, in its weightsManifest,
   for (const char* which : {"tfjs_big_topology", "safetensors_big_index"}) {
     CAPTURE(which);
     const fs::path folder = make(dir, which, which);
-    const fs::path json = folder / (std::string(which) == "tfjs_big_topology" ? "model.json" : "model.safetensors.index.json");
+    const fs::path json =
+        folder / (std::string(which) == "tfjs_big_topology" ? "model.json" : "model.safetensors.index.json");
     const Cost cost = inspect(folder);
     INFO(cost.output);
     CHECK(cost.status == 0);
@@ -349,11 +351,12 @@ Cost cli(const std::string& args, const fs::path& out_file = "/dev/null") {
   const char* exe = std::getenv("LWLOAD_EXE");
   REQUIRE(exe);
   Cost cost;
-  const std::string cmd = "/usr/bin/python3 -c \"import resource,subprocess,sys;"
-                          "r=subprocess.run(sys.argv[2:],stdout=open(sys.argv[1],'wb'),stderr=subprocess.PIPE,"
-                          "text=True,timeout=300);print(r.stderr[-2000:]);"
-                          "print('cost', r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\" '" +
-                          out_file.string() + "' env -u MALLOC_PERTURB_ timeout 300 " + exe + " " + args;
+  const std::string cmd =
+      "/usr/bin/python3 -c \"import resource,subprocess,sys;"
+      "r=subprocess.run(sys.argv[2:],stdout=open(sys.argv[1],'wb'),stderr=subprocess.PIPE,"
+      "text=True,timeout=300);print(r.stderr[-2000:]);"
+      "print('cost', r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\" '" +
+      out_file.string() + "' env -u MALLOC_PERTURB_ timeout 300 " + exe + " " + args;
   REQUIRE(test::run_command(cmd, &cost.output) == 0);
   std::smatch m;
   REQUIRE(std::regex_search(cost.output, m, std::regex("cost (-?\\d+) (\\d+)")));
@@ -368,8 +371,9 @@ std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 // What /usr/bin/python3 prints for `expression` over the JSON document at `path` (as `d`).
 std::string python_json(const fs::path& path, const std::string& expression) {
   std::string out;
-  REQUIRE(test::run_command(std::string(test::kPython) + " -c \"import json,sys;d=json.load(open(sys.argv[1],'rb'));print(" +
-                                expression + ")\" " + quoted(path) + " 2>&1",
+  REQUIRE(test::run_command(std::string(test::kPython) +
+                                " -c \"import json,sys;d=json.load(open(sys.argv[1],'rb'));print(" + expression +
+                                ")\" " + quoted(path) + " 2>&1",
                             &out) == 0);
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
@@ -419,8 +423,9 @@ TEST_CASE("TFLite: 10,000 tensors sharing one 5,000-channel quantization table w
   CHECK(cost.status == 0);
   CHECK(cost.rss_kib <= 64 * 1024);  // 1 GiB when each tensor wrote the table (352 MB of JSON)
   CHECK(fs::file_size(json) <= 4 * fs::file_size(model));
-  CHECK(python_json(json, "len(d['tensors']), {t['quantization'] for t in d['tensors']}, len(d['quantizations']), "
-                          "len(d['quantizations'][0]['scale'])") == "10000 {0} 1 5000");
+  CHECK(python_json(json,
+                    "len(d['tensors']), {t['quantization'] for t in d['tensors']}, len(d['quantizations']), "
+                    "len(d['quantizations'][0]['scale'])") == "10000 {0} 1 5000");
 }
 
 TEST_CASE("a million tensors, safetensors and ONNX: inspect --json and load within their limits") {
@@ -430,7 +435,8 @@ TEST_CASE("a million tensors, safetensors and ONNX: inspect --json and load with
   // most 512 MiB. What a tensor costs there: docs/SECURITY.md, "Per-tensor cost".
   for (const char* which : {"safetensors_1m", "onnx_1m"}) {
     CAPTURE(which);
-    const fs::path model = make(dir, which, std::string(which) + (std::string(which) == "onnx_1m" ? ".onnx" : ".safetensors"));
+    const fs::path model =
+        make(dir, which, std::string(which) + (std::string(which) == "onnx_1m" ? ".onnx" : ".safetensors"));
     Cost cost = cli("inspect --json " + quoted(model));
     INFO(cost.output);
     CHECK(cost.status == 0);
@@ -472,7 +478,8 @@ TEST_CASE("200,000 tensors, safetensors and ONNX: what each tensor costs inspect
       INFO(cost.output);
       REQUIRE(base.status == 0);
       REQUIRE(cost.status == 0);
-      const std::uint64_t per_tensor = cost.rss_kib > base.rss_kib ? (cost.rss_kib - base.rss_kib) * 1024 / kTensors : 0;
+      const std::uint64_t per_tensor =
+          cost.rss_kib > base.rss_kib ? (cost.rss_kib - base.rss_kib) * 1024 / kTensors : 0;
       const std::string figure = std::string(c.format) + " " + command + std::to_string(per_tensor) +
                                  " bytes per tensor (" + std::to_string(base.rss_kib) + " KiB for one, " +
                                  std::to_string(cost.rss_kib) + " KiB for " + std::to_string(kTensors) + ")";

@@ -55,9 +55,7 @@ std::set<std::string> flags_in_help(const std::string& command) {
 struct Fixture {
   TempDir dir;
   std::string model = (dir / "m.safetensors").string();
-  Fixture() {
-    REQUIRE(lwload_run("synth " + model + " --format safetensors --size 256KiB --tensors 4", nullptr) == 0);
-  }
+  Fixture() { REQUIRE(lwload_run("synth " + model + " --format safetensors --size 256KiB --tensors 4", nullptr) == 0); }
 };
 
 // Each subcommand, the arguments it runs with here, and its flags.
@@ -72,12 +70,14 @@ std::map<std::string, Command> commands(const Fixture& f) {
       {"inspect", {"inspect " + m, {"--json", "--metadata", "--stats", "--allow-outside-links", "--densify"}}},
       {"devices", {"devices", {"--json"}}},
       {"doctor", {"doctor", {"--json"}}},
-      {"plan", {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify", "--direct-io", "--lazy"}}},
+      {"plan",
+       {"plan " + m + " --device host", {"--json", "--allow-outside-links", "--densify", "--direct-io", "--lazy"}}},
       {"load",
        {"load " + m + " --device host",
         {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify", "--verbose", "--json"}}},
       {"profile",
-       {"profile " + m + " --device host", {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify"}}},
+       {"profile " + m + " --device host",
+        {"--allow-outside-links", "--densify", "--direct-io", "--lazy", "--verify"}}},
       {"bench",
        {"bench " + m + " --device host --reps 1 --buffer 64KiB",
         {"--allow-outside-links", "--densify", "--cold", "--lazy", "--no-naive", "--json"}}},
@@ -94,7 +94,8 @@ void check_switch(const std::string& args, const std::string& flag,
     REQUIRE(lwload_run(args + " " + flag + value, &out, &err) == 0);
     CHECK(on(out, err));
   }
-  for (const std::string& given : {std::string(), flag + "=false", flag + "=0", flag + "=no", flag + " " + flag + "=no"}) {
+  for (const std::string& given :
+       {std::string(), flag + "=false", flag + "=0", flag + "=no", flag + " " + flag + "=no"}) {
     CAPTURE(given);
     std::string out, err;
     REQUIRE(lwload_run(args + " " + given, &out, &err) == 0);
@@ -147,17 +148,14 @@ TEST_CASE("inspect, devices, plan, synth: --json, --metadata, --stats switch on 
   Fixture f;
   const auto json_object = [](const std::string& out, const std::string&) { return starts_json(out, '{'); };
   check_switch("inspect " + f.model, "--json", json_object);
-  check_switch("inspect --json " + f.model, "--metadata", [](const std::string& out, const std::string&) {
-    return has(out, "\"metadata\"");
-  });
-  check_switch("inspect " + f.model, "--stats", [](const std::string&, const std::string& err) {
-    return has(err, "opened in ");
-  });
+  check_switch("inspect --json " + f.model, "--metadata",
+               [](const std::string& out, const std::string&) { return has(out, "\"metadata\""); });
+  check_switch("inspect " + f.model, "--stats",
+               [](const std::string&, const std::string& err) { return has(err, "opened in "); });
   check_switch("devices", "--json", [](const std::string& out, const std::string&) { return starts_json(out, '['); });
   check_switch("plan " + f.model + " --device host", "--json", json_object);
-  check_switch("plan " + f.model + " --device host", "--lazy", [](const std::string& out, const std::string&) {
-    return has(out, "memory verdict:      lazy: ");
-  });
+  check_switch("plan " + f.model + " --device host", "--lazy",
+               [](const std::string& out, const std::string&) { return has(out, "memory verdict:      lazy: "); });
   check_switch("synth " + (f.dir / "s.safetensors").string() + " --size 64KiB --tensors 2", "--json", json_object);
 }
 
@@ -172,7 +170,8 @@ TEST_CASE("--allow-outside-links: weights linked out of the model folder refused
   for (const std::string command : {"inspect ", "plan --device host ", "load --device host ", "profile --device host ",
                                     "bench --device host --reps 1 --no-naive "}) {
     CAPTURE(command);
-    for (const std::string off : {"", " --allow-outside-links=false", " --allow-outside-links=0", " --allow-outside-links=no"}) {
+    for (const std::string off :
+         {"", " --allow-outside-links=false", " --allow-outside-links=0", " --allow-outside-links=no"}) {
       CAPTURE(off);
       std::string err;
       CHECK(lwload_run(command + model + off, nullptr, &err) == 3);
@@ -189,7 +188,8 @@ TEST_CASE("--allow-outside-links: weights linked out of the model folder refused
 TEST_CASE("doctor: one line per kernel feature, text and JSON; what a sandbox refuses shows as the fallback in force") {
   if (!lwload::test::have_exe()) return;
   check_switch("doctor", "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
-  const std::vector<std::string> keys = {"population", "page_cache", "io_uring", "guarded_copy", "page_size", "address_space"};
+  const std::vector<std::string> keys = {"population",   "page_cache", "io_uring",
+                                         "guarded_copy", "page_size",  "address_space"};
   std::string text, json;
   REQUIRE(lwload_run("doctor", &text) == 0);
   REQUIRE(lwload_run("doctor --json", &json) == 0);
@@ -222,7 +222,8 @@ TEST_CASE("load: --verify, --verbose, --lazy, --direct-io, --json switch on and 
   const std::string load = "load " + f.model + " --device host";
   check_switch(load, "--verify", [](const std::string& out, const std::string&) { return has(out, "verify: ok"); });
   check_switch(load, "--verbose", [](const std::string& out, const std::string&) { return has(out, "reads "); });
-  check_switch(load, "--lazy", [](const std::string& out, const std::string&) { return has(out, "(lazy: pages fault in"); });
+  check_switch(load, "--lazy",
+               [](const std::string& out, const std::string&) { return has(out, "(lazy: pages fault in"); });
   check_switch(load, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
   // O_DIRECT: used, or refused at load with the reason in the plan (a file system without it); never silent.
   check_switch(load + " --placement staged --json", "--direct-io", [](const std::string& out, const std::string&) {
@@ -235,9 +236,10 @@ TEST_CASE("--densify: sparse TFLite tensors described, loaded and verified dense
   const std::string model = (lwload::test::testdata() / "tflite" / "face_detection_full_range_sparse.tflite").string();
   const auto dense = [](const std::string& out, const std::string&) { return has(out, "\"encoding\":\"sparse\""); };
   check_switch("inspect --json " + model, "--densify", dense);
-  check_switch("load " + model + " --device host --verify", "--densify", [](const std::string& out, const std::string&) {
-    return has(out, "verify: ok, 188 tensors (992.87 KiB)");  // 360.41 KiB stored
-  });
+  check_switch("load " + model + " --device host --verify", "--densify",
+               [](const std::string& out, const std::string&) {
+                 return has(out, "verify: ok, 188 tensors (992.87 KiB)");  // 360.41 KiB stored
+               });
   std::string out, err;
   REQUIRE(lwload_run("inspect " + model, &out, &err) == 0);
   CHECK(has(out, "(sparse: the stored values; --densify loads it dense)"));
@@ -256,7 +258,8 @@ TEST_CASE("bench: --json, --no-naive, --cold, --lazy switch on and off") {
   Fixture f;
   const std::string bench = "bench " + f.model + " --device host --reps 1 --buffer 64KiB";
   check_switch(bench, "--json", [](const std::string& out, const std::string&) { return starts_json(out, '{'); });
-  check_switch(bench, "--no-naive", [](const std::string& out, const std::string&) { return !has(out, "naive read+copy"); });
+  check_switch(bench, "--no-naive",
+               [](const std::string& out, const std::string&) { return !has(out, "naive read+copy"); });
   check_switch(bench, "--cold", [](const std::string& out, const std::string&) { return has(out, "cache    cold"); });
   // The plan's own choices beside every forced one, staged with O_DIRECT too.
   std::string out;
@@ -387,7 +390,8 @@ TEST_CASE("tensor names and errors reach the terminal with control characters es
   CHECK_FALSE(has(err, "\x1b"));
 }
 
-TEST_CASE("a model stored in a zip (as an APK stores an asset) loads through --range: zero-copy, verified, on every device") {
+TEST_CASE(
+    "a model stored in a zip (as an APK stores an asset) loads through --range: zero-copy, verified, on every device") {
   TempDir dir;
   const fs::path model = dir / "m.safetensors", app = dir / "app.zip";
   REQUIRE(lwload_run("synth " + model.string() + " --format safetensors --size 1MiB --tensors 6 --alignment 0") == 0);
@@ -414,17 +418,20 @@ TEST_CASE("a model stored in a zip (as an APK stores an asset) loads through --r
   for (const std::string device : {"host", "opencl:0", "vulkan:0"}) {
     CAPTURE(device);
     if (!has(listed, device)) continue;
-    CHECK(lwload_run("load " + app.string() + " --range " + where + " --device " + device + " --verify --verbose", &out, &err) == 0);
+    CHECK(lwload_run("load " + app.string() + " --range " + where + " --device " + device + " --verify --verbose", &out,
+                     &err) == 0);
     CHECK(has(out, "verify: ok, 6 tensors"));
     CHECK(has(out, "zero_copy 6"));  // at an odd offset of the zip: regions cover the zip's own pages
   }
   // The same bytes one off: not a model, and the error names the range.
-  const std::string shifted = std::to_string(std::stoull(where.substr(0, where.find(':'))) + 1) + where.substr(where.find(':'));
+  const std::string shifted =
+      std::to_string(std::stoull(where.substr(0, where.find(':'))) + 1) + where.substr(where.find(':'));
   CHECK(lwload_run("inspect " + app.string() + " --range " + shifted, nullptr, &err) == 3);
   CHECK(has(err, "fd "));
 }
 
-TEST_CASE("a TFJS model in 1,100 shards loads under a soft open-file limit of 256 (the tool raises it to the hard one)") {
+TEST_CASE(
+    "a TFJS model in 1,100 shards loads under a soft open-file limit of 256 (the tool raises it to the hard one)") {
   if (!lwload::test::have_exe()) return;
   TempDir dir;
   constexpr int kShards = 1100;
@@ -445,7 +452,8 @@ TEST_CASE("a TFJS model in 1,100 shards loads under a soft open-file limit of 25
   }
   std::string out;
   CHECK(lwload::test::run_command("bash -c \"ulimit -Sn 256; exec " + std::string(exe()) + " load " +
-                                      (dir / "model.json").string() + " --device host --placement direct --verify\" 2>&1",
+                                      (dir / "model.json").string() +
+                                      " --device host --placement direct --verify\" 2>&1",
                                   &out) == 0);
   INFO(out);
   CHECK(has(out, "verify: ok, 1 tensors"));
@@ -461,22 +469,22 @@ std::string gguf_named(const std::string& name, const std::string& meta = {}) {
   const auto put = [&](std::uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
   };
-  put(3, 4);                  // version
-  put(1, 8);                  // tensors
+  put(3, 4);                     // version
+  put(1, 8);                     // tensors
   put(meta.empty() ? 0 : 1, 8);  // metadata entries
   if (!meta.empty()) {
     put(meta.size(), 8);
     out += meta;
-    put(8, 4);                // STRING
+    put(8, 4);  // STRING
     put(meta.size(), 8);
     out += meta;
   }
   put(name.size(), 8);
   out += name;
-  put(1, 4);                  // dimensions
-  put(4, 8);                  // 4 elements
-  put(0, 4);                  // F32
-  put(0, 8);                  // offset in the data
+  put(1, 4);  // dimensions
+  put(4, 8);  // 4 elements
+  put(0, 4);  // F32
+  put(0, 8);  // offset in the data
   out.resize((out.size() + 31) / 32 * 32, '\0');
   return out + std::string(16, '\1');
 }
@@ -486,9 +494,10 @@ bool valid_utf8(const std::string& text) {
   TempDir dir;
   const fs::path file = dir / "text";
   std::ofstream(file, std::ios::binary) << text;
-  return lwload::test::run_command(std::string(lwload::test::kPython) +
-                                   " -c \"import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8'))\" " +
-                                   file.string()) == 0;
+  return lwload::test::run_command(
+             std::string(lwload::test::kPython) +
+             " -c \"import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8'))\" " + file.string()) ==
+         0;
 }
 
 }  // namespace
@@ -532,14 +541,21 @@ TEST_CASE("--json replaces code points past U+10FFFF and overlong forms in names
   TempDir dir;
   // Past U+10FFFF (F4 90.., F5..), overlong 3- and 4-byte forms: each byte becomes U+FFFD (it
   // begins no well-formed sequence). U+10FFFF and U+0800, the edges just inside, stay as they are.
-  const std::string bad = "a\xf4\x90\x80\x80" "b\xe0\x80\xaf" "c\xf0\x80\x80\xaf" "d\xf5\x80\x80\x80" "e\xf4\x8f\xbf\xbf" "f\xe0\xa0\x80";
+  const std::string bad =
+      "a\xf4\x90\x80\x80"
+      "b\xe0\x80\xaf"
+      "c\xf0\x80\x80\xaf"
+      "d\xf5\x80\x80\x80"
+      "e\xf4\x8f\xbf\xbf"
+      "f\xe0\xa0\x80";
   const auto replaced = [](int bytes) {
     std::string out;
     for (int i = 0; i < bytes; ++i) out += "\\ufffd";
     return out;
   };
   const std::string expected = "a" + replaced(4) + "b" + replaced(3) + "c" + replaced(4) + "d" + replaced(4) +
-                               "e\xf4\x8f\xbf\xbf" "f\xe0\xa0\x80";
+                               "e\xf4\x8f\xbf\xbf"
+                               "f\xe0\xa0\x80";
   const fs::path model = dir / "m.gguf";
   std::ofstream(model, std::ios::binary) << gguf_named(bad, bad);
   const std::string quoted = "'" + model.string() + "'";

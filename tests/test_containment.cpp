@@ -151,9 +151,9 @@ TEST_CASE("the component walk (openat2's fallback) holds the same rule as openat
 
     // Out by a relative link, an absolute one, a ".." above the folder on the way back in, a link
     // to a folder outside: refused, naming the file and where it resolves.
-    for (const fs::path& target : {fs::path("../outside.safetensors"), f.dir / "outside.safetensors",
-                                  fs::path("../m/sub/real.safetensors"), fs::path("up/outside.safetensors"),
-                                  fs::path("/proc/self/cwd")}) {
+    for (const fs::path& target :
+         {fs::path("../outside.safetensors"), f.dir / "outside.safetensors", fs::path("../m/sub/real.safetensors"),
+          fs::path("up/outside.safetensors"), fs::path("/proc/self/cwd")}) {
       CAPTURE(target);
       fs::remove(shard);
       fs::create_symlink(target, shard);

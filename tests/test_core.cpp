@@ -15,14 +15,15 @@
 using namespace lwload;
 
 TEST_CASE("dtype names round-trip and sizes follow their layouts") {
-  for (DType t : {DType::F32, DType::BF16, DType::I4, DType::Q4_K, DType::MXFP4, DType::NVFP4, DType::Q2_0, DType::STRING})
+  for (DType t :
+       {DType::F32, DType::BF16, DType::I4, DType::Q4_K, DType::MXFP4, DType::NVFP4, DType::Q2_0, DType::STRING})
     CHECK(dtype_from_name(dtype_name(t)) == t);
   CHECK_FALSE(dtype_from_name("F33"));
   CHECK(dtype_bytes(DType::F32, 6) == 24u);
-  CHECK(dtype_bytes(DType::I4, 3) == 2u);            // two per byte, the last half byte rounds up
-  CHECK(dtype_bytes(DType::Q8_0, 64) == 68u);        // 2 blocks of 34 bytes
-  CHECK(dtype_bytes(DType::Q4_K, 512) == 288u);      // 2 blocks of 144 bytes
-  CHECK_FALSE(dtype_bytes(DType::Q8_0, 33));         // not a whole block
+  CHECK(dtype_bytes(DType::I4, 3) == 2u);        // two per byte, the last half byte rounds up
+  CHECK(dtype_bytes(DType::Q8_0, 64) == 68u);    // 2 blocks of 34 bytes
+  CHECK(dtype_bytes(DType::Q4_K, 512) == 288u);  // 2 blocks of 144 bytes
+  CHECK_FALSE(dtype_bytes(DType::Q8_0, 33));     // not a whole block
   CHECK_FALSE(dtype_bytes(DType::STRING, 1));
   CHECK_FALSE(dtype_bytes(DType::F64, std::numeric_limits<std::uint64_t>::max() / 4));
 }
@@ -143,7 +144,9 @@ TEST_CASE("the version: the macro, the linked library and `lwload --version` agr
 
 TEST_CASE("manifest JSON: a name holding quotes, backslashes and control bytes reads back as itself") {
   // Names are a file's bytes: every character JSON must escape, and the escapes' own spelling.
-  const std::string name = "a\"b\\c\\u0041\nd\te\x01\x1f" "f/g\x7f";
+  const std::string name =
+      "a\"b\\c\\u0041\nd\te\x01\x1f"
+      "f/g\x7f";
   Manifest m;
   m.format = "safetensors";
   m.files = {"dir\\with \"quotes\".safetensors"};

@@ -33,8 +33,8 @@ fs::path sim_library() { return self_exe().parent_path() / "cuda_sim" / "libcuda
 void expect_child(const std::string& mode, const std::string& test_case, const std::string& extra_env = {}) {
   INFO("mode " << mode << ", child '" << test_case << "' " << extra_env);
   std::string output;
-  const int status = test::run_command("env LWLOAD_CUDA_LIBRARY='" + sim_library().string() + "' LWLOAD_CUDA_SIM=" +
-                                           mode + " " + extra_env + " '" + self_exe().string() +
+  const int status = test::run_command("env LWLOAD_CUDA_LIBRARY='" + sim_library().string() +
+                                           "' LWLOAD_CUDA_SIM=" + mode + " " + extra_env + " '" + self_exe().string() +
                                            "' --no-skip --no-colors -tc='" + test_case + "' 2>&1",
                                        &output);
   INFO(output);
@@ -115,8 +115,9 @@ TEST_CASE("cuda child: every placement loads and verifies" * doctest::skip()) {
   test::TempDir dir;
   const std::string m = mode();
   const bool refused = std::getenv("LWLOAD_CUDA_SIM_REFUSE_REGISTER") != nullptr;
-  const Placement automatic = m == "dgpu" ? Placement::staged : (m == "igpu-ro" && !refused) ? Placement::zero_copy
-                                                                                              : Placement::direct;
+  const Placement automatic = m == "dgpu"                    ? Placement::staged
+                              : (m == "igpu-ro" && !refused) ? Placement::zero_copy
+                                                             : Placement::direct;
   const std::string_view mechanism = automatic == Placement::zero_copy ? "cuda_host_register"
                                      : automatic == Placement::direct  ? "host_visible"
                                                                        : "allocated";
@@ -138,7 +139,8 @@ TEST_CASE("cuda child: a refused registration falls back to direct with the driv
     auto device = open_device("cuda:0");
     const Weights weights = load(manifest, *device);
     CHECK(weights.plan().count(Placement::direct) == manifest.tensors.size());
-    CHECK(weights.plan().tensors[0].reason.find("cuMemHostRegister(READ_ONLY | DEVICEMAP) refused") != std::string::npos);
+    CHECK(weights.plan().tensors[0].reason.find("cuMemHostRegister(READ_ONLY | DEVICEMAP) refused") !=
+          std::string::npos);
     CHECK(weights.plan().tensors[0].reason.find("CUDA_ERROR_INVALID_VALUE") != std::string::npos);
     CHECK(verify(weights).tensors == manifest.tensors.size());
   }
@@ -181,7 +183,8 @@ TEST_CASE("cuda child: injected faults fail cleanly and leak nothing" * doctest:
     const Error e = error_of([&] { (void)load(manifest, *device, options); });
     MESSAGE(e.what());
     CHECK(e.code() == (copy_fault ? ErrorCode::device : ErrorCode::out_of_memory));
-    CHECK(std::string(e.what()).find(copy_fault ? "cuMemcpyHtoDAsync" : "CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+    CHECK(std::string(e.what()).find(copy_fault ? "cuMemcpyHtoDAsync" : "CUDA_ERROR_OUT_OF_MEMORY") !=
+          std::string::npos);
   }
   CHECK(sim_live() == 0);
   child_ok("cuda child: injected faults fail cleanly and leak nothing");
@@ -223,15 +226,16 @@ TEST_CASE("cuda: no driver means no device, and lwload devices says why") {
   std::string out;
   const char* exe = std::getenv("LWLOAD_EXE");
   if (exe) {
-    CHECK(test::run_command(std::string("env LWLOAD_CUDA_LIBRARY=/nonexistent/libcuda.so.1 ") + exe + " devices", &out) == 0);
+    CHECK(test::run_command(std::string("env LWLOAD_CUDA_LIBRARY=/nonexistent/libcuda.so.1 ") + exe + " devices",
+                            &out) == 0);
     CHECK(out.find("cuda: no device: no NVIDIA driver") != std::string::npos);
     out.clear();
     CHECK(test::run_command("env LWLOAD_CUDA_LIBRARY='" + sim_library().string() + "' " + exe + " devices", &out) == 0);
     CHECK(out.find("cuda: no device: cuInit failed: CUDA_ERROR_NO_DEVICE") != std::string::npos);  // no mode set
     out.clear();
-    CHECK(test::run_command("env LWLOAD_CUDA_LIBRARY='" + sim_library().string() + "' LWLOAD_CUDA_SIM=dgpu " + exe +
-                                " devices",
-                            &out) == 0);
+    CHECK(test::run_command(
+              "env LWLOAD_CUDA_LIBRARY='" + sim_library().string() + "' LWLOAD_CUDA_SIM=dgpu " + exe + " devices",
+              &out) == 0);
     CHECK(out.find("cuda:0  lwload simulated CUDA device (dgpu)") != std::string::npos);
   }
 }
@@ -255,12 +259,15 @@ TEST_CASE("cuda: the simulated devices load every placement and verify") {
 
 TEST_CASE("cuda: allocation and copy failures release everything") {
   if (!test::available("cuda_sim", fs::exists(sim_library()), "simulated CUDA driver not built")) return;
-  expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=3");
-  expect_child("igpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=2");
+  expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing",
+               "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=3");
+  expect_child("igpu", "cuda child: injected faults fail cleanly and leak nothing",
+               "LWLOAD_CUDA_SIM_FAIL_ALLOC_AFTER=2");
   expect_child("dgpu", "cuda child: injected faults fail cleanly and leak nothing", "LWLOAD_CUDA_SIM_FAIL_COPY_AT=5");
 }
 
-TEST_CASE("cuda child: a registration the driver has no memory for fails the load and is not declined" * doctest::skip()) {
+TEST_CASE("cuda child: a registration the driver has no memory for fails the load and is not declined" *
+          doctest::skip()) {
   // CUDA_ERROR_OUT_OF_MEMORY from cuMemHostRegister is the machine out of pinnable memory, not
   // these pages refused: the load stops with out_of_memory and the driver's words, leaking nothing.
   test::TempDir dir;

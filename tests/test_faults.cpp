@@ -32,8 +32,8 @@
 #include "synth/synth.hpp"
 
 using namespace lwload;
-using lwload::test::TempDir;
 using lwload::test::FaultyDevice;
+using lwload::test::TempDir;
 
 namespace {
 
@@ -62,7 +62,8 @@ void expect_failure(const Manifest& m, FaultyDevice& device, const LoadOptions& 
     FAIL("the load succeeded");
   } catch (const Error& e) {
     CHECK_MESSAGE(e.code() == code, e.what());
-    for (const auto& part : parts) CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what(), " lacks ", part);
+    for (const auto& part : parts)
+      CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what(), " lacks ", part);
   }
   CHECK(device.counters.live_buffers == 0);
   CHECK(device.counters.live_staging == 0);
@@ -147,7 +148,8 @@ TEST_CASE("a file rewritten in place after open_manifest (same size, new bytes):
   std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
   for (const std::optional<Placement> placement : kEveryPlacement) {
     auto device = faulty("host");
-    expect_failure(m, *device, forced(placement), ErrorCode::io, {path.string(), "changed since its headers were read"});
+    expect_failure(m, *device, forced(placement), ErrorCode::io,
+                   {path.string(), "changed since its headers were read"});
     CHECK(device->counters.allocations == 0);
   }
 }
@@ -195,7 +197,10 @@ TEST_CASE("a file rewritten in place with its mtime put back (touch -r): the cti
   struct stat loaded {};
   REQUIRE(::stat(path.c_str(), &loaded) == 0);
   do {
-    { std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary); f.write("x", 1); }
+    {
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f.write("x", 1);
+    }
     REQUIRE(::utimensat(AT_FDCWD, path.c_str(), again, 0) == 0);
     REQUIRE(::stat(path.c_str(), &after) == 0);
   } while (after.st_ctim.tv_sec == loaded.st_ctim.tv_sec && after.st_ctim.tv_nsec == loaded.st_ctim.tv_nsec);
@@ -263,7 +268,8 @@ TEST_CASE("a file truncated during the load: the short read names the file and t
       truncated = true;
       std::filesystem::resize_file(path, m.tensors[1].pieces[0].offset);  // tensors 1.. are gone
     };
-    expect_failure(m, *device, options, ErrorCode::bad_input, {path.string(), "tensor 't000", "truncated during the load"});
+    expect_failure(m, *device, options, ErrorCode::bad_input,
+                   {path.string(), "tensor 't000", "truncated during the load"});
   }
 }
 
@@ -472,8 +478,8 @@ TEST_CASE("a device that declines an import gets the region's tensors direct, wi
     CHECK(w.plan().count(Placement::direct) == 4);
     CHECK(w.plan().imported_regions() == 0);
     CHECK(w.plan().regions.front().declined.find("at load: the device declined the import") == 0);
-    CHECK(w.plan().tensors[0].reason.find("the device declined the import: test device declines every import → direct") !=
-          std::string::npos);
+    CHECK(w.plan().tensors[0].reason.find(
+              "the device declined the import: test device declines every import → direct") != std::string::npos);
     CHECK(w.plan().device_bytes == m.total_bytes());  // the re-plan's totals, not the first plan's
     CHECK(w.plan().mapped_bytes == 0);
     CHECK(verify(w).tensors == 4);
@@ -488,7 +494,8 @@ TEST_CASE("plans that do not fit or do not match fail before the first allocatio
   const Manifest m = open_manifest(dir / "m.safetensors");
   auto device = faulty("null");
   device->mutable_info().caps.device_memory = 512 * 1024;
-  expect_failure(m, *device, forced(std::nullopt), ErrorCode::does_not_fit, {"524288", std::to_string(m.total_bytes())});
+  expect_failure(m, *device, forced(std::nullopt), ErrorCode::does_not_fit,
+                 {"524288", std::to_string(m.total_bytes())});
   CHECK(device->counters.allocations == 0);
 
   auto host = faulty("host");
@@ -505,7 +512,9 @@ TEST_CASE("plans that do not fit or do not match fail before the first allocatio
 // Run plainly, and again under tests/support/refuse.c (tests/meson.build, suite kernel_matrix),
 // which names what it refuses in LWLOAD_REFUSED: the refusal is seen as such, and the fallback
 // in force still makes a mapping resident and still turns a lost page into Error(io).
-TEST_CASE("kernel features: what the kernel refuses is seen, and the fallback still populates and still reports a lost page") {
+TEST_CASE(
+    "kernel features: what the kernel refuses is seen, and the fallback still populates and still reports a lost "
+    "page") {
   const char* env = std::getenv("LWLOAD_REFUSED");
   const std::string refused = env ? env : "";
   MESSAGE("refused: ", refused.empty() ? "nothing" : refused);
@@ -638,7 +647,8 @@ TEST_CASE("kernel features: residency without cachestat is sampled and still rig
     CHECK(got <= want + slack);
   };
 
-  if (!test::available("page_cache_exact", cache_only_head(path, half), "the kernel cached more (or less) than was read"))
+  if (!test::available("page_cache_exact", cache_only_head(path, half),
+                       "the kernel cached more (or less) than was read"))
     return;
   const Manifest m = open_manifest(path);
   const io::CachedCount count = io::count_cached(*m.opened[0].file, 0, size);
@@ -658,7 +668,8 @@ TEST_CASE("kernel features: residency without cachestat is sampled and still rig
   CHECK(r.samples == (counted ? 0 : io::kSampledPages));
   near(r.cached, half);
   const std::string json = plan_to_json(plan, m);
-  CHECK(json.find(counted ? "\"exact\":true,\"samples\":0" : "\"exact\":false,\"samples\":" + std::to_string(io::kSampledPages)) != std::string::npos);
+  CHECK(json.find(counted ? "\"exact\":true,\"samples\":0"
+                          : "\"exact\":false,\"samples\":" + std::to_string(io::kSampledPages)) != std::string::npos);
 
   {  // Lazy: nothing is populated, so what is resident is counted (cachestat) or sampled.
     const Weights w = load(m, *device, lazy);

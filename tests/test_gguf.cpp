@@ -32,8 +32,19 @@ namespace {
 // ---- a small GGUF writer -------------------------------------------------------------------------
 
 enum : std::uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8,
-  kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 enum : std::uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ8_0 = 8, kGgmlQ4_K = 12 };
 
@@ -122,12 +133,14 @@ Error error_of(const std::vector<std::byte>& bytes, ErrorCode expected_code = Er
   return Error(ErrorCode::bad_input, "");
 }
 
-bool contains(const Error& e, std::string_view text) { return std::string_view(e.what()).find(text) != std::string_view::npos; }
+bool contains(const Error& e, std::string_view text) {
+  return std::string_view(e.what()).find(text) != std::string_view::npos;
+}
 
 // Evaluates `error` once (doctest evaluates message arguments lazily, possibly again when reporting).
-#define CHECK_ERROR_HAS(error, text)                                                 \
-  do {                                                                               \
-    const Error& checked_error_ = (error);                                           \
+#define CHECK_ERROR_HAS(error, text)                                                   \
+  do {                                                                                 \
+    const Error& checked_error_ = (error);                                             \
     CHECK_MESSAGE(contains(checked_error_, text), std::string(checked_error_.what())); \
   } while (0)
 
@@ -224,12 +237,11 @@ PyReading python_reading(const std::filesystem::path& gguf) {
 
 float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v = exp == 0 ? std::ldexp(static_cast<float>(mant), -24)
+  float v = exp == 0    ? std::ldexp(static_cast<float>(mant), -24)
             : exp == 31 ? (mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity())
                         : std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
   return sign ? -v : v;
 }
-
 
 }  // namespace
 
@@ -352,7 +364,7 @@ TEST_CASE("general.alignment 4096: data starts on a page and offsets are page mu
   Gguf g;
   g.alignment = 4096;
   put_u32(g.kv("general.alignment", kU32), 4096);
-  g.tensor("a", {256, 2}, kGgmlQ4_K, 0);        // 2 blocks of 144 bytes
+  g.tensor("a", {256, 2}, kGgmlQ4_K, 0);  // 2 blocks of 144 bytes
   g.tensor("b", {1000}, kGgmlF32, 4096);
   g.tensor("c", {3, 5}, kGgmlF16, 8192);
   g.data_bytes = 8192 + 30;
@@ -449,7 +461,7 @@ TEST_CASE("scalars and zero-sized tensors are accepted, packed in info order as 
   g.tensor("first", {8}, kGgmlF32, 0);
   g.tensor("scalar", {}, kGgmlF32, 32);  // 4 bytes, padded to 32
   g.tensor("empty", {0, 4}, kGgmlF32, 64);
-  g.tensor("last", {8}, kGgmlF32, 64);   // the empty tensor took no bytes
+  g.tensor("last", {8}, kGgmlF32, 64);  // the empty tensor took no bytes
   g.data_bytes = 96;
   const Manifest m = open_bytes(dir, g.bytes());
   REQUIRE(m.tensors.size() == 4);
@@ -484,7 +496,7 @@ TEST_CASE("a zero in a shape makes it empty, however far its other dimensions ov
 TEST_CASE("10,000 tensors, and a sparse > 4 GiB GGUF is inspected from its header alone") {
   TempDir dir;
   constexpr std::uint32_t kCount = 10000;
-  constexpr std::uint64_t kElems = 1u << 17;                  // 512 KiB of F32 each
+  constexpr std::uint64_t kElems = 1u << 17;  // 512 KiB of F32 each
   constexpr std::uint64_t kBytes = kElems * 4;
   Gguf g;
   g.kv_string("general.architecture", "sparse");
@@ -523,15 +535,15 @@ TEST_CASE("every ggml type id maps to its dtype with ggml-common.h's block size 
     std::uint64_t block_elems, block_bytes;
   };
   const Row rows[] = {
-      {0, "F32", 1, 4},          {1, "F16", 1, 2},          {2, "Q4_0", 32, 18},     {3, "Q4_1", 32, 20},
-      {6, "Q5_0", 32, 22},       {7, "Q5_1", 32, 24},       {8, "Q8_0", 32, 34},     {9, "Q8_1", 32, 36},
-      {10, "Q2_K", 256, 84},     {11, "Q3_K", 256, 110},    {12, "Q4_K", 256, 144},  {13, "Q5_K", 256, 176},
-      {14, "Q6_K", 256, 210},    {15, "Q8_K", 256, 292},    {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
-      {18, "IQ3_XXS", 256, 98},  {19, "IQ1_S", 256, 50},    {20, "IQ4_NL", 32, 18},  {21, "IQ3_S", 256, 110},
-      {22, "IQ2_S", 256, 82},    {23, "IQ4_XS", 256, 136},  {24, "I8", 1, 1},        {25, "I16", 1, 2},
-      {26, "I32", 1, 4},         {27, "I64", 1, 8},         {28, "F64", 1, 8},       {29, "IQ1_M", 256, 56},
-      {30, "BF16", 1, 2},        {34, "TQ1_0", 256, 54},    {35, "TQ2_0", 256, 66},  {39, "MXFP4", 32, 17},
-      {40, "NVFP4", 64, 36},     {41, "Q1_0", 128, 18},     {42, "Q2_0", 64, 18},
+      {0, "F32", 1, 4},         {1, "F16", 1, 2},         {2, "Q4_0", 32, 18},      {3, "Q4_1", 32, 20},
+      {6, "Q5_0", 32, 22},      {7, "Q5_1", 32, 24},      {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 36},
+      {10, "Q2_K", 256, 84},    {11, "Q3_K", 256, 110},   {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
+      {14, "Q6_K", 256, 210},   {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+      {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},   {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},
+      {22, "IQ2_S", 256, 82},   {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
+      {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},        {29, "IQ1_M", 256, 56},
+      {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},   {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
+      {40, "NVFP4", 64, 36},    {41, "Q1_0", 128, 18},    {42, "Q2_0", 64, 18},
   };
   TempDir dir;
   Gguf g;
@@ -762,7 +774,8 @@ TEST_CASE("a string over 1 GiB is refused as ggml refuses it, though the file ho
   CHECK_FALSE(contains(e, "GGUF_MAX_STRING_LENGTH"));
 }
 
-TEST_CASE("offsets past the end, overflowing, misaligned, overlapping, gapped or out of order; duplicate names and keys") {
+TEST_CASE(
+    "offsets past the end, overflowing, misaligned, overlapping, gapped or out of order; duplicate names and keys") {
   Gguf past = one_tensor();
   past.data_bytes = 16;  // the tensor needs 32
   const Error p = error_of(past.bytes());
@@ -900,7 +913,8 @@ std::string part_file(int k, int count) {
 
 void write_split(const TempDir& dir, int count) {
   for (int k = 0; k < count; ++k)
-    write_file(dir / part_file(k + 1, count), split_part(static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(count), 2 * count).bytes());
+    write_file(dir / part_file(k + 1, count),
+               split_part(static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(count), 2 * count).bytes());
 }
 
 Error split_error(const std::filesystem::path& path) {
@@ -991,13 +1005,16 @@ TEST_CASE("lwload load --verify on a split GGUF") {
   for (const char* placement : {"", " --placement direct", " --placement staged"}) {
     CAPTURE(placement);
     out.clear();
-    CHECK(run_command(std::string(exe) + " load " + (dir / part_file(1, 3)).string() + " --device host --verify" +
-                          placement, &out) == 0);
+    CHECK(run_command(
+              std::string(exe) + " load " + (dir / part_file(1, 3)).string() + " --device host --verify" + placement,
+              &out) == 0);
     CHECK(out.find("verify: ok, 6 tensors") != std::string::npos);
   }
 }
 
-TEST_CASE("every GGUF in testdata and a synthetic one read as the independent reader reads them (tests/real/reference_gguf.py)") {
+TEST_CASE(
+    "every GGUF in testdata and a synthetic one read as the independent reader reads them "
+    "(tests/real/reference_gguf.py)") {
   TempDir dir;
   synth::SynthSpec spec;
   spec.format = "gguf";

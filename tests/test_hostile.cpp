@@ -24,7 +24,8 @@ namespace {
 fs::path copy_model(const test::TempDir& dir, const std::string& from, const std::string& to = "m") {
   const fs::path target = dir / to;
   fs::copy(test::testdata() / from, target, fs::copy_options::recursive);
-  for (const auto& e : fs::recursive_directory_iterator(target)) fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  for (const auto& e : fs::recursive_directory_iterator(target))
+    fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
   fs::permissions(target, fs::perms::owner_write, fs::perm_options::add);
   return target;
 }
@@ -77,8 +78,8 @@ std::string many_tensors_header(std::size_t count) {
   header.reserve(count * 80);
   for (std::size_t i = 0; i < count; ++i) {
     const std::string n = std::to_string(i);
-    header += (i ? ",\"model.layers." : "\"model.layers.") + n + ".w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + n +
-              "," + std::to_string(i + 1) + "]}";
+    header += (i ? ",\"model.layers." : "\"model.layers.") + n +
+              ".w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + n + "," + std::to_string(i + 1) + "]}";
   }
   return header + "}";
 }
@@ -147,7 +148,8 @@ TEST_CASE("safetensors caps: tensor count and name bytes, per model, with the fi
   options = {};
   options.max_name_bytes = 1u << 20;
   e = test::error_of([&] {
-    open_in_memory(safetensors_file(R"({")" + huge + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1), options);
+    open_in_memory(safetensors_file(R"({")" + huge + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1),
+                   options);
   });
   CHECK(e.code() == ErrorCode::bad_input);
   CHECK(std::string(e.what()).find("the name of tensor 'nnnn") != std::string::npos);

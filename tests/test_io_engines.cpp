@@ -35,9 +35,8 @@ using namespace lwload;
 
 namespace {
 
-
-
-using MakeReader = std::function<std::unique_ptr<io::ReadEngine>(boost::asio::io_context&, std::vector<io::ReadSource>)>;
+using MakeReader =
+    std::function<std::unique_ptr<io::ReadEngine>(boost::asio::io_context&, std::vector<io::ReadSource>)>;
 
 struct Engine {
   const char* name;
@@ -158,14 +157,14 @@ TEST_CASE("io engines: each read's bytes land at its offset, in its own buffer, 
     CHECK(reader->concurrency() >= 1);
     CHECK(io_engine_name(reader->engine()) == std::string_view(engine.name));
     std::vector<Request> requests;
-    requests.emplace_back(0, 0, 1);                  // the first byte
-    requests.emplace_back(0, 1, 4095);               // unaligned start, ends on a page boundary
-    requests.emplace_back(0, 4095, 2);               // across a page boundary
-    requests.emplace_back(1, 256, 256);              // another file, a block 256 bytes in
-    requests.emplace_back(0, 256, 256);              // the same range of the first file
-    requests.emplace_back(0, 65536 + 3, 70001);      // several pages, unaligned both ends
-    requests.emplace_back(1, b_bytes.size() - 1, 1); // the last byte of a file
-    requests.emplace_back(0, 0, a_bytes.size());     // a whole file
+    requests.emplace_back(0, 0, 1);                   // the first byte
+    requests.emplace_back(0, 1, 4095);                // unaligned start, ends on a page boundary
+    requests.emplace_back(0, 4095, 2);                // across a page boundary
+    requests.emplace_back(1, 256, 256);               // another file, a block 256 bytes in
+    requests.emplace_back(0, 256, 256);               // the same range of the first file
+    requests.emplace_back(0, 65536 + 3, 70001);       // several pages, unaligned both ends
+    requests.emplace_back(1, b_bytes.size() - 1, 1);  // the last byte of a file
+    requests.emplace_back(0, 0, a_bytes.size());      // a whole file
     requests.emplace_back(1, 12345, 54321);
     read_all(*reader, ctx, requests);
     const auto self = std::this_thread::get_id();
@@ -232,11 +231,11 @@ TEST_CASE("io engines: the end of a file is a short count, never a buffer presen
     // Truncated after it was opened and the reader was made: the reader sees the file as it is now.
     std::filesystem::resize_file(dir / "shrinks.bin", 5000);
     std::vector<Request> requests;
-    requests.emplace_back(0, 9000, 4096);   // 1000 bytes left
-    requests.emplace_back(0, 10000, 100);   // at the end
-    requests.emplace_back(0, 20000, 100);   // past the end
-    requests.emplace_back(1, 4000, 4096);   // 1000 bytes left after the truncation
-    requests.emplace_back(1, 6000, 100);    // past the new end
+    requests.emplace_back(0, 9000, 4096);  // 1000 bytes left
+    requests.emplace_back(0, 10000, 100);  // at the end
+    requests.emplace_back(0, 20000, 100);  // past the end
+    requests.emplace_back(1, 4000, 4096);  // 1000 bytes left after the truncation
+    requests.emplace_back(1, 6000, 100);   // past the new end
     read_all(*reader, ctx, requests);
     const std::size_t expected_got[] = {1000, 0, 0, 1000, 0};
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -261,8 +260,8 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
     boost::asio::io_context ctx;
     auto reader = io::make_pread_engine(ctx, {io::ReadSource{file.get()}}, 2);
     std::vector<Request> requests;
-    requests.emplace_back(0, 0, 10000);      // before the bad part: fine
-    requests.emplace_back(0, 19000, 2000);   // touches it
+    requests.emplace_back(0, 0, 10000);     // before the bad part: fine
+    requests.emplace_back(0, 19000, 2000);  // touches it
     read_all(*reader, ctx, requests);
     CHECK(requests[0].completions == 1);
     CHECK_FALSE(requests[0].error);
@@ -283,7 +282,9 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
      public:
       explicit DirectoryAsFile(std::filesystem::path p)
           : path_(std::move(p)), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
-      ~DirectoryAsFile() override { if (fd_ >= 0) ::close(fd_); }
+      ~DirectoryAsFile() override {
+        if (fd_ >= 0) ::close(fd_);
+      }
       const std::filesystem::path& path() const noexcept override { return path_; }
       std::uint64_t size() const override { return 1 << 20; }
       std::size_t read_at(std::uint64_t, std::span<std::byte>) const override {
@@ -323,7 +324,7 @@ TEST_CASE("io engines: a failing read is one Error(io) naming the file") {
 }
 
 TEST_CASE("io engines: O_DIRECT reads with aligned buffers and offsets, where the file system allows it") {
-  test::TempDir dir;  // under LWLOAD_SCRATCH (the build folder): tmpfs refuses O_DIRECT
+  test::TempDir dir;                               // under LWLOAD_SCRATCH (the build folder): tmpfs refuses O_DIRECT
   constexpr std::size_t kSize = (1 << 20) + 1000;  // ends 1000 bytes into a block
   const auto bytes = test::marked_bytes(kSize, 5);
   test::write_file(dir / "cold.bin", bytes);
@@ -383,7 +384,8 @@ TEST_CASE("io engines: O_DIRECT reads with aligned buffers and offsets, where th
       CHECK(completions[i] == 1);
       CHECK(errors[i] == "");
       CHECK(got[i] == reads[i].expect);
-      CHECK(std::vector<std::byte>(buffers[i]->data, buffers[i]->data + got[i]) == test::slice(bytes, reads[i].offset, got[i]));
+      CHECK(std::vector<std::byte>(buffers[i]->data, buffers[i]->data + got[i]) ==
+            test::slice(bytes, reads[i].offset, got[i]));
     }
     if (refuses_unaligned) {
       ctx.restart();

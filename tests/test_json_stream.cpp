@@ -140,11 +140,10 @@ TEST_CASE("read_json: errors name the absolute byte whatever the chunk size") {
 }
 
 TEST_CASE("safetensors header: names with escapes and UTF-8, metadata and offsets split at every position") {
-  const std::string header =
-      R"({"__metadata__":{"format":"pt","n\u00f6te":"a\"b\\c\u4e2d😀"},)"
-      R"("emb\u00e9d\"q":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
-      R"("blk.0/ü😀":{"dtype":"U8","shape":[1000],"data_offsets":[24,1024]},)"
-      R"("z":{"dtype":"F16","shape":[],"data_offsets":[1024,1026]}})";
+  const std::string header = R"({"__metadata__":{"format":"pt","n\u00f6te":"a\"b\\c\u4e2d😀"},)"
+                             R"("emb\u00e9d\"q":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                             R"("blk.0/ü😀":{"dtype":"U8","shape":[1000],"data_offsets":[24,1024]},)"
+                             R"("z":{"dtype":"F16","shape":[],"data_offsets":[1024,1026]}})";
   std::vector<std::byte> file;
   put_u64(file, header.size());
   put_bytes(file, header);
@@ -163,7 +162,9 @@ TEST_CASE("safetensors header: names with escapes and UTF-8, metadata and offset
     formats::TensorCaps caps(limits);
     formats::parse_safetensors_header(*f, header.size(), 0, m, caps);
     REQUIRE(m.tensors.size() == 3);
-    CHECK(m.tensors[0].name == "emb\xc3\xa9" "d\"q");
+    CHECK(m.tensors[0].name ==
+          "emb\xc3\xa9"
+          "d\"q");
     CHECK(m.tensors[0].shape == std::vector<std::int64_t>{2, 3});
     CHECK(m.tensors[0].pieces.at(0).offset == 8 + header.size());
     CHECK(m.tensors[1].name == "blk.0/\xc3\xbc\xf0\x9f\x98\x80");
@@ -214,7 +215,8 @@ TEST_CASE("safetensors: a tensor name ending exactly at the 64 KiB chunk end (an
 }
 
 TEST_CASE("sniff_json_top: wanted keys found with every chunk size") {
-  const std::string text = R"( {"format":"graph-model","modelTopology":{"node":[1,2.5e3]},"weights\u004danifest":[{"paths":["é"]}]})";
+  const std::string text =
+      R"( {"format":"graph-model","modelTopology":{"node":[1,2.5e3]},"weights\u004danifest":[{"paths":["é"]}]})";
   auto fs = std::make_shared<MemoryFileSystem>();
   fs->add_file("m.json", bytes_of(text));
   ChunkSize chunk(1);
@@ -302,8 +304,8 @@ Streamed stream_weights(std::string_view text) {
   weights.each = [&](std::size_t holder, std::string_view, json::value&& item) {
     out.items.emplace_back(holder, json::serialize(item));
   };
-  out.tree = formats::read_json_members(*f.file, 0, f.file->size(), "manifest", {"weightsManifest", "format"},
-                                        1 << 20, &weights);
+  out.tree = formats::read_json_members(*f.file, 0, f.file->size(), "manifest", {"weightsManifest", "format"}, 1 << 20,
+                                        &weights);
   return out;
 }
 
@@ -319,9 +321,10 @@ TEST_CASE("read_json_members streams each group's weights one at a time and keep
       {0, R"({"name":"w","shape":[2]})"}, {0, R"("x")"}, {0, "3.5E0"}, {0, "[1,[2]]"}, {2, R"({"name":"v"})"}};
   CHECK(m.items == expected);
   // The groups stay, each "weights" an empty array; "format" is kept whole.
-  CHECK(json::serialize(m.tree) ==
-        R"({"format":[{"weights":[2]}],"weightsManifest":[{"paths":["a.bin"],"weights":[]},{"weights":[],"paths":["b.bin"]},)"
-        R"({"paths":[],"weights":[]}]})");
+  CHECK(
+      json::serialize(m.tree) ==
+      R"({"format":[{"weights":[2]}],"weightsManifest":[{"paths":["a.bin"],"weights":[]},{"weights":[],"paths":["b.bin"]},)"
+      R"({"paths":[],"weights":[]}]})");
   // A bare manifest (an array of groups) streams the same.
   const Streamed bare = stream_weights(R"([{"paths": ["a.bin"], "weights": [{"name": "u"}]}, {"weights": [7]}])");
   CHECK(bare.items == std::vector<std::pair<std::size_t, std::string>>{{0, R"({"name":"u"})"}, {1, "7"}});
@@ -330,7 +333,8 @@ TEST_CASE("read_json_members streams each group's weights one at a time and keep
   const Streamed after_others =
       stream_weights(R"({"weightsManifest": [7, "s", [{"weights": [0]}], {"weights": [{"name": "z"}]}]})");
   CHECK(after_others.items == std::vector<std::pair<std::size_t, std::string>>{{3, R"({"name":"z"})"}});
-  CHECK(stream_weights(R"([null, {"weights": [1]}])").items == std::vector<std::pair<std::size_t, std::string>>{{1, "1"}});
+  CHECK(stream_weights(R"([null, {"weights": [1]}])").items ==
+        std::vector<std::pair<std::size_t, std::string>>{{1, "1"}});
   // "weights" that is no array is kept as it is (the reader refuses it).
   CHECK(json::serialize(stream_weights(R"({"weightsManifest": [{"weights": "no"}]})").tree) ==
         R"({"weightsManifest":[{"weights":"no"}]})");
@@ -347,7 +351,9 @@ TEST_CASE("read_json_members refuses a group with two weights lists, naming the 
 TEST_CASE("a TFJS manifest of 200,000 weights opens with its weights never held as one tree") {
   // Every weight 0 elements, all in one group over one 4-byte shard: the records are the cost.
   std::string text = R"({"format": "graph-model", "weightsManifest": [{"paths": ["s.bin"], "weights": [)";
-  for (int i = 0; i < 200000; ++i) text += (i ? "," : "") + std::string(R"({"name": "w)") + std::to_string(i) + R"(", "shape": [0], "dtype": "float32"})";
+  for (int i = 0; i < 200000; ++i)
+    text +=
+        (i ? "," : "") + std::string(R"({"name": "w)") + std::to_string(i) + R"(", "shape": [0], "dtype": "float32"})";
   text += "]}]}";
   auto fs = std::make_shared<MemoryFileSystem>();
   fs->add_file("/m/model.json", bytes_of(text));

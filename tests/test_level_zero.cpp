@@ -184,7 +184,7 @@ TEST_CASE("ze child: discovery" * doctest::skip()) {
     CHECK_FALSE(d.caps.import_host_ptr);
     CHECK_FALSE(d.caps.host_visible_alloc);
     CHECK(d.caps.device_memory == 8ull << 30);  // the sum of its two memory regions (one per tile)
-    CHECK(detail("copy_queue_group") == "1");  // the copy-only engine
+    CHECK(detail("copy_queue_group") == "1");   // the copy-only engine
   } else {
     CHECK(d.memory == MemoryModel::unified);
     CHECK(d.caps.host_visible_alloc);
@@ -296,8 +296,9 @@ TEST_CASE("ze child: device api" * doctest::skip()) {
       const ImportResult partial = device->import_host({static_cast<const std::byte*>(map), 100});
       CHECK(partial.buffer == nullptr);
       CHECK(partial.declined.find("not a multiple of 4096") != std::string::npos);
-      CHECK(test::error_of([&] { (void)device->import_host({static_cast<const std::byte*>(map), 0}); }).code() ==
-            ErrorCode::usage);
+      CHECK(test::error_of([&] {
+              (void)device->import_host({static_cast<const std::byte*>(map), 0});
+            }).code() == ErrorCode::usage);
       CHECK(sim_live_objects() == before);
     }
     munmap(map, content.size());
@@ -602,8 +603,8 @@ TEST_CASE("level_zero: lwload devices and profile on simulated devices") {
     CHECK(out.find("level_zero:0") != std::string::npos);
     out.clear();
     // profile exits 0 only when the memory contract held (zero-copy: anonymous growth bounded too).
-    const int status =
-        test::run_command(env + "'" + exe + "' profile --device level_zero:0 --json - '" + model.string() + "' 2>&1", &out);
+    const int status = test::run_command(
+        env + "'" + exe + "' profile --device level_zero:0 --json - '" + model.string() + "' 2>&1", &out);
     INFO(out);
     CHECK(status == 0);
     CHECK(out.find("level_zero:0") != std::string::npos);

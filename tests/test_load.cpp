@@ -79,8 +79,8 @@ void check_host_contents(const Weights& weights) {
 // bytes and verifies; `each` sees every Weights too.
 void load_every_placement(const Manifest& m, const std::function<void(const Weights&)>& each = {}) {
   const auto device = open_device("host");
-  for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                               std::optional{Placement::staged}}) {
+  for (const std::optional<Placement> force :
+       {std::optional<Placement>{}, std::optional{Placement::direct}, std::optional{Placement::staged}}) {
     CAPTURE(force ? placement_name(*force) : "planned");
     LoadOptions options;
     options.plan.force = force;
@@ -274,7 +274,8 @@ bool app_handler_installed() {
 
 TEST_CASE("lost pages are errors and the application's SIGBUS handler stays its own, on several threads") {
   using namespace sigbus_owner;
-  struct sigaction app {}, before {};
+  struct sigaction app {
+  }, before{};
   app.sa_handler = app_handler;
   sigemptyset(&app.sa_mask);
   REQUIRE(::sigaction(SIGBUS, &app, &before) == 0);  // installed before any load
@@ -320,9 +321,9 @@ TEST_CASE("host forced discrete: staged through the ring, small tensors coalesce
   const auto device = open_device("host", overrides);
   const Weights w = load(m, *device);
   CHECK(w.plan().count(Placement::staged) == 64);
-  CHECK(w.stats().reads < 8);      // neighbours share slot-sized reads
+  CHECK(w.stats().reads < 8);                           // neighbours share slot-sized reads
   CHECK(w.stats().reads == w.plan().schedule.reads());  // the plan's reads, no more, no fewer
-  CHECK(w.stats().uploads == 64);  // one upload per tensor
+  CHECK(w.stats().uploads == 64);                       // one upload per tensor
   check_host_contents(w);
   CHECK(verify(w).tensors == 64);
 }
@@ -380,7 +381,9 @@ TEST_CASE("the host reports the memory it has; a plan needing more is refused be
   CHECK(load(m, *device).plan().count(Placement::zero_copy) == 4);
 }
 
-TEST_CASE("budgets on the host and null devices: too little free refused with the numbers; regions past the import limit load direct") {
+TEST_CASE(
+    "budgets on the host and null devices: too little free refused with the numbers; regions past the import limit "
+    "load direct") {
   test::check_device_budgets("host");
   test::check_device_budgets("null");  // staged only: the memory it is told it has
 }
@@ -436,7 +439,9 @@ TEST_CASE("a plan handed to load() is derived again from the manifest and the de
   CHECK(verify(w).tensors == 16);
 }
 
-TEST_CASE("a plan handed to load(): each stored figure it could derive is derived again; one that differs is refused by name") {
+TEST_CASE(
+    "a plan handed to load(): each stored figure it could derive is derived again; one that differs is refused by "
+    "name") {
   TempDir dir;
   const Manifest m = write_synth(dir / "p.safetensors", spec("safetensors", 1 << 20, 16, 0));
   const auto host = open_device("host");
@@ -821,7 +826,8 @@ TEST_CASE("both read engines and O_DIRECT load the same bytes") {
       const Plan& ran = w.plan();  // what ran: a mechanism refused at load is re-planned, with the reason
       if (engine != IoEngine::io_uring) CHECK(ran.schedule.engine == IoEngine::pread);  // auto: the pread pool
       if (engine == IoEngine::auto_) CHECK(ran.schedule.engine_reason.find("auto") != std::string::npos);
-      if (engine == IoEngine::io_uring && ran.schedule.engine != engine) CHECK(ran.schedule.engine_reason.find("io_uring not used") != std::string::npos);
+      if (engine == IoEngine::io_uring && ran.schedule.engine != engine)
+        CHECK(ran.schedule.engine_reason.find("io_uring not used") != std::string::npos);
       if (direct_io && !ran.direct_io) CHECK(ran.direct_io_reason.find("O_DIRECT") != std::string::npos);
       if (ran.direct_io) CHECK(w.stats().bytes_read >= m.total_bytes());  // aligned head/tail slack
       CHECK(w.io().direct_io_bytes + w.io().buffered_bytes == w.stats().bytes_read);
@@ -914,14 +920,15 @@ TEST_CASE("reference files: GGUF from llama.cpp's writer and TFJS shards with te
 
 TEST_CASE("ONNX typed-field tensors are decoded on the host, direct and staged") {
   TempDir dir;
-  const std::string script = str(
-      "import onnx\nfrom onnx import helper, TensorProto as TP\n"
-      "x = helper.make_tensor_value_info('x', TP.INT64, [None])\n"
-      "y = helper.make_tensor_value_info('y', TP.INT64, [None])\n"
-      "ids = helper.make_tensor('ids', TP.INT64, [5], [1, -2, 300, 40000, -5000000000])\n"
-      "w = helper.make_tensor('w', TP.FLOAT, [3], [1.5, -2.0, 0.25])\n"
-      "g = helper.make_graph([helper.make_node('Add', ['x', 'ids'], ['y'])], 'g', [x], [y], initializer=[ids, w])\n"
-      "onnx.save_model(helper.make_model(g), '", (dir / "typed.onnx").string(), "')\n");
+  const std::string script =
+      str("import onnx\nfrom onnx import helper, TensorProto as TP\n"
+          "x = helper.make_tensor_value_info('x', TP.INT64, [None])\n"
+          "y = helper.make_tensor_value_info('y', TP.INT64, [None])\n"
+          "ids = helper.make_tensor('ids', TP.INT64, [5], [1, -2, 300, 40000, -5000000000])\n"
+          "w = helper.make_tensor('w', TP.FLOAT, [3], [1.5, -2.0, 0.25])\n"
+          "g = helper.make_graph([helper.make_node('Add', ['x', 'ids'], ['y'])], 'g', [x], [y], initializer=[ids, w])\n"
+          "onnx.save_model(helper.make_model(g), '",
+          (dir / "typed.onnx").string(), "')\n");
   test::write_file(dir / "make.py", script);
   REQUIRE(test::run_command(str(test::kPython, " ", (dir / "make.py").string())) == 0);
   const Manifest m = open_manifest(dir / "typed.onnx");
@@ -960,8 +967,10 @@ TEST_CASE("lwload load: --verify, --json, placements, exit codes") {
   CHECK(out.find("zero_copy 4") != std::string::npos);
   CHECK(out.find("verify: ok, 4 tensors") != std::string::npos);
   out.clear();
-  CHECK(test::run_command(str(exe, " load ", model, " --device host --placement staged --slots 2 --budget 128KiB "
-                                                    "--io pread --verify --json"), &out) == 0);
+  CHECK(test::run_command(str(exe, " load ", model,
+                              " --device host --placement staged --slots 2 --budget 128KiB "
+                              "--io pread --verify --json"),
+                          &out) == 0);
   const auto json = boost::json::parse(out).as_object();
   CHECK(json.at("placements").at("staged").to_number<int>() == 4);
   CHECK(json.at("io_engine").as_string() == "pread");

@@ -54,9 +54,12 @@ TEST_CASE("schedule: direct chunks, coalesced staged reads per file, decoded ten
   Manifest m;
   m.format = "test";
   m.files = {"a.bin", "b.bin"};
-  m.tensors = {raw("direct", 0, 0, 40 * MiB), raw("s1", 0, 50 * MiB, 10000),
+  m.tensors = {raw("direct", 0, 0, 40 * MiB),
+               raw("s1", 0, 50 * MiB, 10000),
                raw("s2", 0, 50 * MiB + 10002, 10000),  // a 2-byte gap: read through
-               raw("far", 0, 50 * MiB + 200000, 10000), raw("other", 1, 0, 30000), raw("zc", 0, 60 * MiB, 8)};
+               raw("far", 0, 50 * MiB + 200000, 10000),
+               raw("other", 1, 0, 30000),
+               raw("zc", 0, 60 * MiB, 8)};
   TensorInfo encoded = raw("enc", 0, 61 * MiB, 5);
   encoded.encoding = Encoding::onnx_varint;
   encoded.bytes = 30000;
@@ -104,14 +107,15 @@ TEST_CASE("schedule: direct chunks, coalesced staged reads per file, decoded ten
   CHECK(plan.schedule.reads() == 9);
 }
 
-TEST_CASE("schedule: small direct tensors read in runs; a gap or the run's size ends a run, a large tensor reads alone") {
+TEST_CASE(
+    "schedule: small direct tensors read in runs; a gap or the run's size ends a run, a large tensor reads alone") {
   Manifest m;
   m.format = "test";
   m.files = {"a.bin"};
   for (std::uint64_t i = 0; i < 20; ++i) m.tensors.push_back(raw("s" + std::to_string(i), 0, 60000 * i, 60000));
-  m.tensors.push_back(raw("g", 0, 1270000, 60000));    // 70000 bytes past s19: a new run
+  m.tensors.push_back(raw("g", 0, 1270000, 60000));     // 70000 bytes past s19: a new run
   m.tensors.push_back(raw("big", 0, 1400000, 100000));  // not small (64 KiB or more): a read of its own
-  m.tensors.push_back(raw("h", 0, 1500000, 60000));    // 170000 bytes past g: a new run
+  m.tensors.push_back(raw("h", 0, 1500000, 60000));     // 170000 bytes past g: a new run
   Plan plan;
   plan.tensors.assign(m.tensors.size(), placed(Placement::direct));
   plan::schedule(m, plan);
@@ -212,9 +216,12 @@ TEST_CASE("Device::upload checks both ranges once, for every backend, and report
     std::unique_ptr<DeviceBuffer> do_allocate(std::uint64_t bytes, MemoryPlace place) override {
       return inner->allocate(bytes, place);
     }
-    std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override { return inner->allocate_staging(bytes); }
+    std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
+      return inner->allocate_staging(bytes);
+    }
     void finish() override {}
-    void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t, TransferDone done) override {
+    void do_upload(StagingBuffer&, std::uint64_t, DeviceBuffer&, std::uint64_t, std::uint64_t,
+                   TransferDone done) override {
       if (call_first) done(std::make_exception_ptr(Error(ErrorCode::device, "transfer failed")));
       fail(ErrorCode::device, "queue lost");
     }
@@ -258,7 +265,9 @@ class AppDevice final : public DeviceImpl {
     info_.caps.import_host_ptr = false;  // direct: host-visible allocations of its own
   }
   const DeviceInfo& info() const noexcept override { return info_; }
-  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override { return inner_->allocate_staging(bytes); }
+  std::unique_ptr<StagingBuffer> do_allocate_staging(std::uint64_t bytes) override {
+    return inner_->allocate_staging(bytes);
+  }
   void finish() override {}
 
  protected:
@@ -294,7 +303,8 @@ class StaleBackend final : public BackendImpl {
 
 TEST_CASE("registration refuses a backend built against another backend interface version") {
   CHECK(app_backend::AppBackend().interface_version() == LWLOAD_BACKEND_INTERFACE_VERSION);
-  const Error e = test::error_of([] { BackendRegistry::instance().add(std::make_shared<app_backend::StaleBackend>()); });
+  const Error e =
+      test::error_of([] { BackendRegistry::instance().add(std::make_shared<app_backend::StaleBackend>()); });
   CHECK(e.code() == ErrorCode::usage);
   CHECK(std::string(e.what()) == str("backend 'stale' was built against backend interface version ",
                                      LWLOAD_BACKEND_INTERFACE_VERSION + 1, "; this lwload implements version ",
@@ -378,7 +388,8 @@ class FaultyBackend final : public BackendImpl {
 
 }  // namespace faulty_backend
 
-TEST_CASE("the C API reports a plan that does not fit, a failed allocation and a failed transfer by their own statuses") {
+TEST_CASE(
+    "the C API reports a plan that does not fit, a failed allocation and a failed transfer by their own statuses") {
   BackendRegistry::instance().add(std::make_shared<faulty_backend::FaultyBackend>());
   test::TempDir dir;
   synth::SynthSpec spec;
@@ -400,8 +411,20 @@ TEST_CASE("the C API reports a plan that does not fit, a failed allocation and a
     const char* says;
   };
   const Case cases[] = {
-      {"a staging budget below one slot", {}, "staged", "1", LWLOAD_DOES_NOT_FIT, "does_not_fit", "staging budget of 1 bytes"},
-      {"the first allocation refused", {1, -1}, "direct", "64MiB", LWLOAD_OUT_OF_MEMORY, "out_of_memory", "allocation 1"},
+      {"a staging budget below one slot",
+       {},
+       "staged",
+       "1",
+       LWLOAD_DOES_NOT_FIT,
+       "does_not_fit",
+       "staging budget of 1 bytes"},
+      {"the first allocation refused",
+       {1, -1},
+       "direct",
+       "64MiB",
+       LWLOAD_OUT_OF_MEMORY,
+       "out_of_memory",
+       "allocation 1"},
       {"the first transfer failed", {-1, 1}, "staged", "64MiB", LWLOAD_DEVICE, "device", "transfer failed"},
   };
   for (const Case& c : cases) {
@@ -482,7 +505,8 @@ TEST_CASE("RandomAccessFile::map checks its range once: every kind of file gives
     const std::uint64_t size = file->size();
     CAPTURE(file->path().string());
     // Not a structured binding: clang 15 cannot capture one in the lambda below.
-    for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{size - 10, 11}, {size + 1, 0},
+    for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{size - 10, 11},
+                              {size + 1, 0},
                               {std::numeric_limits<std::uint64_t>::max() - 1, 4}}) {
       const std::uint64_t offset = range.first, length = range.second;
       const Error e = test::error_of([&] { file->map(offset, length); });
@@ -504,12 +528,15 @@ class RecordingFile final : public RandomAccessFile {
       : inner_(std::move(inner)), maps_(maps) {}
   const std::filesystem::path& path() const noexcept override { return inner_->path(); }
   std::uint64_t size() const override { return inner_->size(); }
-  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override { return inner_->read_at(offset, dst); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
+    return inner_->read_at(offset, dst);
+  }
   int native_handle() const noexcept override { return inner_->native_handle(); }
   FileIdentity identity() const override { return inner_->identity(); }
 
  protected:
-  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length,
+                                            MapAccess access) const override {
     maps_.emplace_back(offset, length);
     return inner_->map(offset, length, access);
   }

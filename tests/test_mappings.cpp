@@ -35,8 +35,6 @@ using namespace lwload;
 
 namespace {
 
-
-
 std::vector<std::byte> copy(const std::byte* p, std::size_t n) { return {p, p + n}; }
 
 // page_size() set to `bytes` while it lives, then back to what it was (LWLOAD_PAGE_SIZE may have
@@ -77,7 +75,8 @@ void check_span(const RandomAccessFile& file, const std::vector<std::byte>& byte
   REQUIRE(::mincore(const_cast<std::byte*>(first), offset - start + 1, in_core.data()) == 0);
   CHECK(copy(view.data() - (offset - start), offset - start) == test::slice(bytes, start, offset - start));
   const std::uint64_t end = std::min<std::uint64_t>(align_up(offset + length, system_page_size()), bytes.size());
-  CHECK(copy(view.data() + length, end - offset - length) == test::slice(bytes, offset + length, end - offset - length));
+  CHECK(copy(view.data() + length, end - offset - length) ==
+        test::slice(bytes, offset + length, end - offset - length));
 }
 
 // Locks `span`'s pages in memory while it lives (the page cache cannot drop them); `locked()`
@@ -130,9 +129,14 @@ TEST_CASE("mappings: an mmap mapping holds the file's bytes and starts on the pa
   test::write_file(dir / "f.bin", bytes);
   const auto file = posix_file_system()->open(dir / "f.bin");
   REQUIRE(file->size() == bytes.size());
-  for (const auto& [offset, length] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
-           {0, bytes.size()}, {1, 1}, {page - 1, 2}, {page, page}, {page + 123, 2 * page - 123},
-           {2 * page + 5, bytes.size() - 2 * page - 5}, {bytes.size() - 1, 1}})
+  for (const auto& [offset, length] :
+       std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, bytes.size()},
+                                                            {1, 1},
+                                                            {page - 1, 2},
+                                                            {page, page},
+                                                            {page + 123, 2 * page - 123},
+                                                            {2 * page + 5, bytes.size() - 2 * page - 5},
+                                                            {bytes.size() - 1, 1}})
     check_span(*file, bytes, offset, length);
   // An empty range maps nothing, at the end of the file too.
   for (const std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{page + 1}, std::uint64_t{bytes.size()}}) {
@@ -251,7 +255,7 @@ TEST_CASE("mappings: an in-memory mapping keeps its owner alive exactly while it
     const std::span<const std::byte> view(owner->data() + 100, 4000);
     auto mapping = std::make_unique<io::MemoryMapping>(view, owner);
     owner.reset();
-    CHECK_FALSE(watch.expired());  // the mapping holds it
+    CHECK_FALSE(watch.expired());                   // the mapping holds it
     CHECK(mapping->bytes().data() == view.data());  // the bytes themselves, not a copy
     CHECK(mapping->bytes().size() == 4000);
     CHECK(copy(mapping->bytes().data(), 4000) == test::slice(test::marked_bytes(5000, 4), 100, 4000));

@@ -373,7 +373,8 @@ TEST_CASE("RLIMIT_AS below the model's size: the plan refuses or falls back befo
       // The mappings counted (the sum of /proc/self/maps) are what the kernel counts (VmSize), natively.
       const std::uint64_t vm_size = vm_size_bytes();
       const std::uint64_t counted = m.address_space_used;
-      if ((counted > vm_size ? counted - vm_size : vm_size - counted) > MiB) ::_exit(12);  // one thread: no mapping moves between the reads
+      if ((counted > vm_size ? counted - vm_size : vm_size - counted) > MiB)
+        ::_exit(12);  // one thread: no mapping moves between the reads
       // Host: every placement is in this process's address space, lazy or not: refused up front.
       for (const bool lazy : {false, true}) {
         try {
@@ -391,7 +392,8 @@ TEST_CASE("RLIMIT_AS below the model's size: the plan refuses or falls back befo
       DeviceInfo gpu = unified_gpu(Pinning::no, UINT64_MAX);
       gpu.caps.host_visible_alloc = false;
       const Plan plan = make_plan(manifest, gpu, on(m, true));
-      if (plan.count(Placement::staged) != 1 || plan.tensors[0].reason.find("RLIMIT_AS") == std::string::npos) status |= 4;
+      if (plan.count(Placement::staged) != 1 || plan.tensors[0].reason.find("RLIMIT_AS") == std::string::npos)
+        status |= 4;
     } catch (...) {
       status |= 8;
     }
@@ -440,7 +442,8 @@ TEST_CASE("lwload load in a cgroup whose memory limit is below the model's size:
     for (std::string line; std::getline(in, line);) {
       const auto a = line.find(':'), b = line.find(':', a + 1);
       const std::string ctl = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-      if (ctl.find("memory") != std::string::npos && std::filesystem::exists("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes")) {
+      if (ctl.find("memory") != std::string::npos &&
+          std::filesystem::exists("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes")) {
         parent = "/sys/fs/cgroup/memory" + path;
         limit_file = "memory.limit_in_bytes";
       } else if (ctl.empty() && parent.empty()) {
@@ -489,11 +492,13 @@ TEST_CASE("lwload load in a cgroup whose memory limit is below the model's size:
   CHECK(has(out, limit_file));
   CHECK(has(out, "--lazy"));
   out.clear();
-  const int lazy = test::run_command(in_cgroup("load " + (dir / "m.safetensors").string() + " --device host --lazy"), &out);
+  const int lazy =
+      test::run_command(in_cgroup("load " + (dir / "m.safetensors").string() + " --device host --lazy"), &out);
   INFO(out);
   CHECK(lazy == 0);
   out.clear();
-  const int planned = test::run_command(in_cgroup("plan " + (dir / "m.safetensors").string() + " --device host --lazy"), &out);
+  const int planned =
+      test::run_command(in_cgroup("plan " + (dir / "m.safetensors").string() + " --device host --lazy"), &out);
   CHECK(planned == 0);
   CHECK(has(out, limit_file));
 }
@@ -527,7 +532,8 @@ TEST_CASE("lwload profile --lazy: the report carries the plan's host memory and 
   TempDir dir;
   (void)synth_manifest(dir, "m.safetensors", 4 * MiB);
   std::string out;
-  REQUIRE(test::run_lwload("profile " + (dir / "m.safetensors").string() + " --device host --lazy --json -", &out) == 0);
+  REQUIRE(test::run_lwload("profile " + (dir / "m.safetensors").string() + " --device host --lazy --json -", &out) ==
+          0);
   const auto report = boost::json::parse(out).as_object();
   const auto& h = report.at("host_memory").as_object();
   CHECK(h.at("lazy").as_bool());

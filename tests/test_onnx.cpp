@@ -254,11 +254,10 @@ std::vector<std::byte> tensor_bytes_of(const Manifest& m, const TensorInfo& t) {
 }
 
 DType dtype_of_onnx(int code) {
-  static const std::map<int, DType> table{
-      {1, DType::F32}, {2, DType::U8}, {3, DType::I8}, {4, DType::U16}, {5, DType::I16},
-      {6, DType::I32}, {7, DType::I64}, {8, DType::STRING}, {9, DType::BOOL}, {10, DType::F16},
-      {11, DType::F64}, {12, DType::U32}, {13, DType::U64}, {14, DType::C64}, {15, DType::C128},
-      {16, DType::BF16}};
+  static const std::map<int, DType> table{{1, DType::F32},  {2, DType::U8},   {3, DType::I8},    {4, DType::U16},
+                                          {5, DType::I16},  {6, DType::I32},  {7, DType::I64},   {8, DType::STRING},
+                                          {9, DType::BOOL}, {10, DType::F16}, {11, DType::F64},  {12, DType::U32},
+                                          {13, DType::U64}, {14, DType::C64}, {15, DType::C128}, {16, DType::BF16}};
   return table.at(code);
 }
 
@@ -344,9 +343,7 @@ Proto tensor_w(const Proto& data, std::int64_t dim = 2, std::uint64_t data_type 
   return t;
 }
 
-Proto model_with(const Proto& tensor) {
-  return Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, tensor));
-}
+Proto model_with(const Proto& tensor) { return Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, tensor)); }
 
 Proto raw8() { return Proto().len(9, std::string(8, '\x01')); }
 
@@ -536,7 +533,8 @@ TEST_CASE("onnx: unpacked float_data decodes as onnx_fixed; mixed with packed ru
 TEST_CASE("onnx: decode_tensor rejects element counts that do not match the shape") {
   TempDir dir;
   // 3 int64 values for a shape of 4.
-  const Proto model = model_with(tensor_w(Proto().len(7, Proto().raw_varint(1).raw_varint(2).raw_varint(3).str()), 4, 7));
+  const Proto model =
+      model_with(tensor_w(Proto().len(7, Proto().raw_varint(1).raw_varint(2).raw_varint(3).str()), 4, 7));
   test::write_file(dir / "model.onnx", std::as_bytes(std::span(model.bytes)));
   const Manifest m = open_manifest(dir / "model.onnx");
   REQUIRE(m.tensors.at(0).encoding == Encoding::onnx_varint);
@@ -549,7 +547,8 @@ TEST_CASE("onnx: decode_tensor rejects element counts that do not match the shap
     CHECK(std::string(e.what()).find("holds 3 elements but I64 shape needs 4") != std::string::npos);
   }
   // Too many elements.
-  const Proto model2 = model_with(tensor_w(Proto().len(7, Proto().raw_varint(1).raw_varint(2).raw_varint(3).str()), 2, 7));
+  const Proto model2 =
+      model_with(tensor_w(Proto().len(7, Proto().raw_varint(1).raw_varint(2).raw_varint(3).str()), 2, 7));
   test::write_file(dir / "model.onnx", std::as_bytes(std::span(model2.bytes)));
   const Manifest m2 = open_manifest(dir / "model.onnx");
   CHECK_THROWS_WITH_AS(tensor_bytes_of(m2, m2.tensors.at(0)), doctest::Contains("more elements than"), Error);
@@ -586,7 +585,8 @@ TEST_CASE("onnx: headers only — multi-GiB inline and external tensors are skip
   Proto ext;
   ext.varint(1, kExternal / 2).varint(2, 10).len(8, "huge");
   for (const auto& [k, v] : {std::pair<std::string, std::string>{"location", "huge.bin"},
-                             {"offset", std::to_string(1ull << 30)}, {"length", std::to_string(kExternal)}})
+                             {"offset", std::to_string(1ull << 30)},
+                             {"length", std::to_string(kExternal)}})
     ext.len(13, entry(k, v));
   ext.varint(14, 1);
   // Lay out: header bytes with payload holes between them.
@@ -601,16 +601,16 @@ TEST_CASE("onnx: headers only — multi-GiB inline and external tensors are skip
     out.write(reinterpret_cast<const char*>(head.bytes.data()), static_cast<std::streamsize>(head.bytes.size()));
     std::uint64_t written = 0;
     for (const auto& [at, length] : holes) {
-      out.write(reinterpret_cast<const char*>(graph.bytes.data() + written), static_cast<std::streamsize>(at - written));
+      out.write(reinterpret_cast<const char*>(graph.bytes.data() + written),
+                static_cast<std::streamsize>(at - written));
       out.seekp(static_cast<std::streamoff>(length), std::ios::cur);
       written = at;
     }
-    out.write(reinterpret_cast<const char*>(ext_field.bytes.data()), static_cast<std::streamsize>(ext_field.bytes.size()));
+    out.write(reinterpret_cast<const char*>(ext_field.bytes.data()),
+              static_cast<std::streamsize>(ext_field.bytes.size()));
     REQUIRE(out.good());
   }
-  {
-    std::ofstream huge(dir / "huge.bin", std::ios::binary);
-  }
+  { std::ofstream huge(dir / "huge.bin", std::ios::binary); }
   fs::resize_file(dir / "huge.bin", (1ull << 30) + kExternal);
 
   auto counting = std::make_shared<CountingFileSystem>();
@@ -629,9 +629,10 @@ TEST_CASE("onnx: headers only — multi-GiB inline and external tensors are skip
   counting->bytes_read = 0;
   const std::vector<OnnxConstant> constants = onnx_constants(m);
   CHECK(constants.size() == 4);
-  const WeightlessGraph weightless = onnx_weightless_graph(m, [&](const OnnxConstant& c) -> std::optional<DataReference> {
-    return DataReference{"elsewhere.bin", m.tensors[c.tensor].pieces.at(0).offset};
-  });
+  const WeightlessGraph weightless =
+      onnx_weightless_graph(m, [&](const OnnxConstant& c) -> std::optional<DataReference> {
+        return DataReference{"elsewhere.bin", m.tensors[c.tensor].pieces.at(0).offset};
+      });
   CHECK(weightless.left_out.size() == 4);
   CHECK(weightless.model.size() < 4096);
   MESSAGE("bytes read to list the constants and write the weightless graph: ", counting->bytes_read);
@@ -678,14 +679,16 @@ TEST_CASE("onnx: external data without a length, in a longer file, is what pytho
   const fs::path d = dir.path();
   test::write_file(d / "w.bin", std::string_view("0123456789abcdef"));
   const fs::path script = d / "read.py";
-  test::write_file(script, std::string_view(
-      "import sys, onnx\nfrom onnx import numpy_helper\n"
-      "m = onnx.load(sys.argv[1])\nprint(numpy_helper.to_array(m.graph.initializer[0]).nbytes)\n"));
+  test::write_file(
+      script,
+      std::string_view("import sys, onnx\nfrom onnx import numpy_helper\n"
+                       "m = onnx.load(sys.argv[1])\nprint(numpy_helper.to_array(m.graph.initializer[0]).nbytes)\n"));
   auto onnx_reads = [&](const Proto& ext, std::string* out) {
     const Proto model = model_with(tensor_w(ext));
     test::write_file(d / "model.onnx", std::as_bytes(std::span(model.bytes)));
-    return test::run_command(std::string(test::kPython) + " " + script.string() + " " + (d / "model.onnx").string() +
-                             " 2>&1", out) == 0;
+    return test::run_command(
+               std::string(test::kPython) + " " + script.string() + " " + (d / "model.onnx").string() + " 2>&1", out) ==
+           0;
   };
   std::string out;
   CHECK_FALSE(onnx_reads(external({{"location", "w.bin"}, {"offset", "0"}}), &out));
@@ -772,16 +775,16 @@ TEST_CASE("onnx: malformed input — each class gives bad_input naming file, ten
     expect_error(d, model_with(tensor_w(data)), ErrorCode::unsupported, {"tensor 'w'", "segment"});
   }
   SUBCASE("external offset/length past the end of the file") {
-    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "12"}}))),
-                 ErrorCode::bad_input, {"w.bin", "tensor 'w'", "[12, 20)", "past the end of the file (16 bytes)"});
+    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "12"}}))), ErrorCode::bad_input,
+                 {"w.bin", "tensor 'w'", "[12, 20)", "past the end of the file (16 bytes)"});
   }
   SUBCASE("external data without a length (or with length 0) in a file longer than the tensor") {
     // onnx reads from the offset to the end of the file (16 bytes for an 8-byte tensor) and refuses;
     // taking the first 8 bytes would load what the reference does not: refused as ambiguous.
     for (const auto& offset : {std::string_view(), std::string_view("0")}) {
       CAPTURE(offset);
-      const Proto ext = offset.empty() ? external({{"location", "w.bin"}})
-                                       : external({{"location", "w.bin"}, {"offset", offset}});
+      const Proto ext =
+          offset.empty() ? external({{"location", "w.bin"}}) : external({{"location", "w.bin"}, {"offset", offset}});
       expect_error(d, model_with(tensor_w(ext)), ErrorCode::bad_input,
                    {"tensor 'w'", "field external_data", "no 'length'", "onnx reads from offset 0 to the end of",
                     "(16 bytes) but the tensor is 8 bytes", "ambiguous"});
@@ -806,16 +809,17 @@ TEST_CASE("onnx: malformed input — each class gives bad_input naming file, ten
     }
   }
   SUBCASE("external offset + length overflows 64 bits") {
-    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "18446744073709551610"}, {"length", "8"}}))),
-                 ErrorCode::bad_input, {"tensor 'w'", "18446744073709551610", "overflows 64 bits"});
+    expect_error(
+        d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "18446744073709551610"}, {"length", "8"}}))),
+        ErrorCode::bad_input, {"tensor 'w'", "18446744073709551610", "overflows 64 bits"});
   }
   SUBCASE("external length differs from dtype x shape") {
-    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"length", "12"}}))),
-                 ErrorCode::bad_input, {"tensor 'w'", "needs 8 bytes but the file stores 12"});
+    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"length", "12"}}))), ErrorCode::bad_input,
+                 {"tensor 'w'", "needs 8 bytes but the file stores 12"});
   }
   SUBCASE("external offset not a number") {
-    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "-4"}}))),
-                 ErrorCode::bad_input, {"tensor 'w'", "offset '-4' is not a decimal byte count"});
+    expect_error(d, model_with(tensor_w(external({{"location", "w.bin"}, {"offset", "-4"}}))), ErrorCode::bad_input,
+                 {"tensor 'w'", "offset '-4' is not a decimal byte count"});
   }
   SUBCASE("missing external file") {
     expect_error(d, model_with(tensor_w(external({{"location", "nope.bin"}}))), ErrorCode::bad_input,
@@ -849,11 +853,10 @@ TEST_CASE("onnx: malformed input — each class gives bad_input naming file, ten
       const Proto node = Proto().len(4, "If").len(5, attribute);
       graph = Proto().len(1, node);
     }
-    expect_error(d, Proto().varint(1, 8).len(7, graph), ErrorCode::bad_input, {"node #0 (If) attribute 'then_branch' (subgraph depth 65)", "nested more than 64 deep"});
+    expect_error(d, Proto().varint(1, 8).len(7, graph), ErrorCode::bad_input,
+                 {"node #0 (If) attribute 'then_branch' (subgraph depth 65)", "nested more than 64 deep"});
   }
-  SUBCASE("no graph") {
-    expect_error(d, Proto().varint(1, 8).len(2, "x"), ErrorCode::bad_input, {"no graph"});
-  }
+  SUBCASE("no graph") { expect_error(d, Proto().varint(1, 8).len(2, "x"), ErrorCode::bad_input, {"no graph"}); }
 }
 
 TEST_CASE("onnx: lwload inspect --json reports pieces and encodings; exit 3 on bad input") {
@@ -882,7 +885,8 @@ t.dims.extend([6])
 t.int32_data.extend([0, 1, 2, 256, -1, -2147483648])
 g = helper.make_graph([helper.make_node('Identity', ['b'], ['y'])], 'g', [], [helper.make_tensor_value_info('y', TP.BOOL, [6])], [t])
 onnx.save(helper.make_model(g), sys.argv[1])
-)PY", (dir / "bool.onnx").string());
+)PY",
+             (dir / "bool.onnx").string());
   const Manifest m = check_against_onnx(dir / "bool.onnx");
   const auto bytes = tensor_bytes_of(m, *m.find("b"));
   CHECK(hex(bytes) == "000101010101");
@@ -892,7 +896,8 @@ TEST_CASE("onnx: a repeated initializer name in one graph is refused, as the onn
   TempDir dir;
   const Proto w = tensor_w(raw8());
   const Proto model = Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, w).len(5, w));
-  expect_error(dir.path(), model, ErrorCode::bad_input, {"initializer name 'w' is not unique in its graph", "initializer #1"});
+  expect_error(dir.path(), model, ErrorCode::bad_input,
+               {"initializer name 'w' is not unique in its graph", "initializer #1"});
   // onnx's own writer and checker: the checker refuses such a model, and so does lwload.
   run_python(dir.path(), R"PY(
 import sys, onnx, numpy as np
@@ -905,14 +910,18 @@ try:
 except onnx.checker.ValidationError as e:
     assert 'w initializer name is not unique' in str(e), str(e)
 onnx.save(m, sys.argv[1])
-)PY", (dir / "dup.onnx").string());
+)PY",
+             (dir / "dup.onnx").string());
   const Error e = test::error_of([&] { open_manifest(dir / "dup.onnx"); });
   CHECK(e.code() == ErrorCode::bad_input);
   CHECK(std::string(e.what()).find("initializer name 'w' is not unique") != std::string::npos);
   // A sparse initializer whose values share an initializer's name likewise.
-  const Proto sparse = Proto().len(1, tensor_w(raw8())).len(2, Proto().varint(1, 2).varint(2, 7).len(8, "i").len(9, std::string(16, '\0'))).varint(3, 4);
-  expect_error(dir.path(), Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, w).len(15, sparse)), ErrorCode::bad_input,
-               {"initializer name 'w' is not unique"});
+  const Proto sparse = Proto()
+                           .len(1, tensor_w(raw8()))
+                           .len(2, Proto().varint(1, 2).varint(2, 7).len(8, "i").len(9, std::string(16, '\0')))
+                           .varint(3, 4);
+  expect_error(dir.path(), Proto().varint(1, 8).len(7, Proto().len(2, "g").len(5, w).len(15, sparse)),
+               ErrorCode::bad_input, {"initializer name 'w' is not unique"});
 }
 
 TEST_CASE("onnx: an attribute whose type names another field than its value is refused") {
@@ -924,12 +933,15 @@ TEST_CASE("onnx: an attribute whose type names another field than its value is r
                {"attribute 'value': field type is 2 but its value is in field t"});
   // Two value fields in one attribute.
   const Proto both = Proto().len(1, "value").len(5, tensor_w(raw8())).varint(3, 7).varint(20, 4);
-  expect_error(dir.path(), Proto().varint(1, 8).len(7, Proto().len(1, Proto().len(2, "c").len(4, "Constant").len(5, both)).len(2, "g")),
-               ErrorCode::bad_input, {"holds values in both t and i"});
+  expect_error(
+      dir.path(),
+      Proto().varint(1, 8).len(7, Proto().len(1, Proto().len(2, "c").len(4, "Constant").len(5, both)).len(2, "g")),
+      ErrorCode::bad_input, {"holds values in both t and i"});
   // The agreeing attribute loads.
   const Proto good = Proto().len(1, "value").len(5, tensor_w(raw8())).varint(20, 4);
   const fs::path file = dir / "good.onnx";
-  const Proto model = Proto().varint(1, 8).len(7, Proto().len(1, Proto().len(2, "c").len(4, "Constant").len(5, good)).len(2, "g"));
+  const Proto model =
+      Proto().varint(1, 8).len(7, Proto().len(1, Proto().len(2, "c").len(4, "Constant").len(5, good)).len(2, "g"));
   test::write_file(file, std::as_bytes(std::span(model.bytes)));
   CHECK(open_manifest(file).find("c") != nullptr);
 }
@@ -943,7 +955,8 @@ from onnx import helper, numpy_helper
 w = numpy_helper.from_array(np.arange(4096, dtype=np.float32), 'w')
 g = helper.make_graph([helper.make_node('Identity', ['w'], ['y'])], 'g', [], [helper.make_tensor_value_info('y', 1, [4096])], [w])
 onnx.save(helper.make_model(g), sys.argv[1] + '/silero.onnx', save_as_external_data=True, location='silero.onnx.data', size_threshold=0)
-)PY", (dir / "net").string());
+)PY",
+             (dir / "net").string());
   const Manifest m = open_manifest(dir / "net");
   CHECK(m.format == "onnx");
   CHECK(m.files.size() == 2);

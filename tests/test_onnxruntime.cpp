@@ -140,7 +140,8 @@ const std::filesystem::path inline_model() { return testdata() / "onnx" / "mlp_i
 
 }  // namespace
 
-TEST_CASE("the session's initializers are the model file's read-only mapped pages, and its outputs ONNX Runtime's own") {
+TEST_CASE(
+    "the session's initializers are the model file's read-only mapped pages, and its outputs ONNX Runtime's own") {
   Env env;
   const std::vector<float> own = run_own(env, inline_model());
   lwload::onnxruntime::Session s =
@@ -169,12 +170,14 @@ TEST_CASE("the session's initializers are the model file's read-only mapped page
   CHECK(std::memcmp(fc1.data, read_range(inline_model(), 175, fc1.bytes).data(), fc1.bytes) == 0);
 }
 
-TEST_CASE("ONNX Runtime computes on the file's own pages: the file rewritten under a zero-copy session changes its output") {
+TEST_CASE(
+    "ONNX Runtime computes on the file's own pages: the file rewritten under a zero-copy session changes its output") {
   // lwload's mapping is shared with the page cache: a session on those pages sees a write to the
   // file, a session on a copy (ONNX Runtime reading the bytes itself) does not.
   Env env;
   const std::vector<float> own = run_own(env, inline_model());
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lwload_ort_w_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("lwload_ort_w_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   struct Remove {
     std::filesystem::path p;
@@ -203,7 +206,8 @@ TEST_CASE("ONNX Runtime computes on the file's own pages: the file rewritten und
   CHECK(run_mlp(s.get()) != own);
 }
 
-TEST_CASE("ONNX Runtime computes on lwload's bytes: a direct copy changed after the session is made changes the output") {
+TEST_CASE(
+    "ONNX Runtime computes on lwload's bytes: a direct copy changed after the session is made changes the output") {
   Env env;
   const std::vector<float> own = run_own(env, inline_model());
   lwload::LoadOptions load;
@@ -223,7 +227,8 @@ TEST_CASE("a model from a descriptor at an offset, and from memory, give ONNX Ru
   Env env;
   const std::vector<float> own = run_own(env, inline_model());
   // The model inside a larger file, 4099 bytes in: every tensor's page offset changes.
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lwload_ort_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("lwload_ort_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   struct Remove {
     std::filesystem::path p;
@@ -282,7 +287,8 @@ TEST_CASE("C API: the session owns the OrtSession and the weights; routes and er
   const std::vector<float> own = run_own(env, inline_model());
   OrtSession* session = nullptr;
   lwload_error* error = nullptr;
-  lwload_ort_session* s = lwload_ort_session_open(&ort(), env.env, env.options, inline_model().c_str(), 0, &session, &error);
+  lwload_ort_session* s =
+      lwload_ort_session_open(&ort(), env.env, env.options, inline_model().c_str(), 0, &session, &error);
   REQUIRE(s);
   CHECK(error == nullptr);
   CHECK(run_mlp(session) == own);
@@ -302,7 +308,8 @@ TEST_CASE("C API: the session owns the OrtSession and the weights; routes and er
   CHECK(lwload_ort_session_route(s, lwload_ort_session_route_count(s), &past) == -1);
   lwload_ort_session_free(s);  // the OrtSession, then the values, then the weights
 
-  CHECK(lwload_ort_session_open(&ort(), env.env, env.options, "/nonexistent/model.onnx", 0, &session, &error) == nullptr);
+  CHECK(lwload_ort_session_open(&ort(), env.env, env.options, "/nonexistent/model.onnx", 0, &session, &error) ==
+        nullptr);
   REQUIRE(error);
   CHECK(lwload_error_status(error) == LWLOAD_IO);
   CHECK(std::string(lwload_error_message(error)).find("/nonexistent/model.onnx") != std::string::npos);
@@ -336,7 +343,8 @@ onnx.save(helper.make_model(g, opset_imports=opset), out + '/if.onnx')
 )PY";
 
 struct ModelDir {
-  std::filesystem::path path = std::filesystem::temp_directory_path() / ("lwload_ort_models_" + std::to_string(::getpid()));
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("lwload_ort_models_" + std::to_string(::getpid()));
   ModelDir() {
     std::filesystem::create_directories(path);
     std::ofstream(path / "write.py") << kWriteModels;
@@ -353,7 +361,9 @@ std::vector<float> run_y(OrtSession* session, const bool* c) {
   OrtValue* input = nullptr;
   bool value = c ? *c : false;
   const std::int64_t scalar[1] = {1};  // no dimensions: a scalar
-  if (c) check(ort().CreateTensorWithDataAsOrtValue(memory, &value, sizeof value, scalar, 0, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, &input));
+  if (c)
+    check(ort().CreateTensorWithDataAsOrtValue(memory, &value, sizeof value, scalar, 0,
+                                               ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, &input));
   ort().ReleaseMemoryInfo(memory);
   const char* in_names[] = {"c"};
   const char* out_names[] = {"y"};
@@ -394,7 +404,8 @@ TEST_CASE("an INT16 constant is handed to ONNX Runtime as INT16: negative values
   CHECK(run_y(s.get(), nullptr) == own);
 }
 
-TEST_CASE("one constant name in two graphs (an If's branches) stays in the graph: AddInitializer is keyed by name alone") {
+TEST_CASE(
+    "one constant name in two graphs (an If's branches) stays in the graph: AddInitializer is keyed by name alone") {
   Env env;
   const ModelDir dir;
   const std::filesystem::path model = dir.path / "if.onnx";

@@ -148,8 +148,7 @@ TEST_CASE("discovery reports the OpenCL device with the facts the API gives") {
   CHECK((info.memory == MemoryModel::unified) == (unified == CL_TRUE));
   const auto type = device.getInfo<CL_DEVICE_TYPE>();
   if (type & CL_DEVICE_TYPE_CPU) CHECK(info.kind == DeviceKind::cpu);
-  if (type & CL_DEVICE_TYPE_GPU)
-    CHECK(info.kind == (unified ? DeviceKind::igpu : DeviceKind::dgpu));
+  if (type & CL_DEVICE_TYPE_GPU) CHECK(info.kind == (unified ? DeviceKind::igpu : DeviceKind::dgpu));
   if (unified) {
     CHECK(info.caps.import_host_ptr);
     CHECK(info.caps.host_visible_alloc);
@@ -212,7 +211,8 @@ TEST_CASE("zero-copy: USE_HOST_PTR import uses the mapped file pages themselves"
   const cl::Context context(raw_context, true);
   cl::CommandQueue queue(context, context.getInfo<CL_CONTEXT_DEVICES>().at(0));
   cl_int status = CL_SUCCESS;
-  void* mapped = queue.enqueueMapBuffer(cl::Buffer(mem, true), CL_TRUE, CL_MAP_READ, 0, size, nullptr, nullptr, &status);
+  void* mapped =
+      queue.enqueueMapBuffer(cl::Buffer(mem, true), CL_TRUE, CL_MAP_READ, 0, size, nullptr, nullptr, &status);
   REQUIRE(status == CL_SUCCESS);
   CHECK(mapped == range.data());
   REQUIRE(queue.enqueueUnmapMemObject(cl::Buffer(mem, true), mapped) == CL_SUCCESS);
@@ -238,7 +238,8 @@ TEST_CASE("zero-copy: views are sub-buffers at the base-address alignment, nullp
   CHECK(view->size() == 1000);
   CHECK(view->mechanism() == "use_host_ptr");
   cl_mem parent = nullptr;
-  REQUIRE(clGetMemObjectInfo(as_mem(*view), CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) == CL_SUCCESS);
+  REQUIRE(clGetMemObjectInfo(as_mem(*view), CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) ==
+          CL_SUCCESS);
   CHECK(parent == as_mem(*buffer));
   CHECK(read_back(*view, 0, 1000) == test::slice(file.bytes, 2 * align, 1000));
   CHECK(kernel_copy(as_mem(*view), 10, 500) == test::slice(file.bytes, 2 * align + 10, 500));
@@ -428,8 +429,8 @@ TEST_CASE("out of memory: a full device refuses the next allocation, and freeing
   if (const char* perturb = std::getenv("MALLOC_PERTURB_"); perturb && std::string(perturb) != "0") {
     const auto self = std::filesystem::read_symlink("/proc/self/exe");
     std::string out;
-    const int rc = test::run_command(str("env -u MALLOC_PERTURB_ '", self.string(),
-                                         "' --test-case='out of memory: a full device*' 2>&1"), &out);
+    const int rc = test::run_command(
+        str("env -u MALLOC_PERTURB_ '", self.string(), "' --test-case='out of memory: a full device*' 2>&1"), &out);
     CHECK_MESSAGE(rc == 0, out);
     return;
   }

@@ -216,8 +216,8 @@ TEST_CASE("every real file in testdata loads zero_copy on OpenCL and verifies") 
     CAPTURE(path.string());
     const Manifest manifest = open_manifest(path);
     const Weights weights = load(manifest, *device);
-    CHECK(weights.plan().count(Placement::zero_copy) == weights.plan().tensors.size() -
-                                                           weights.plan().count(Placement::skipped));
+    CHECK(weights.plan().count(Placement::zero_copy) ==
+          weights.plan().tensors.size() - weights.plan().count(Placement::skipped));
     CHECK(verify(weights).tensors == weights.plan().count(Placement::zero_copy));
   }
 }
@@ -289,7 +289,8 @@ TEST_CASE("a byte changed in OpenCL device memory fails verify, naming the tenso
   test::check_verify_finds_changed_byte("opencl:0");
 }
 
-TEST_CASE("a file truncated after a zero-copy load, the application's SIGBUS handler installed: errors, never a signal") {
+TEST_CASE(
+    "a file truncated after a zero-copy load, the application's SIGBUS handler installed: errors, never a signal") {
   test::check_truncation_after_load("opencl:0");
 }
 
@@ -325,7 +326,8 @@ TEST_CASE("lwload devices / load --verify on OpenCL through the CLI") {
   for (const std::string extra : {"", " --placement direct", " --memory discrete --budget 256KiB"}) {
     CAPTURE(extra);
     out.clear();
-    CHECK(test::run_command(str(exe, " load ", aligned.string(), " --device opencl:0 --verify", extra, " 2>&1"), &out) == 0);
+    CHECK(test::run_command(str(exe, " load ", aligned.string(), " --device opencl:0 --verify", extra, " 2>&1"),
+                            &out) == 0);
     CHECK(out.find("verify: ok, 4 tensors") != std::string::npos);
   }
 }
@@ -375,7 +377,8 @@ TEST_CASE("opencl: the application's own context and queue (lwload/opencl.hpp)")
   // Misuse: a queue of another context, and a context without the device.
   const cl::Context other_context(cl_device, nullptr, nullptr, nullptr, &status);
   const cl::CommandQueue other_queue(other_context, cl_device, cl::QueueProperties::None, &status);
-  const Error wrong_queue = test::error_of([&] { (void)open_opencl_device(app_context(), cl_device(), other_queue()); });
+  const Error wrong_queue =
+      test::error_of([&] { (void)open_opencl_device(app_context(), cl_device(), other_queue()); });
   CHECK(wrong_queue.code() == ErrorCode::usage);
   CHECK(std::string(wrong_queue.what()).find("another context") != std::string::npos);
   CHECK(test::error_of([&] { (void)open_opencl_device(nullptr, cl_device()); }).code() == ErrorCode::usage);

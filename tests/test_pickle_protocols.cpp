@@ -132,7 +132,8 @@ const fs::path& checkpoints() {
 // The opcodes of the checkpoint's pickle, and its protocol.
 std::multiset<std::string> opcodes(const fs::path& file, int* protocol) {
   std::string out;
-  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ops.py").string(), " ", file.string()), &out) == 0);
+  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ops.py").string(), " ", file.string()), &out) ==
+          0);
   std::multiset<std::string> ops;
   std::istringstream lines(out);
   std::string line;
@@ -164,7 +165,8 @@ struct RefTensor {
 
 std::map<std::string, RefTensor> reference(const fs::path& file) {
   std::string out;
-  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ref.py").string(), " ", file.string()), &out) == 0);
+  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ref.py").string(), " ", file.string()), &out) ==
+          0);
   std::map<std::string, RefTensor> ref;
   std::istringstream lines(out);
   std::string name;

@@ -20,8 +20,8 @@ using lwload::test::TempDir;
 
 namespace {
 
-Manifest synth_manifest(const TempDir& dir, const std::string& name, std::uint64_t alignment,
-                        std::uint32_t tensors = 8, std::uint64_t total = 1 << 20, const std::string& format = "safetensors") {
+Manifest synth_manifest(const TempDir& dir, const std::string& name, std::uint64_t alignment, std::uint32_t tensors = 8,
+                        std::uint64_t total = 1 << 20, const std::string& format = "safetensors") {
   synth::SynthSpec spec;
   spec.format = format;
   spec.total_bytes = total;
@@ -161,7 +161,9 @@ TEST_CASE("region boundaries fall between tensors; neighbouring regions may shar
   for (const ImportRegion& r : plan.regions) CHECK(r.length <= gpu.caps.max_alloc);
 }
 
-TEST_CASE("re-planning declined regions: tensors fall back with the reason, regions keep their numbers, totals and reads follow") {
+TEST_CASE(
+    "re-planning declined regions: tensors fall back with the reason, regions keep their numbers, totals and reads "
+    "follow") {
   Manifest m;
   m.format = "test";
   m.files = {"x.bin"};
@@ -258,8 +260,7 @@ TEST_CASE("import sizes are rounded up to the device's size multiple, within the
   Manifest m;
   m.format = "test";
   m.files = {"x.bin"};
-  m.tensors = {raw_tensor("a", page, 1000), raw_tensor("b", 2 * page, 3 * page - 100),
-               raw_tensor("c", 1 << 20, 100)};
+  m.tensors = {raw_tensor("a", page, 1000), raw_tensor("b", 2 * page, 3 * page - 100), raw_tensor("c", 1 << 20, 100)};
   DeviceInfo info = host_info();
   info.caps.size_multiple = 4 * page;
   const Plan plan = make_plan(m, info);
@@ -278,7 +279,8 @@ TEST_CASE("import sizes are rounded up to the device's size multiple, within the
   CHECK(plan.mapped_bytes == 4 * page);
 }
 
-TEST_CASE("a zero_copy tensor starts at a multiple of the device's tensor alignment, else it is read, with the reason") {
+TEST_CASE(
+    "a zero_copy tensor starts at a multiple of the device's tensor alignment, else it is read, with the reason") {
   Manifest m;
   m.format = "test";
   m.files = {"x.bin"};
@@ -289,7 +291,8 @@ TEST_CASE("a zero_copy tensor starts at a multiple of the device's tensor alignm
   const Plan plan = make_plan(m, info);
   CHECK(plan.tensors[0].placement == Placement::zero_copy);
   CHECK(plan.tensors[1].placement == Placement::direct);
-  CHECK(plan.tensors[1].reason.find("offset 5098 is not a multiple of the device's tensor alignment (32)") != std::string::npos);
+  CHECK(plan.tensors[1].reason.find("offset 5098 is not a multiple of the device's tensor alignment (32)") !=
+        std::string::npos);
   CHECK(plan.tensors[2].placement == Placement::zero_copy);
   info.caps.tensor_alignment = 1;  // no constraint: every tensor in place
   CHECK(make_plan(m, info).count(Placement::zero_copy) == 3);
@@ -308,7 +311,7 @@ TEST_CASE("a device importing at less than page alignment: each region's mapping
   const Plan plan = make_plan(m, info);
   REQUIRE(!plan.regions.empty());
   CHECK(plan.regions[0].offset == 4096 + 192);  // aligned down to 64, not to the page
-  const std::uint64_t page = page_size();        // 4 KiB, or 16 / 64 KiB in the page_sizes suite
+  const std::uint64_t page = page_size();       // 4 KiB, or 16 / 64 KiB in the page_sizes suite
   CHECK(plan.regions[0].map_offset == (4096 + 192) / page * page);
   for (const ImportRegion& r : plan.regions) {
     CAPTURE(r.offset);
@@ -362,7 +365,8 @@ TEST_CASE("a model larger than the device's memory fails before allocation, with
   CHECK_NOTHROW(make_plan(m, info));
 }
 
-TEST_CASE("staged reads by the page cache: O_DIRECT when the files are cold, buffered when cached, as forced otherwise") {
+TEST_CASE(
+    "staged reads by the page cache: O_DIRECT when the files are cold, buffered when cached, as forced otherwise") {
   TempDir dir;
   const Manifest m = synth_manifest(dir, "a.safetensors", 4096, 4, 4 << 20);
   DeviceOverrides discrete;
@@ -434,7 +438,8 @@ TEST_CASE("what the device has free now bounds the plan, and says so; the import
   CHECK(limited.imported_regions() == 2);
   CHECK(limited.regions[2].declined.find("imports at most") != std::string::npos);
   CHECK(limited.tensors[2].placement == Placement::staged);
-  CHECK(limited.tensors[2].reason.find("imports at most " + std::to_string(info.caps.import_limit)) != std::string::npos);
+  CHECK(limited.tensors[2].reason.find("imports at most " + std::to_string(info.caps.import_limit)) !=
+        std::string::npos);
   CHECK(limited.tensors[2].reason.find("→ staged") != std::string::npos);
   CHECK(limited.mapped_bytes <= info.caps.import_limit);
 }
@@ -545,7 +550,8 @@ TEST_CASE("the decode rule: any encoding, named; only selected tensors; sums pas
   const Error e = error_of([&] { make_plan(m, null_info(), options); });
   CHECK(e.code() == ErrorCode::does_not_fit);
   CHECK(std::string(e.what()) ==
-        "x.onnx: decoding tensor 'ids' (onnx_varint encoding) needs 27 bytes (0.0 MiB) at once (3 bytes encoded + 24 bytes "
+        "x.onnx: decoding tensor 'ids' (onnx_varint encoding) needs 27 bytes (0.0 MiB) at once (3 bytes encoded + 24 "
+        "bytes "
         "decoded) but the machine has 26 bytes (0.0 MiB) of host memory available (MemAvailable); nothing was read");
   CHECK(error_of([&] { check_decodes_fit(m, small); }).what() == std::string(e.what()));
   // Left out by `only`: not decoded, not checked. (The host maps "raw" in place; lazy, its pages
@@ -565,7 +571,8 @@ TEST_CASE("the decode rule: any encoding, named; only selected tensors; sums pas
   const Error malformed = error_of([&] { check_decodes_fit(m, MachineMemory{}); });
   CHECK(malformed.code() == ErrorCode::bad_input);
   CHECK(std::string(malformed.what()) ==
-        "x.onnx: tensor 'ids': its 32 bytes cannot come from 3 encoded bytes (onnx_varint: at least one encoded byte per element)");
+        "x.onnx: tensor 'ids': its 32 bytes cannot come from 3 encoded bytes (onnx_varint: at least one encoded byte "
+        "per element)");
   options.only = {};
   CHECK(error_of([&] { make_plan(m, host_info(), options); }).what() == std::string(malformed.what()));
 
@@ -575,7 +582,8 @@ TEST_CASE("the decode rule: any encoding, named; only selected tensors; sums pas
   m.tensors[0].pieces = {Piece{0, 8192, 8}};
   const Error wraps = error_of([&] { check_decodes_fit(m, MachineMemory{}); });
   CHECK(wraps.code() == ErrorCode::does_not_fit);
-  CHECK(std::string(wraps.what()).find("tensor 'ids' decode: 8 + 18446744073709551615 bytes passes 2^64") != std::string::npos);
+  CHECK(std::string(wraps.what()).find("tensor 'ids' decode: 8 + 18446744073709551615 bytes passes 2^64") !=
+        std::string::npos);
 }
 
 TEST_CASE("plan_to_json carries every decision") {
@@ -602,13 +610,15 @@ TEST_CASE("lwload plan prints placements and reasons; exit codes follow the READ
   TempDir dir;
   synth_manifest(dir, "p.safetensors", 0, 3);
   std::string out;
-  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() + " --device host", &out) == 0);
+  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() + " --device host", &out) ==
+        0);
   CHECK(out.find("mapped in place") != std::string::npos);
 
   CHECK(out.find("predicted host peak") != std::string::npos);
   out.clear();
-  CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() +
-                              " --device null --json --budget 8MiB", &out) == 0);
+  CHECK(test::run_command(
+            std::string(exe) + " plan " + (dir / "p.safetensors").string() + " --device null --json --budget 8MiB",
+            &out) == 0);
   const auto json = boost::json::parse(out).as_object();
   CHECK(json.at("counts").at("staged").to_number<int>() == 3);
   CHECK(test::run_command(std::string(exe) + " plan " + (dir / "p.safetensors").string() +

@@ -270,7 +270,8 @@ TEST_CASE("contract bound for each placement") {
     CHECK_FALSE(evaluate_contract(in, base, {1397 * MiB, 0, 0, 0}).held);
   }
   SUBCASE("mixed zero_copy + direct: direct bytes may be anonymous") {
-    ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 1000 * MiB, 24 * MiB, 0, true, 0, 1000 * MiB, false};
+    ContractInputs in{MemoryModel::unified, 1024 * MiB, 256 * MiB, 0, 1000 * MiB, 24 * MiB, 0, true, 0,
+                      1000 * MiB,           false};
     const Contract c = evaluate_contract(in, base, {1124 * MiB, 90 * MiB, 1034 * MiB, 0});
     REQUIRE(c.anon_growth_limit);
     CHECK(*c.anon_growth_limit == 40 * MiB);
@@ -368,8 +369,9 @@ bool well_formed_xml(const std::string& svg, std::string* error) {
   test::TempDir dir;
   const auto path = dir / "t.svg";
   test::write_file(path, svg);
-  return test::run_command(std::string(test::kPython) + " -c \"import sys,xml.etree.ElementTree as E;E.parse(sys.argv[1])\" '" +
-                               path.string() + "' 2>&1",
+  return test::run_command(std::string(test::kPython) +
+                               " -c \"import sys,xml.etree.ElementTree as E;E.parse(sys.argv[1])\" '" + path.string() +
+                               "' 2>&1",
                            error) == 0;
 }
 
@@ -399,7 +401,9 @@ TEST_CASE("SVG stays well-formed XML whatever bytes a model's name holds, clippe
   }
   // Control bytes are shown as the CLI prints them, never dropped.
   Report r = sample_report();
-  r.model = "a\x01" "b";
+  r.model =
+      "a\x01"
+      "b";
   CHECK(report_to_svg(r).find("a\\x01b") != std::string::npos);
 }
 
@@ -511,7 +515,9 @@ TEST_CASE("lwload synth --layout: packed is what real writers produce, aligned p
     CAPTURE(format);
     const auto out = dir / (std::string("a.") + format);
     text.clear();
-    REQUIRE(test::run_command(synth + out.string() + " --layout aligned --format " + format + " --size 1MiB --tensors 3 --json", &text) == 0);
+    REQUIRE(test::run_command(
+                synth + out.string() + " --layout aligned --format " + format + " --size 1MiB --tensors 3 --json",
+                &text) == 0);
     CHECK(boost::json::parse(text).at("layout").as_string() == "aligned");
     for (const auto& t : open_manifest(out).tensors) CHECK(t.pieces[0].offset % 4096 == 0);
   }
@@ -628,8 +634,8 @@ TEST_CASE("lwload profile prints the verdict and writes SVG, JSON and CSV") {
   const auto model = synth_model(dir, "m.gguf", "gguf", 16 * MiB, 4, 4096);
   std::string out;
   const std::string cmd = std::string(exe) + " profile " + model.string() + " --device host --placement direct" +
-                          " --svg " + (dir / "t.svg").string() + " --json " + (dir / "t.json").string() +
-                          " --csv " + (dir / "t.csv").string() + " 2>/dev/null";
+                          " --svg " + (dir / "t.svg").string() + " --json " + (dir / "t.json").string() + " --csv " +
+                          (dir / "t.csv").string() + " 2>/dev/null";
   REQUIRE(test::run_command(cmd, &out) == 0);
   CHECK(out.find("HELD") != std::string::npos);
   CHECK(out.find("peak - baseline") != std::string::npos);
@@ -637,13 +643,15 @@ TEST_CASE("lwload profile prints the verdict and writes SVG, JSON and CSV") {
   const auto svg = test::read_file(dir / "t.svg");
   check_balanced_tags(std::string(reinterpret_cast<const char*>(svg.data()), svg.size()));
   const auto json_bytes = test::read_file(dir / "t.json");
-  const auto json = boost::json::parse(std::string(reinterpret_cast<const char*>(json_bytes.data()), json_bytes.size()));
+  const auto json =
+      boost::json::parse(std::string(reinterpret_cast<const char*>(json_bytes.data()), json_bytes.size()));
   CHECK(json.at("placement").as_string() == "direct");
   CHECK(json.at("contract").at("held").as_bool());
   CHECK(test::read_file(dir / "t.csv").size() > 40);
 
   // Staged on null with a tiny budget also holds; a bad option is a usage error.
-  REQUIRE(test::run_command(std::string(exe) + " profile " + model.string() + " --device null --budget 4MiB", &out) == 0);
+  REQUIRE(test::run_command(std::string(exe) + " profile " + model.string() + " --device null --budget 4MiB", &out) ==
+          0);
   CHECK(out.find("discrete") != std::string::npos);
   CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --memory sideways 2>/dev/null") == 2);
 }
@@ -659,10 +667,10 @@ TEST_CASE("lwload profile --compare naive: each loader in its own process, both 
   const auto model = synth_model(dir, "m.safetensors", "safetensors", 32 * MiB, 8, 0);
   const auto svg_path = dir / "c.svg";
   std::string out;
-  const int status = test::run_command(std::string(exe) + " profile " + model.string() +
-                                           " --device host --compare naive --svg " + svg_path.string() + " --json " +
-                                           (dir / "c.json").string() + " 2>/dev/null",
-                                       &out);
+  const int status =
+      test::run_command(std::string(exe) + " profile " + model.string() + " --device host --compare naive --svg " +
+                            svg_path.string() + " --json " + (dir / "c.json").string() + " 2>/dev/null",
+                        &out);
   CHECK(status == 0);  // lwload's contract held (the naive one is expected not to)
   const auto bytes = test::read_file(dir / "c.json");
   const auto json = boost::json::parse(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
@@ -708,7 +716,8 @@ TEST_CASE("lwload profile --compare naive: each loader in its own process, both 
   CHECK(three[1].at("report").at("placement").as_string() == "direct");
   CHECK(three[2].at("report").at("placement").as_string() == "zero_copy");
   CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --compare sideways 2>/dev/null") == 2);
-  CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --compare naive --csv x 2>/dev/null") == 2);
+  CHECK(test::run_command(std::string(exe) + " profile " + model.string() + " --compare naive --csv x 2>/dev/null") ==
+        2);
 }
 
 TEST_CASE("the single-load SVG renders: its size, not blank") {
@@ -748,7 +757,8 @@ TEST_CASE("lwload bench runs every variant side by side") {
   for (const char* cache : {"", " --cold"}) {
     CAPTURE(cache);
     std::string out;
-    REQUIRE(test::run_command(std::string(exe) + " bench " + model.string() + " --device host --reps 2 --json" + cache, &out) == 0);
+    REQUIRE(test::run_command(std::string(exe) + " bench " + model.string() + " --device host --reps 2 --json" + cache,
+                              &out) == 0);
     const auto json = boost::json::parse(out).as_object();
     CHECK(json.at("model_bytes").to_number<std::uint64_t>() == 8 * MiB);
     std::vector<std::string> names;

@@ -160,7 +160,8 @@ const fs::path& checkpoints() {
 
 std::map<std::string, RefTensor> reference(const fs::path& file) {
   std::string out;
-  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ref.py").string(), " ", file.string()), &out) == 0);
+  REQUIRE(test::run_command(str(test::kPython, " ", (checkpoints() / "ref.py").string(), " ", file.string()), &out) ==
+          0);
   std::map<std::string, RefTensor> ref;
   std::istringstream lines(out);
   std::string name;
@@ -307,18 +308,26 @@ std::vector<std::byte> build_zip(const std::vector<Record>& records, bool zip64)
 // wrong index would show as a manifest that disagrees with torch below).
 std::vector<Record> records_of(const fs::path& file) {
   std::string out;
-  REQUIRE(test::run_command(str(test::kPython, " -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
-                                "print('\\n'.join(z.namelist()))\" ", file.string()), &out) == 0);
+  REQUIRE(test::run_command(str(test::kPython,
+                                " -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
+                                "print('\\n'.join(z.namelist()))\" ",
+                                file.string()),
+                            &out) == 0);
   std::vector<Record> records;
   std::istringstream names(out);
   std::string name;
   while (std::getline(names, name)) {
     if (name.empty()) continue;
     std::string data;
-    REQUIRE(test::run_command(str(test::kPython, " -c \"import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).hex().encode())\" ",
-                                  file.string(), " ", name), &data) == 0);
+    REQUIRE(test::run_command(
+                str(test::kPython,
+                    " -c \"import zipfile,sys; "
+                    "sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).hex().encode())\" ",
+                    file.string(), " ", name),
+                &data) == 0);
     std::string raw;
-    for (std::size_t i = 0; i + 1 < data.size(); i += 2) raw += static_cast<char>(std::stoi(data.substr(i, 2), nullptr, 16));
+    for (std::size_t i = 0; i + 1 < data.size(); i += 2)
+      raw += static_cast<char>(std::stoi(data.substr(i, 2), nullptr, 16));
     records.push_back(Record{name, raw});
   }
   return records;
@@ -425,7 +434,8 @@ TEST_CASE("pytorch: legacy torch.save files (before 1.6) read as torch.load read
     CAPTURE(name);
     check_against_torch(checkpoints() / name);
     const Manifest m = open_manifest(checkpoints() / name);
-    CHECK(std::any_of(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "pytorch.serialization"; }));
+    CHECK(std::any_of(m.metadata.begin(), m.metadata.end(),
+                      [](const MetaEntry& e) { return e.key == "pytorch.serialization"; }));
     if (m.find("empty")) continue;  // the reference check wants every tensor loaded (an empty one is skipped)
     const Weights w = load(m, *open_device("host"));
     CHECK(test::check_against_reference(checkpoints() / name, "pytorch", m, w) == m.tensors.size());
@@ -448,13 +458,16 @@ TEST_CASE("pytorch: legacy torch.save files (before 1.6) read as torch.load read
   }
 }
 
-TEST_CASE("pytorch: a legacy storage whose element count differs from its persistent id is refused, as torch.load refuses it") {
+TEST_CASE(
+    "pytorch: a legacy storage whose element count differs from its persistent id is refused, as torch.load refuses "
+    "it") {
   // One storage of 4 floats; the file's own count (the 8 bytes before the data) is rewritten to 3
   // (fewer) and to 5 (more, with the fifth element's bytes appended): torch.load checks the count
   // against the persistent id either way ("storage has wrong byte size").
   TempDir dir;
   const fs::path original = dir / "one.pt";
-  REQUIRE(test::run_command(str(test::kPython, " -c \"import torch,sys; torch.save({'w': torch.arange(4, dtype=torch.float32)}, ",
+  REQUIRE(test::run_command(str(test::kPython,
+                                " -c \"import torch,sys; torch.save({'w': torch.arange(4, dtype=torch.float32)}, ",
                                 "sys.argv[1], _use_new_zipfile_serialization=False)\" ", original.string())) == 0);
   const auto bytes = test::read_file(original);
   REQUIRE(bytes.size() > 24);
@@ -470,11 +483,13 @@ TEST_CASE("pytorch: a legacy storage whose element count differs from its persis
     const fs::path file = dir / "changed.pt";
     test::write_file(file, changed);
     std::string out;
-    CHECK(test::run_command(str(test::kPython, " -c \"import torch,sys; torch.load(sys.argv[1])\" ", file.string(), " 2>&1"),
-                            &out) != 0);
+    CHECK(test::run_command(
+              str(test::kPython, " -c \"import torch,sys; torch.load(sys.argv[1])\" ", file.string(), " 2>&1"), &out) !=
+          0);
     std::string message;
     CHECK(error_of(file, &message) == ErrorCode::bad_input);
-    CHECK_MESSAGE(message.find(str("holds ", wrong, " elements but its persistent id says 4")) != std::string::npos, message);
+    CHECK_MESSAGE(message.find(str("holds ", wrong, " elements but its persistent id says 4")) != std::string::npos,
+                  message);
   }
 }
 
@@ -488,8 +503,10 @@ TEST_CASE("pytorch: one storage key under two storage types takes the first, as 
 TEST_CASE("pytorch: BUILD state on a rebuilt tensor (torch.load would swap its storage) is refused, naming it") {
   // torch.load gives the second storage's ones, not the rebuilt zeros: the file says two things.
   std::string out;
-  REQUIRE(test::run_command(str(test::kPython, " -c \"import torch,sys; print(torch.load(sys.argv[1])['w'].tolist())\" ",
-                                (checkpoints() / "build.pt").string()), &out) == 0);
+  REQUIRE(
+      test::run_command(str(test::kPython, " -c \"import torch,sys; print(torch.load(sys.argv[1])['w'].tolist())\" ",
+                            (checkpoints() / "build.pt").string()),
+                        &out) == 0);
   CHECK(out.find("[1.0, 1.0, 1.0]") != std::string::npos);
   std::string message;
   CHECK(error_of(checkpoints() / "build.pt", &message) == ErrorCode::bad_input);
@@ -611,7 +628,12 @@ TEST_CASE("pytorch: hand-built archives: ZIP64 reads like the original; bad reco
   }
   SUBCASE("a TorchScript class source whose deflate stream is corrupt") {
     // An archive whose root object is `__torch__.M`: its source must be read to know its state_dict().
-    const std::string pickle("\x80\x02" "c__torch__\nM\n" ")\x81" "}b.", 20);
+    const std::string pickle(
+        "\x80\x02"
+        "c__torch__\nM\n"
+        ")\x81"
+        "}b.",
+        20);
     Record code{"m/code/__torch__.py", "\xff\xfe\x01garbage"};
     code.method = 8;
     test::write_file(dir / "m.pt", build_zip({Record{"m/data.pkl", pickle}, code}, false));
@@ -651,8 +673,8 @@ TEST_CASE("lwload inspect / plan / load --verify on a torch checkpoint; exit 3 f
     CAPTURE(placement);
     for (const char* model : {"tied.pt", "dtypes.pt", "nested.pt"}) {
       out.clear();
-      CHECK(test::run_command(str(exe, " load ", (checkpoints() / model).string(), " --device host --verify",
-                                  placement), &out) == 0);
+      CHECK(test::run_command(
+                str(exe, " load ", (checkpoints() / model).string(), " --device host --verify", placement), &out) == 0);
       CHECK(out.find("verify: ok") != std::string::npos);
     }
   }
@@ -697,7 +719,8 @@ for name, m in models.items():
                   out);
   const auto device = open_device("host");
   std::size_t total = 0;
-  for (const std::string name : {"nested_scripted", "conv_bn_traced", "buffer_scripted", "lstm_scripted", "half_scripted"}) {
+  for (const std::string name :
+       {"nested_scripted", "conv_bn_traced", "buffer_scripted", "lstm_scripted", "half_scripted"}) {
     CAPTURE(name);
     const fs::path model = dir / (name + ".pt");
     const Manifest m = open_manifest(model);
@@ -709,9 +732,8 @@ for name, m in models.items():
   CHECK(total == 4 + 7 + 3 + 8 + 2);
   // The LSTM's _flat_weights list (aliases of its parameters) is left out, and said so.
   const Manifest lstm = open_manifest(dir / "lstm_scripted.pt");
-  CHECK(std::any_of(lstm.metadata.begin(), lstm.metadata.end(), [](const MetaEntry& e) {
-    return e.key == "torchscript.list_attribute_not_loaded._flat_weights";
-  }));
+  CHECK(std::any_of(lstm.metadata.begin(), lstm.metadata.end(),
+                    [](const MetaEntry& e) { return e.key == "torchscript.list_attribute_not_loaded._flat_weights"; }));
 }
 
 TEST_CASE("pytorch: TorchScript tensor attributes that state_dict() leaves out are metadata, not tensors") {
@@ -742,7 +764,8 @@ print(' '.join(sorted(m.state_dict().keys())))
 )PY";
   test::write_file(dir / "write.py", std::string_view(script));
   std::string keys;
-  REQUIRE(test::run_command(str(test::kPython, " ", (dir / "write.py").string(), " ", (dir / "vad.pt").string()), &keys) == 0);
+  REQUIRE(test::run_command(str(test::kPython, " ", (dir / "write.py").string(), " ", (dir / "vad.pt").string()),
+                            &keys) == 0);
   CHECK(keys.find("_state") == std::string::npos);  // torch's own word
   const Manifest m = open_manifest(dir / "vad.pt");
   std::string names;

@@ -80,7 +80,7 @@ double element(DType dtype, const std::vector<std::byte>& data, std::size_t i) {
     return v;
   };
   switch (dtype) {
-    case DType::U8: return static_cast<std::int8_t>(load(std::uint8_t{}));   // stored as wrapped -3..2
+    case DType::U8: return static_cast<std::int8_t>(load(std::uint8_t{}));  // stored as wrapped -3..2
     case DType::U16: return static_cast<std::int16_t>(load(std::uint16_t{}));
     case DType::U32: return static_cast<std::int32_t>(load(std::uint32_t{}));
     case DType::I8: return load(std::int8_t{});
@@ -93,7 +93,8 @@ double element(DType dtype, const std::vector<std::byte>& data, std::size_t i) {
       const std::uint16_t h = load(std::uint16_t{});
       const int exponent = (h >> 10) & 0x1f;
       const double mantissa = (h & 0x3ff) / 1024.0;
-      const double magnitude = exponent == 0 ? mantissa * std::ldexp(1.0, -14) : (1 + mantissa) * std::ldexp(1.0, exponent - 15);
+      const double magnitude =
+          exponent == 0 ? mantissa * std::ldexp(1.0, -14) : (1 + mantissa) * std::ldexp(1.0, exponent - 15);
       return (h & 0x8000) ? -magnitude : magnitude;
     }
     default: FAIL("unexpected dtype"); return 0;
@@ -104,9 +105,9 @@ double element(DType dtype, const std::vector<std::byte>& data, std::size_t i) {
 
 TEST_CASE("every reference sample: name, dtype, shape, offset and the stored values") {
   // The reference writer's samples: one tensor named after the file, values -3..2, __metadata__ test=a.
-  const std::map<std::string, DType> expected_dtype{
-      {"B", DType::U8}, {"H", DType::U16}, {"I", DType::U32}, {"b", DType::I8}, {"d", DType::F64},
-      {"e", DType::F16}, {"f", DType::F32}, {"h", DType::I16}, {"i", DType::I32}};
+  const std::map<std::string, DType> expected_dtype{{"B", DType::U8},  {"H", DType::U16}, {"I", DType::U32},
+                                                    {"b", DType::I8},  {"d", DType::F64}, {"e", DType::F16},
+                                                    {"f", DType::F32}, {"h", DType::I16}, {"i", DType::I32}};
   std::size_t seen = 0;
   for (const auto& entry : fs::directory_iterator(testdata() / "safetensors")) {
     const fs::path path = entry.path();
@@ -176,8 +177,8 @@ TEST_CASE("tensors come out in file order whatever the JSON order; zero-size ten
   REQUIRE(m.metadata.size() == 2);
 
   // Every safetensors dtype maps to its canonical name.
-  for (const char* name : {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8",
-                           "BOOL", "F8_E4M3", "F8_E5M2", "C64"}) {
+  for (const char* name : {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL",
+                           "F8_E4M3", "F8_E5M2", "C64"}) {
     CAPTURE(name);
     const DType type = dtype_from_name(name).value();
     const std::uint64_t bytes = dtype_bytes(type, 2).value();
@@ -208,16 +209,18 @@ namespace {
 // Writes a 3-shard model + index under `dir`; returns the tensors' expected contents.
 std::map<std::string, std::vector<std::byte>> write_sharded(const fs::path& dir) {
   std::map<std::string, std::vector<std::byte>> contents;
-  const auto a = counting_bytes(16, 1), b = counting_bytes(8, 50), c = counting_bytes(12, 100), d = counting_bytes(4, 200);
+  const auto a = counting_bytes(16, 1), b = counting_bytes(8, 50), c = counting_bytes(12, 100),
+             d = counting_bytes(4, 200);
   contents = {{"layer.0.w", a}, {"layer.0.b", b}, {"layer.1.w", c}, {"head", d}};
   auto cat = [](std::vector<std::byte> x, const std::vector<std::byte>& y) {
     x.insert(x.end(), y.begin(), y.end());
     return x;
   };
   write_file(dir / "model-00001-of-00003.safetensors",
-             safetensors_bytes(R"({"__metadata__":{"format":"pt"},"layer.0.w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
-                               R"("layer.0.b":{"dtype":"F16","shape":[4],"data_offsets":[16,24]}})",
-                               cat(a, b)));
+             safetensors_bytes(
+                 R"({"__metadata__":{"format":"pt"},"layer.0.w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
+                 R"("layer.0.b":{"dtype":"F16","shape":[4],"data_offsets":[16,24]}})",
+                 cat(a, b)));
   write_file(dir / "model-00002-of-00003.safetensors",
              safetensors_bytes(R"({"layer.1.w":{"dtype":"I32","shape":[3],"data_offsets":[0,12]}})", c));
   write_file(dir / "model-00003-of-00003.safetensors",
@@ -311,7 +314,8 @@ TEST_CASE("sharded model through its index file or its folder: every shard's ten
     CHECK(m.tensors[2].pieces[0].file == 1);
     CHECK(m.tensors[2].dtype == DType::I32);
     CHECK(m.total_bytes() == 40);
-    const auto total = std::find_if(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "total_size"; });
+    const auto total =
+        std::find_if(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "total_size"; });
     REQUIRE(total != m.metadata.end());
     CHECK(std::get<std::int64_t>(total->value.value) == 40);
   }
@@ -338,7 +342,8 @@ TEST_CASE("sharded model errors: missing shard, escaping path, tensor absent fro
     FAIL("no error");
     return std::string();
   };
-  std::string msg = message_for(R"({"weight_map":{"head":"model-00003-of-00003.safetensors","extra":"gone.safetensors"}})");
+  std::string msg =
+      message_for(R"({"weight_map":{"head":"model-00003-of-00003.safetensors","extra":"gone.safetensors"}})");
   CHECK(msg.find("shard 'gone.safetensors'") != std::string::npos);
   CHECK(msg.find("tensor 'extra'") != std::string::npos);
   CHECK(msg.find("missing") != std::string::npos);
@@ -349,14 +354,16 @@ TEST_CASE("sharded model errors: missing shard, escaping path, tensor absent fro
   msg = message_for(R"({"weight_map":{"head":"/etc/passwd"}})");
   CHECK(msg.find("must be a relative path") != std::string::npos);
 
-  msg = message_for(R"({"weight_map":{"head":"model-00003-of-00003.safetensors","ghost":"model-00002-of-00003.safetensors"}})");
+  msg = message_for(
+      R"({"weight_map":{"head":"model-00003-of-00003.safetensors","ghost":"model-00002-of-00003.safetensors"}})");
   CHECK(msg.find("tensor 'ghost'") != std::string::npos);
   CHECK(msg.find("does not contain it") != std::string::npos);
 
   // The same tensor name in two shards is ambiguous.
   write_file(dir / "model-00004-of-00003.safetensors",
              safetensors_bytes(R"({"head":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})", counting_bytes(4)));
-  msg = message_for(R"({"weight_map":{"head":"model-00003-of-00003.safetensors","x":"model-00004-of-00003.safetensors"}})");
+  msg = message_for(
+      R"({"weight_map":{"head":"model-00003-of-00003.safetensors","x":"model-00004-of-00003.safetensors"}})");
   CHECK(msg.find("'head' is stored in two shards") != std::string::npos);
 
   msg = message_for(R"({"weights":{}})");
@@ -367,7 +374,9 @@ TEST_CASE("sharded model errors: missing shard, escaping path, tensor absent fro
   CHECK(msg.find("malformed JSON at byte") != std::string::npos);
 
   // A shard's own error names the shard file.
-  write_file(dir / "model-00002-of-00003.safetensors", safetensors_bytes(R"({"layer.1.w":{"dtype":"I32","shape":[3],"data_offsets":[0,16]}})", counting_bytes(16)));
+  write_file(
+      dir / "model-00002-of-00003.safetensors",
+      safetensors_bytes(R"({"layer.1.w":{"dtype":"I32","shape":[3],"data_offsets":[0,16]}})", counting_bytes(16)));
   msg = message_for(R"({"weight_map":{"layer.1.w":"model-00002-of-00003.safetensors"}})");
   CHECK(msg.find("model-00002-of-00003.safetensors: tensor 'layer.1.w'") != std::string::npos);
 }
@@ -406,8 +415,8 @@ TEST_CASE("malformed single files: each class gives bad_input naming file, tenso
     CHECK(msg.find("past the end of the file") != std::string::npos);
   }
   SUBCASE("offset + length overflows 64 bits") {
-    const std::string msg =
-        bad_input_message(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})", 1);
+    const std::string msg = bad_input_message(
+        R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})", 1);
     CHECK(msg.find("tensor 'w' field 'data_offsets'") != std::string::npos);
     CHECK(msg.find("overflows 64 bits") != std::string::npos);
   }
@@ -417,12 +426,14 @@ TEST_CASE("malformed single files: each class gives bad_input naming file, tenso
   }
   SUBCASE("hole between tensors") {
     const std::string msg = bad_input_message(
-        R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})", 10);
+        R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})",
+        10);
     CHECK(msg.find("hole in the data region: bytes [4, 6) before tensor 'b'") != std::string::npos);
   }
   SUBCASE("overlapping tensors") {
     const std::string msg = bad_input_message(
-        R"({"a":{"dtype":"U8","shape":[6],"data_offsets":[0,6]},"b":{"dtype":"U8","shape":[4],"data_offsets":[4,8]}})", 8);
+        R"({"a":{"dtype":"U8","shape":[6],"data_offsets":[0,6]},"b":{"dtype":"U8","shape":[4],"data_offsets":[4,8]}})",
+        8);
     CHECK(msg.find("tensor 'b' data_offsets [4, 8] overlap tensor 'a' [0, 6]") != std::string::npos);
   }
   SUBCASE("data region not covered to its end") {
@@ -439,7 +450,8 @@ TEST_CASE("malformed single files: each class gives bad_input naming file, tenso
   }
   SUBCASE("wrong field types and missing fields") {
     CHECK(bad_input_message(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1)
-              .find("tensor 'w' field 'shape': expected a non-negative integer below 2^64, found -1") != std::string::npos);
+              .find("tensor 'w' field 'shape': expected a non-negative integer below 2^64, found -1") !=
+          std::string::npos);
     CHECK(bad_input_message(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}})", 1)
               .find("expected [begin, end], found 3 values") != std::string::npos);
     CHECK(bad_input_message(R"({"w":{"dtype":"U8","data_offsets":[0,1]}})", 1)
@@ -448,8 +460,8 @@ TEST_CASE("malformed single files: each class gives bad_input naming file, tenso
           std::string::npos);
   }
   SUBCASE("shape whose element count overflows") {
-    const std::string msg = bad_input_message(
-        R"({"w":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,1]}})", 1);
+    const std::string msg =
+        bad_input_message(R"({"w":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,1]}})", 1);
     CHECK(msg.find("tensor 'w'") != std::string::npos);
     CHECK(msg.find("overflows 64 bits") != std::string::npos);
   }
@@ -525,11 +537,14 @@ TEST_CASE("lwload inspect --json prints the manifest object; exit 3 on a malform
   CHECK(pieces[0].at("length").to_number<std::uint64_t>() == 24);
 
   TempDir dir;
-  write_file(dir / "bad.safetensors", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", counting_bytes(4)));
+  write_file(dir / "bad.safetensors",
+             safetensors_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", counting_bytes(4)));
   CHECK(run_lwload("inspect --json '" + (dir / "bad.safetensors").string() + "'", &out) == 3);
 }
 
-TEST_CASE("every safetensors file in testdata and synthetic ones read as the independent reader reads them (tests/real/reference_safetensors.py)") {
+TEST_CASE(
+    "every safetensors file in testdata and synthetic ones read as the independent reader reads them "
+    "(tests/real/reference_safetensors.py)") {
   TempDir dir;
   synth::SynthSpec spec;
   spec.total_bytes = 1 << 20;

@@ -104,8 +104,8 @@ TEST_CASE("graph and layers models (model.json): tensors and bytes match the man
   for (const char* name : {"graph_model", "layers_model"}) {
     CAPTURE(name);
     const fs::path model_json = testdata() / "tfjs" / name / "model.json";
-    const auto doc = json::parse(std::string(reinterpret_cast<const char*>(read_file(model_json).data()),
-                                             read_file(model_json).size()));
+    const auto doc = json::parse(
+        std::string(reinterpret_cast<const char*>(read_file(model_json).data()), read_file(model_json).size()));
     for (const fs::path& input : {model_json, model_json.parent_path()}) {  // the file or its folder
       const Manifest m = open_manifest(input);
       CHECK(m.format == "tfjs");
@@ -256,7 +256,9 @@ TEST_CASE("opening reads the manifest only: shard reads would fail") {
   fs->add_directory("m");
   fs->add_file("m/model.json", [] {
     std::vector<std::byte> v;
-    put_bytes(v, R"({"weightsManifest":[{"paths":["a.bin","b.bin"],"weights":[{"name":"w","shape":[4,4],"dtype":"float32"}]}]})");
+    put_bytes(
+        v,
+        R"({"weightsManifest":[{"paths":["a.bin","b.bin"],"weights":[{"name":"w","shape":[4,4],"dtype":"float32"}]}]})");
     return v;
   }());
   fs->add_file("m/a.bin", counting_bytes(40));
@@ -284,14 +286,16 @@ TEST_CASE("malformed TFJS manifests: bad_input naming file, tensor, field and va
 
   std::string msg = message(group(R"("w.bin","missing.bin")", R"({"name":"w","shape":[4],"dtype":"float32"})"));
   CHECK(msg.find("model.json") != std::string::npos);
-  CHECK(msg.find("weightsManifest[0] paths[1]: shard 'missing.bin' (holding tensor 'w') is missing") != std::string::npos);
+  CHECK(msg.find("weightsManifest[0] paths[1]: shard 'missing.bin' (holding tensor 'w') is missing") !=
+        std::string::npos);
 
   msg = message(group(R"("../w.bin")", R"({"name":"w","shape":[4],"dtype":"float32"})"));
   CHECK(msg.find("'../w.bin' escapes the model folder") != std::string::npos);
 
-  msg = message(group(R"("w.bin")", R"({"name":"a","shape":[2],"dtype":"float32"},{"name":"big","shape":[3],"dtype":"float32"})"));
-  CHECK(msg.find("tensor 'big' (weightsManifest[0].weights[1]): needs bytes [8, 20) of the group's byte stream, but its shards hold only 16 bytes") !=
-        std::string::npos);
+  msg = message(group(R"("w.bin")",
+                      R"({"name":"a","shape":[2],"dtype":"float32"},{"name":"big","shape":[3],"dtype":"float32"})"));
+  CHECK(msg.find("tensor 'big' (weightsManifest[0].weights[1]): needs bytes [8, 20) of the group's byte stream, but "
+                 "its shards hold only 16 bytes") != std::string::npos);
 
   msg = message(group(R"("w.bin")", R"({"name":"w","shape":[4],"dtype":"float64"})"));
   CHECK(msg.find("tensor 'w' (weightsManifest[0].weights[0]): unknown dtype 'float64'") != std::string::npos);
@@ -299,7 +303,8 @@ TEST_CASE("malformed TFJS manifests: bad_input naming file, tensor, field and va
   msg = message(group(R"("w.bin")", R"({"name":"w","shape":[4],"dtype":"float32","quantization":{"dtype":"int4"}})"));
   CHECK(msg.find("unknown quantization dtype 'int4'") != std::string::npos);
 
-  msg = message(group(R"("w.bin")", R"({"name":"w","shape":[4],"dtype":"float32","quantization":{"dtype":"uint8","scale":0.5}})"));
+  msg = message(group(R"("w.bin")",
+                      R"({"name":"w","shape":[4],"dtype":"float32","quantization":{"dtype":"uint8","scale":0.5}})"));
   CHECK(msg.find("tensor 'w'") != std::string::npos);
   CHECK(msg.find("uint8 quantization needs 'scale' and 'min'") != std::string::npos);
 
@@ -310,8 +315,10 @@ TEST_CASE("malformed TFJS manifests: bad_input naming file, tensor, field and va
   CHECK(msg.find("tensor 'w'") != std::string::npos);
   CHECK(msg.find("overflow") != std::string::npos);
 
-  msg = message(group(R"("w.bin")", R"({"name":"w","shape":[1],"dtype":"float32"},{"name":"w","shape":[1],"dtype":"float32"})"));
-  CHECK(msg.find("tensor 'w' (weightsManifest[0].weights[1]): a weight of this name appears earlier") != std::string::npos);
+  msg = message(
+      group(R"("w.bin")", R"({"name":"w","shape":[1],"dtype":"float32"},{"name":"w","shape":[1],"dtype":"float32"})"));
+  CHECK(msg.find("tensor 'w' (weightsManifest[0].weights[1]): a weight of this name appears earlier") !=
+        std::string::npos);
 
   msg = message(group(R"("w.bin")", R"({"shape":[1],"dtype":"float32"})"));
   CHECK(msg.find("weightsManifest[0].weights[0]: missing field 'name'") != std::string::npos);
@@ -327,9 +334,10 @@ TEST_CASE("malformed TFJS manifests: bad_input naming file, tensor, field and va
   put_u32(bad_strings, 1000);
   put_bytes(bad_strings, "abcd");
   write_file(dir / "s.bin", bad_strings);
-  msg = message(group(R"("s.bin")", R"({"name":"s","shape":[1],"dtype":"string"},{"name":"x","shape":[0],"dtype":"float32"})"));
-  CHECK(msg.find("tensor 's' (weightsManifest[0].weights[0]): string 0 of 1000 bytes at stream offset 4 extends past the end") !=
-        std::string::npos);
+  msg = message(
+      group(R"("s.bin")", R"({"name":"s","shape":[1],"dtype":"string"},{"name":"x","shape":[0],"dtype":"float32"})"));
+  CHECK(msg.find("tensor 's' (weightsManifest[0].weights[0]): string 0 of 1000 bytes at stream offset 4 extends past "
+                 "the end") != std::string::npos);
   // More strings than the stream could hold even empty.
   msg = message(group(R"("s.bin")", R"({"name":"s","shape":[3],"dtype":"string"})"));
   CHECK(msg.find("3 strings need at least 4 bytes each but only 8 bytes") != std::string::npos);
@@ -348,8 +356,12 @@ TEST_CASE("string weights walking a shard listed again share one budget: the sha
   write_file(dir / "s.bin", strings);
   auto manifest = [](int first, int second) {
     return R"({"weightsManifest":[{"paths":["s.bin","s.bin","s.bin"],"weights":[)"
-           R"({"name":"a","shape":[)" + std::to_string(first) + R"(],"dtype":"string"},)"
-           R"({"name":"b","shape":[)" + std::to_string(second) + R"(],"dtype":"string"},)"
+           R"({"name":"a","shape":[)" +
+           std::to_string(first) +
+           R"(],"dtype":"string"},)"
+           R"({"name":"b","shape":[)" +
+           std::to_string(second) +
+           R"(],"dtype":"string"},)"
            R"({"name":"rest","shape":[1],"dtype":"string"}]}]})";
   };
   // 40 + 50 bytes walked: within the budget, and each weight is its strings.
@@ -388,13 +400,12 @@ TEST_CASE("lwload inspect --json on a TFJS model reports pieces and quantization
 
 TEST_CASE("quantization numbers are the doubles their text denotes (correctly rounded, as tfjs reads them)") {
   // The first is face-api's; Boost.JSON 1.81's own conversion gives 0x1.7c1608888888ap-6 (1 ulp low).
-  const std::vector<std::pair<std::string, double>> numbers{
-      {"0.023198612531026206", 0x1.7c16088888889p-6},
-      {"1.0000000000000002", 0x1.0000000000001p+0},
-      {"5e-324", 0x0.0000000000001p-1022},
-      {"2.2250738585072011e-308", 0x0.fffffffffffffp-1022},
-      {"123456789012345678901234567890", 0x1.8ee90ff6c373ep+96},
-      {"0.1", 0.1}};
+  const std::vector<std::pair<std::string, double>> numbers{{"0.023198612531026206", 0x1.7c16088888889p-6},
+                                                            {"1.0000000000000002", 0x1.0000000000001p+0},
+                                                            {"5e-324", 0x0.0000000000001p-1022},
+                                                            {"2.2250738585072011e-308", 0x0.fffffffffffffp-1022},
+                                                            {"123456789012345678901234567890", 0x1.8ee90ff6c373ep+96},
+                                                            {"0.1", 0.1}};
   // And random doubles written with 17 significant digits (%.17g) come back bit for bit.
   std::vector<std::pair<std::string, double>> all = numbers;
   std::uint64_t state = 42;

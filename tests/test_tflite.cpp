@@ -65,7 +65,8 @@ struct TensorSpec {
 };
 
 // One SparseIndexVector of the given type.
-flatbuffers::Offset<void> index_vector(flatbuffers::FlatBufferBuilder& b, int type, const std::vector<std::int32_t>& v) {
+flatbuffers::Offset<void> index_vector(flatbuffers::FlatBufferBuilder& b, int type,
+                                       const std::vector<std::int32_t>& v) {
   if (type == 2) {
     const std::vector<std::uint16_t> u(v.begin(), v.end());
     return tfl::CreateUint16VectorDirect(b, &u).Union();
@@ -126,7 +127,8 @@ std::vector<std::byte> build_tflite(const ModelSpec& spec) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<tfl::Buffer>> buffers;
   for (const auto& buffer : spec.buffers)
-    buffers.push_back(tfl::CreateBufferDirect(b, buffer.data.empty() ? nullptr : &buffer.data, buffer.offset, buffer.size));
+    buffers.push_back(
+        tfl::CreateBufferDirect(b, buffer.data.empty() ? nullptr : &buffer.data, buffer.offset, buffer.size));
   std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs;
   for (const auto& subgraph : spec.subgraphs) {
     std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
@@ -147,9 +149,9 @@ std::vector<std::byte> build_tflite(const ModelSpec& spec) {
   for (const auto& e : spec.externals)
     externals.push_back(tfl::CreateExternalBufferDirect(b, e.id, e.group, e.offset, e.length,
                                                         e.packing.empty() ? nullptr : e.packing.c_str()));
-  const auto model = tfl::CreateModelDirect(b, 3, &subgraphs, spec.description.c_str(), &buffers, nullptr,
-                                            groups.empty() ? nullptr : &groups,
-                                            externals.empty() ? nullptr : &externals);
+  const auto model =
+      tfl::CreateModelDirect(b, 3, &subgraphs, spec.description.c_str(), &buffers, nullptr,
+                             groups.empty() ? nullptr : &groups, externals.empty() ? nullptr : &externals);
   tfl::FinishModelBuffer(b, model);
   return finish(b);
 }
@@ -167,12 +169,14 @@ std::vector<std::byte> build_circle(const std::vector<BufferSpec>& buffer_specs,
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<cir::Buffer>> buffers;
   for (const auto& buffer : buffer_specs)
-    buffers.push_back(cir::CreateBufferDirect(b, buffer.data.empty() ? nullptr : &buffer.data, buffer.offset, buffer.size));
+    buffers.push_back(
+        cir::CreateBufferDirect(b, buffer.data.empty() ? nullptr : &buffer.data, buffer.offset, buffer.size));
   std::vector<flatbuffers::Offset<cir::SubGraph>> subgraphs;
   for (std::size_t i = 0; i < subgraph_specs.size(); ++i) {
     std::vector<flatbuffers::Offset<cir::Tensor>> tensors;
     for (const auto& t : subgraph_specs[i])
-      tensors.push_back(cir::CreateTensorDirect(b, &t.shape, t.type, t.buffer, t.name.c_str(), 0, false, 0, t.compression));
+      tensors.push_back(
+          cir::CreateTensorDirect(b, &t.shape, t.type, t.buffer, t.name.c_str(), 0, false, 0, t.compression));
     subgraphs.push_back(cir::CreateSubGraphDirect(b, &tensors, ("graph" + std::to_string(i)).c_str()));
   }
   const auto model = cir::CreateModelDirect(b, 0, &subgraphs, "circle model", &buffers);
@@ -236,10 +240,10 @@ boost::json::value flatc_json(const fs::path& model, const TempDir& out) {
 
 std::string_view canonical_dtype(std::string_view tensor_type) {
   static const std::pair<std::string_view, std::string_view> kNames[] = {
-      {"FLOAT32", "F32"}, {"FLOAT16", "F16"}, {"INT32", "I32"},  {"UINT8", "U8"},   {"INT64", "I64"},
-      {"STRING", "STRING"}, {"BOOL", "BOOL"}, {"INT16", "I16"},  {"COMPLEX64", "C64"}, {"INT8", "I8"},
-      {"FLOAT64", "F64"}, {"COMPLEX128", "C128"}, {"UINT64", "U64"}, {"UINT32", "U32"}, {"UINT16", "U16"},
-      {"INT4", "I4"},     {"BFLOAT16", "BF16"}};
+      {"FLOAT32", "F32"},   {"FLOAT16", "F16"},     {"INT32", "I32"},  {"UINT8", "U8"},      {"INT64", "I64"},
+      {"STRING", "STRING"}, {"BOOL", "BOOL"},       {"INT16", "I16"},  {"COMPLEX64", "C64"}, {"INT8", "I8"},
+      {"FLOAT64", "F64"},   {"COMPLEX128", "C128"}, {"UINT64", "U64"}, {"UINT32", "U32"},    {"UINT16", "U16"},
+      {"INT4", "I4"},       {"BFLOAT16", "BF16"}};
   for (const auto& [from, to] : kNames)
     if (from == tensor_type) return to;
   return "?";
@@ -300,7 +304,8 @@ void check_against_flatc(const fs::path& model) {
     for (const auto& tv : array_at(subgraphs[sg].as_object(), "tensors")) {
       const auto& t = tv.as_object();
       const std::int64_t buffer = t.contains("buffer") ? t.at("buffer").to_number<std::int64_t>() : 0;
-      const auto& data = buffer == 0 ? kEmpty : array_at(buffers.at(static_cast<std::size_t>(buffer)).as_object(), "data");
+      const auto& data =
+          buffer == 0 ? kEmpty : array_at(buffers.at(static_cast<std::size_t>(buffer)).as_object(), "data");
       if (data.empty()) continue;  // no data: the reader omits it
       REQUIRE(next < m.tensors.size());
       const TensorInfo& info = m.tensors[next++];
@@ -335,13 +340,15 @@ void check_against_flatc(const fs::path& model) {
       std::vector<std::int64_t> zero_points;
       for (const auto& z : array_at(qo, "zero_point")) zero_points.push_back(z.to_number<std::int64_t>());
       CHECK(info.quantization->zero_point == zero_points);
-      const std::int64_t axis = qo.contains("quantized_dimension") ? qo.at("quantized_dimension").to_number<std::int64_t>() : 0;
+      const std::int64_t axis =
+          qo.contains("quantized_dimension") ? qo.at("quantized_dimension").to_number<std::int64_t>() : 0;
       CHECK(info.quantization->axis == axis);
     }
   }
   CHECK(next == m.tensors.size());
   const auto* description = json.if_contains("description");
-  const auto meta = std::find_if(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "description"; });
+  const auto meta =
+      std::find_if(m.metadata.begin(), m.metadata.end(), [](const MetaEntry& e) { return e.key == "description"; });
   if (description)
     CHECK((meta != m.metadata.end() && std::get<std::string>(meta->value.value) == description->as_string()));
 }
@@ -369,7 +376,8 @@ TEST_CASE("MediaPipe's sparse model: stored values and densified tensors equal t
     OpenOptions options;
     options.densify = densify;
     const Manifest m = open_manifest(model, options);
-    const auto sparse = std::count_if(m.tensors.begin(), m.tensors.end(), [](const auto& t) { return t.sparsity != nullptr; });
+    const auto sparse =
+        std::count_if(m.tensors.begin(), m.tensors.end(), [](const auto& t) { return t.sparsity != nullptr; });
     CHECK(sparse == 46);
     const TensorInfo* w = m.find("model_1/model/conv2d_1/Conv2D_dequantize");
     REQUIRE(w);
@@ -491,11 +499,11 @@ TEST_CASE("Circle files: CIR0, ggml block types, INT4, tensors of every subgraph
   TempDir dir;
   const fs::path path = dir / "model.circle";
   const auto q4 = pattern(2 * 18, 2), weights = pattern(24, 4), nibbles = pattern(2, 6);
-  test::write_file(path, build_circle({BufferSpec{}, {q4}, {weights}, {nibbles}},
-                                      {{{"w", cir::TensorType_GGML_Q4_0, {2, 32}, 1},
-                                        {"x", cir::TensorType_FLOAT32, {1, 6}, 0},
-                                        {"i4", cir::TensorType_INT4, {3}, 3}},
-                                       {{"w", cir::TensorType_FLOAT32, {2, 3}, 2}}}));
+  test::write_file(
+      path, build_circle({BufferSpec{}, {q4}, {weights}, {nibbles}}, {{{"w", cir::TensorType_GGML_Q4_0, {2, 32}, 1},
+                                                                       {"x", cir::TensorType_FLOAT32, {1, 6}, 0},
+                                                                       {"i4", cir::TensorType_INT4, {3}, 3}},
+                                                                      {{"w", cir::TensorType_FLOAT32, {2, 3}, 2}}}));
   const Manifest m = open_manifest(path);
   CHECK(m.format == "circle");
   REQUIRE(m.tensors.size() == 3);
@@ -514,7 +522,8 @@ TEST_CASE("Circle files: CIR0, ggml block types, INT4, tensors of every subgraph
   CHECK(std::get<std::string>(names[1].value) == "graph1");
 
   // Circle's extensions lwload refuses rather than guesses at.
-  test::write_file(path, build_circle({BufferSpec{}, {weights}}, {{{"h", cir::TensorType_FLOAT32, {6}, 1, cir::CompressionType_HUFFMAN}}}));
+  test::write_file(path, build_circle({BufferSpec{}, {weights}},
+                                      {{{"h", cir::TensorType_FLOAT32, {6}, 1, cir::CompressionType_HUFFMAN}}}));
   Error e = error_of([&] { open_manifest(path); });
   CHECK(e.code() == ErrorCode::unsupported);
   CHECK(contains(e.what(), "tensor 'h'"));
@@ -609,16 +618,28 @@ TEST_CASE("sparse TFLite tensors: the stored values by default, the dense tensor
     std::vector<float> dense;
   };
   const std::vector<Case> cases = {
-      {"CSR rows (int32 indices)", {3, 4}, {{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}}}},
-       {1, 2, 3}, {0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0}},
-      {"CSR rows (uint8 indices)", {3, 4}, {{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}, 3}}},
-       {1, 2, 3}, {0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0}},
-      {"columns first (traversal order 1, 0; uint16 indices)", {2, 3},
-       {{1, 0}, {}, {{false, 3}, {true, 0, {0, 1, 1, 3}, {1, 0, 1}, 2}}}, {5, 6, 7}, {0, 0, 6, 5, 0, 7}},
-      {"2x2 blocks (block_map 0, 1)", {4, 4},
+      {"CSR rows (int32 indices)",
+       {3, 4},
+       {{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}}}},
+       {1, 2, 3},
+       {0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0}},
+      {"CSR rows (uint8 indices)",
+       {3, 4},
+       {{0, 1}, {}, {{false, 3}, {true, 0, {0, 2, 2, 3}, {1, 3, 0}, 3}}},
+       {1, 2, 3},
+       {0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0}},
+      {"columns first (traversal order 1, 0; uint16 indices)",
+       {2, 3},
+       {{1, 0}, {}, {{false, 3}, {true, 0, {0, 1, 1, 3}, {1, 0, 1}, 2}}},
+       {5, 6, 7},
+       {0, 0, 6, 5, 0, 7}},
+      {"2x2 blocks (block_map 0, 1)",
+       {4, 4},
        {{0, 1, 2, 3}, {0, 1}, {{false, 2}, {true, 0, {0, 1, 2}, {0, 1}}, {false, 2}, {false, 2}}},
-       {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 5, 6, 0, 0, 7, 8}},
-      {"a 1x4 block over columns (the layout of MediaPipe's sparse models)", {2, 8},
+       {1, 2, 3, 4, 5, 6, 7, 8},
+       {1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 5, 6, 0, 0, 7, 8}},
+      {"a 1x4 block over columns (the layout of MediaPipe's sparse models)",
+       {2, 8},
        {{0, 1, 2}, {1}, {{false, 2}, {true, 0, {0, 1, 3}, {1, 0, 1}}, {false, 4}}},
        {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
        {0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
@@ -723,8 +744,8 @@ std::vector<std::byte> dense_of(const Sparse2d& s) {
   std::size_t next = 0;
   for (std::size_t r = 0; r < s.value_rows.size(); ++r)
     for (const std::int32_t c : s.value_cols[r])
-      dense[static_cast<std::size_t>(s.value_rows[r]) * static_cast<std::size_t>(s.cols) + static_cast<std::size_t>(c)] =
-          s.values[next++];
+      dense[static_cast<std::size_t>(s.value_rows[r]) * static_cast<std::size_t>(s.cols) +
+            static_cast<std::size_t>(c)] = s.values[next++];
   return as_bytes(float_bytes(dense));
 }
 
@@ -735,8 +756,9 @@ Sparse2d far_past_16x() {
 
 // 4 × 8 floats (128 bytes) from rows 1 and 2 stored whole (64 bytes): twice its stored bytes.
 Sparse2d twice() {
-  return {4, 8, {1, 2}, {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}}, false,
-          {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+  return {4,      8,
+          {1, 2}, {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}},
+          false,  {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
 }
 
 MachineMemory available(std::uint64_t bytes) {
@@ -753,7 +775,8 @@ OpenOptions densified() {
 
 }  // namespace densify_memory
 
-TEST_CASE("densify: a tensor 65536 times its stored bytes loads when it fits memory, byte for byte, direct and staged") {
+TEST_CASE(
+    "densify: a tensor 65536 times its stored bytes loads when it fits memory, byte for byte, direct and staged") {
   using namespace densify_memory;
   TempDir dir;
   const fs::path path = dir / "far.tflite";
@@ -794,7 +817,9 @@ TEST_CASE("densify: a tensor 65536 times its stored bytes loads when it fits mem
   }
 }
 
-TEST_CASE("densify: memory too small for stored + dense bytes is refused before any read, by the plan, the load and inspect's check alike") {
+TEST_CASE(
+    "densify: memory too small for stored + dense bytes is refused before any read, by the plan, the load and "
+    "inspect's check alike") {
   using namespace densify_memory;
   TempDir dir;
   const fs::path path = dir / "twice.tflite";
@@ -825,8 +850,10 @@ TEST_CASE("densify: memory too small for stored + dense bytes is refused before 
   };
 
   const std::string host = refusals(available(191));
-  CHECK(host == path.string() + ": densifying tensor 'w' needs 192 bytes (0.0 MiB) at once (64 bytes stored + 128 bytes dense) "
-                "but the machine has 191 bytes (0.0 MiB) of host memory available (MemAvailable); nothing was read");
+  CHECK(host ==
+        path.string() +
+            ": densifying tensor 'w' needs 192 bytes (0.0 MiB) at once (64 bytes stored + 128 bytes dense) "
+            "but the machine has 191 bytes (0.0 MiB) of host memory available (MemAvailable); nothing was read");
 
   MachineMemory limited = available(std::uint64_t{1} << 30);
   limited.address_space_limit = 1000;
@@ -867,7 +894,8 @@ TEST_CASE("densify: memory too small for stored + dense bytes is refused before 
   CHECK(plan.decode_bytes == 0);
 }
 
-TEST_CASE("lwload inspect --densify, plan --densify and load --densify agree on every file: load, or the same refusal") {
+TEST_CASE(
+    "lwload inspect --densify, plan --densify and load --densify agree on every file: load, or the same refusal") {
   using namespace densify_memory;
   if (!test::have_exe()) return;
   // Every command runs under `ulimit -v`, which AddressSanitizer's shadow memory cannot live in.
@@ -944,7 +972,8 @@ class TruncatingFileSystem final : public FileSystem {
  private:
   class File final : public RandomAccessFile {
    public:
-    File(TruncatingFileSystem& owner, std::unique_ptr<RandomAccessFile> inner) : owner_(owner), inner_(std::move(inner)) {}
+    File(TruncatingFileSystem& owner, std::unique_ptr<RandomAccessFile> inner)
+        : owner_(owner), inner_(std::move(inner)) {}
     const fs::path& path() const noexcept override { return inner_->path(); }
     std::uint64_t size() const override { return inner_->size(); }
     std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
@@ -957,7 +986,8 @@ class TruncatingFileSystem final : public FileSystem {
     int native_handle() const noexcept override { return inner_->native_handle(); }
 
    protected:
-    std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+    std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length,
+                                              MapAccess access) const override {
       owner_.mapped = true;
       return inner_->map(offset, length, access);
     }
@@ -977,7 +1007,8 @@ void count_sigbus(int) { sigbus_seen.fetch_add(1); }
 
 TEST_CASE("a TFLite file truncated while it is inspected: a clean error, the file never mapped, no signal") {
   using namespace truncation;
-  struct sigaction app {}, previous {};
+  struct sigaction app {
+  }, previous{};
   app.sa_handler = count_sigbus;
   ::sigaction(SIGBUS, &app, &previous);
   TempDir dir;
@@ -1126,12 +1157,17 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     };
     Error e = error_for([](TensorSpec& t) { t.sparse->levels[1].indices[1] = 4; });
     CHECK(e.code() == ErrorCode::bad_input);
-    CHECK(contains(e.what(), "tensor 'w': field sparsity.dim_metadata[1].array_indices[1]: 4 is outside the level's 4 coordinates"));
+    CHECK(contains(
+        e.what(),
+        "tensor 'w': field sparsity.dim_metadata[1].array_indices[1]: 4 is outside the level's 4 coordinates"));
     e = error_for([](TensorSpec& t) { t.sparse->levels[1].segments = {0, 2, 1, 3}; });
     CHECK(contains(e.what(), "field sparsity.dim_metadata[1].array_segments[2]: 1 is below the one before"));
     e = error_for([](TensorSpec& t) { t.sparse->levels[1].segments = {0, 2, 2}; });
     CHECK(contains(e.what(), "array_segments: 3 entries, the level above has 3 positions (needs one more)"));
-    e = error_for([](TensorSpec& t) { t.sparse->levels[1].segments = {0, 2, 2, 4}; t.sparse->levels[1].indices.push_back(2); });
+    e = error_for([](TensorSpec& t) {
+      t.sparse->levels[1].segments = {0, 2, 2, 4};
+      t.sparse->levels[1].indices.push_back(2);
+    });
     CHECK(contains(e.what(), "tensor 'w': its buffer holds 3 values but field sparsity places 4"));
     e = error_for([](TensorSpec& t) { t.sparse->levels[0].dense_size = 2; });
     CHECK(contains(e.what(), "field sparsity.dim_metadata[0].dense_size: 2, but the level has 3 coordinates"));
@@ -1140,9 +1176,13 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     e = error_for([](TensorSpec& t) { t.sparse->levels[1].indices[0] = -1; });
     CHECK(contains(e.what(), "array_indices: -1 is negative"));
     e = error_for([](TensorSpec& t) { t.sparse->levels.pop_back(); });
-    CHECK(contains(e.what(), "field sparsity.traversal_order: 2 levels for a rank-2 tensor with 0 block dimensions and 1 "));
-    e = error_for([](TensorSpec& t) { t.sparse->block_map = {1}; t.sparse->traversal_order.push_back(2);
-                                      t.sparse->levels.push_back({false, 3}); });
+    CHECK(contains(e.what(),
+                   "field sparsity.traversal_order: 2 levels for a rank-2 tensor with 0 block dimensions and 1 "));
+    e = error_for([](TensorSpec& t) {
+      t.sparse->block_map = {1};
+      t.sparse->traversal_order.push_back(2);
+      t.sparse->levels.push_back({false, 3});
+    });
     CHECK(contains(e.what(), "dim_metadata[2].dense_size: block size 3 does not divide dimension 1 (4)"));
     e = error_for([](TensorSpec&) {}, 17);  // INT4: sub-byte elements
     CHECK(e.code() == ErrorCode::unsupported);
@@ -1155,7 +1195,8 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     spec.subgraphs.push_back({"main", {{"w", 0, {4}, 0, 1}}});
     Error e = error_of_model(dir, spec);
     CHECK(e.code() == ErrorCode::bad_input);
-    CHECK(contains(e.what(), "tensor 'w': external buffer file '" + (dir / "missing.bin").string() + "' (group 0) is missing"));
+    CHECK(contains(e.what(),
+                   "tensor 'w': external buffer file '" + (dir / "missing.bin").string() + "' (group 0) is missing"));
 
     spec.groups = {"../outside.bin"};
     e = error_of_model(dir, spec);
@@ -1169,7 +1210,9 @@ TEST_CASE("malformed TFLite input: each error names the file, the tensor, the fi
     spec.groups = {"w.bin"};
     e = error_of_model(dir, spec);
     CHECK(contains(e.what(), (dir / "w.bin").string()));
-    CHECK(contains(e.what(), "tensor 'w': external buffer 1 offset/length: bytes [0, 16) extend past the end of the file (8 bytes)"));
+    CHECK(contains(
+        e.what(),
+        "tensor 'w': external buffer 1 offset/length: bytes [0, 16) extend past the end of the file (8 bytes)"));
 
     spec.subgraphs[0].tensors[0].external_buffer = 2;
     e = error_of_model(dir, spec);
@@ -1206,7 +1249,8 @@ TEST_CASE("a tensor table stored inside a large buffer's data is refused, never 
   auto* base = reinterpret_cast<std::uint8_t*>(bytes.data());
   const auto* model = tfl::GetModel(base);
   auto* payload = const_cast<std::uint8_t*>(model->buffers()->Get(1)->data()->Data());
-  auto* slot = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(model->subgraphs()->Get(0)->tensors()->Data()));
+  auto* slot =
+      const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(model->subgraphs()->Get(0)->tensors()->Data()));
   // A Tensor of scalar fields only (type INT32, buffer 2): its vtable, then the table, 64 bytes in.
   std::uint8_t* vtable = payload + 64;
   const std::uint16_t vt[5] = {10, 12, 0, 8, 4};  // vtable size, table size, shape (absent), type, buffer
@@ -1248,7 +1292,8 @@ TEST_CASE("a quantization table stored inside a large buffer's data is refused")
   // Move the scale vector (one float, 0.5) into the payload and point the table at it.
   const auto* q = tensor->quantization();
   auto* field = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(q) +
-                                          static_cast<const flatbuffers::Table*>(static_cast<const void*>(q))->GetOptionalFieldOffset(tfl::QuantizationParameters::VT_SCALE));
+                                          static_cast<const flatbuffers::Table*>(static_cast<const void*>(q))
+                                              ->GetOptionalFieldOffset(tfl::QuantizationParameters::VT_SCALE));
   std::uint8_t* vector = payload + 128;
   const std::uint32_t count = 1;
   const float half = 0.5f;
@@ -1274,7 +1319,7 @@ TEST_CASE("a vector that starts outside a large buffer's data and reaches into i
   TempDir dir;
   ModelSpec spec;
   spec.buffers.push_back(BufferSpec{std::vector<std::uint8_t>(8192, 0x11)});  // 1: left unread
-  spec.buffers.push_back(BufferSpec{pattern(64, 3)});                          // 2: read
+  spec.buffers.push_back(BufferSpec{pattern(64, 3)});                         // 2: read
   spec.subgraphs.push_back({"main", {{"w", 3, {64}, 2}}});
   auto bytes = build_tflite(spec);
   auto* base = reinterpret_cast<std::uint8_t*>(bytes.data());
@@ -1285,7 +1330,8 @@ TEST_CASE("a vector that starts outside a large buffer's data and reaches into i
   REQUIRE(reinterpret_cast<std::uintptr_t>(small) % 4 == 0);
   const auto* tensor = model->subgraphs()->Get(0)->tensors()->Get(0);
   auto* field = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(tensor) +
-                                          static_cast<const flatbuffers::Table*>(static_cast<const void*>(tensor))->GetOptionalFieldOffset(tfl::Tensor::VT_SHAPE));
+                                          static_cast<const flatbuffers::Table*>(static_cast<const void*>(tensor))
+                                              ->GetOptionalFieldOffset(tfl::Tensor::VT_SHAPE));
   // 16 bytes (4 dimensions) past the start of the large payload.
   const auto count = static_cast<std::uint32_t>((large - small - 4) / 4 + 4);
   std::memcpy(small, &count, 4);
@@ -1311,8 +1357,9 @@ TEST_CASE("TFLite Micro's rank-1 per-channel bias (quantized_dimension 3) loads 
   ModelSpec spec;
   spec.buffers.push_back(BufferSpec{pattern(12, 1)});
   spec.buffers.push_back(BufferSpec{pattern(4 * 3 * 3 * 2, 2)});
-  spec.subgraphs.push_back({"main", {{"bias", 2, {3}, 1, 0, {0.5f, 0.25f, 0.125f}, {0, 0, 0}, 3},
-                                     {"filter", 9, {4, 3, 3, 2}, 2, 0, {0.5f, 0.25f}, {0, 0}, 3}}});
+  spec.subgraphs.push_back({"main",
+                            {{"bias", 2, {3}, 1, 0, {0.5f, 0.25f, 0.125f}, {0, 0, 0}, 3},
+                             {"filter", 9, {4, 3, 3, 2}, 2, 0, {0.5f, 0.25f}, {0, 0}, 3}}});
   const fs::path path = dir / "micro.tflite";
   test::write_file(path, build_tflite(spec));
   const Manifest m = open_manifest(path);

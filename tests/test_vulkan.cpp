@@ -107,7 +107,8 @@ struct AppVulkan {
     REQUIRE(vkCreateInstance(&info, nullptr, &context.instance) == VK_SUCCESS);
     VkDebugUtilsMessengerCreateInfoEXT report{};
     report.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
-    report.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    report.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
     report.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
     report.pfnUserCallback = on_message;
     report.pUserData = this;
@@ -178,7 +179,9 @@ TEST_CASE("vulkan: every placement loads and verifies on lavapipe with no valida
       INFO(out);
       CHECK(status == 0);
       CHECK(out.find("verify: ok, 12 tensors") != std::string::npos);
-      const std::string expect = placement == "zero-copy" ? "zero_copy 12," : placement == "direct" ? "direct 12," : "staged 12,";
+      const std::string expect = placement == "zero-copy" ? "zero_copy 12,"
+                                 : placement == "direct"  ? "direct 12,"
+                                                          : "staged 12,";
       CHECK(out.find(expect) != std::string::npos);
       CHECK(out.find("VUID") == std::string::npos);
       CHECK(out.find("Validation") == std::string::npos);
@@ -203,8 +206,8 @@ TEST_CASE("vulkan: a model at an odd offset of a container (fd) and in memory lo
   const Manifest from_memory = open_manifest_memory(model);
   const auto device = open_device("vulkan:0");
   for (const Manifest* m : {&from_fd, &from_memory}) {
-    for (const std::optional<Placement> force : {std::optional<Placement>{}, std::optional{Placement::direct},
-                                                 std::optional{Placement::staged}}) {
+    for (const std::optional<Placement> force :
+         {std::optional<Placement>{}, std::optional{Placement::direct}, std::optional{Placement::staged}}) {
       LoadOptions options;
       options.plan.force = force;
       const Weights w = load(*m, *device, options);
@@ -263,8 +266,8 @@ TEST_CASE("vulkan: a declined import falls back to direct with the reason; regio
     declining.decline_import = true;
     const Weights w = load(open_manifest(model), declining);
     CHECK(w.plan().count(Placement::direct) == 12);
-    CHECK(w.plan().tensors[0].reason.find("at load: the device declined the import: test device declines every import") !=
-          std::string::npos);
+    CHECK(w.plan().tensors[0].reason.find(
+              "at load: the device declined the import: test device declines every import") != std::string::npos);
     CHECK(verify(w).tensors == 12);
   }
 
@@ -286,7 +289,9 @@ TEST_CASE("vulkan: a declined import falls back to direct with the reason; regio
   CHECK(verify(weights).tensors == 12);
 }
 
-TEST_CASE("vulkan: an application's own objects, handed over as a VulkanContext, one by one or in C, are loaded into and left alive") {
+TEST_CASE(
+    "vulkan: an application's own objects, handed over as a VulkanContext, one by one or in C, are loaded into and "
+    "left alive") {
   if (!have_vulkan() || !have_validation_layer()) return;
   test::TempDir dir;
   const auto model = write_synth(dir, "safetensors", 0, 4 << 20, 6);
@@ -309,8 +314,7 @@ TEST_CASE("vulkan: an application's own objects, handed over as a VulkanContext,
   }
 
   lwload_error* error = nullptr;
-  lwload_device* device =
-      lwload_device_from_vulkan(vk.instance, vk.physical, vk.device, vk.queue_family, &error);
+  lwload_device* device = lwload_device_from_vulkan(vk.instance, vk.physical, vk.device, vk.queue_family, &error);
   REQUIRE_MESSAGE(device, lwload_error_message(error));
   CHECK(std::string_view(lwload_device_id(device)) == "vulkan:0");
   lwload_manifest* manifest = lwload_manifest_open(model.c_str(), &error);

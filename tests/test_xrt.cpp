@@ -70,8 +70,8 @@ std::string sim_describe() {
 
 // What the device sees at `address` (xrt::bo::address()).
 std::vector<std::byte> device_bytes(std::uint64_t address, std::size_t n) {
-  const auto read = reinterpret_cast<int (*)(unsigned long long, void*, unsigned long long)>(
-      sim_hook("lwload_xrt_sim_read_device"));
+  const auto read =
+      reinterpret_cast<int (*)(unsigned long long, void*, unsigned long long)>(sim_hook("lwload_xrt_sim_read_device"));
   std::vector<std::byte> bytes(n);
   REQUIRE_MESSAGE(read(address, bytes.data(), n) == 0, "no live device memory at ", address);
   return bytes;
@@ -173,8 +173,8 @@ TEST_CASE("xrt: every placement loads the model corpus, on the device as in the 
   for (const auto& path : models) {
     CAPTURE(path.string());
     const Manifest manifest = open_manifest(path);
-    for (const auto force : {std::optional<Placement>{}, std::optional{Placement::direct},
-                             std::optional{Placement::staged}}) {
+    for (const auto force :
+         {std::optional<Placement>{}, std::optional{Placement::direct}, std::optional{Placement::staged}}) {
       CAPTURE(force ? placement_name(*force) : "auto");
       auto device = open_device("xrt:0");
       LoadOptions options;
@@ -235,9 +235,9 @@ TEST_CASE("xrt: user pointers the driver refuses are re-planned direct, with its
       for (const TensorPlan& tp : plan.tensors) {
         INFO(tp.reason);
         CHECK(tp.reason.find("xrt::bo(user pointer) refused") != std::string::npos);
-        CHECK(tp.reason.find(std::string(refusing) == "file" ? "cannot pin file-backed pages"
-                                                             : "user pointer buffers are not supported") !=
-              std::string::npos);
+        CHECK(tp.reason.find(std::string(refusing) == "file"
+                                 ? "cannot pin file-backed pages"
+                                 : "user pointer buffers are not supported") != std::string::npos);
       }
       CHECK(sim_counter("userptr_refused") > refused);
       check_on_device(weights);
@@ -355,7 +355,8 @@ TEST_CASE("xrt: lwload devices lists the simulated device; lwload load places, v
   for (const char* placement : {"zero-copy", "direct", "staged"}) {
     CAPTURE(placement);
     out.clear();
-    const int status = test::run_lwload(str("load '", model.string(), "' --device xrt:0 --verify --placement ", placement), &out);
+    const int status =
+        test::run_lwload(str("load '", model.string(), "' --device xrt:0 --verify --placement ", placement), &out);
     INFO(out);
     CHECK(status == 0);
   }

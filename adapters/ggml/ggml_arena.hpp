@@ -36,10 +36,10 @@ class Arena {
   ggml_backend_buffer_type_t type_;
   std::uint64_t alignment_;
   std::uint64_t max_buffer_;
-  std::uint64_t expected_ = 0;            // bytes still expected (expect())
-  std::uint64_t grow_ = 1ull << 20;       // the next buffer's size when nothing is expected; doubles
-  std::shared_ptr<SharedBuffer> open_;    // the buffer slices are cut from now
-  std::uint64_t used_ = 0;                // of open_
+  std::uint64_t expected_ = 0;          // bytes still expected (expect())
+  std::uint64_t grow_ = 1ull << 20;     // the next buffer's size when nothing is expected; doubles
+  std::shared_ptr<SharedBuffer> open_;  // the buffer slices are cut from now
+  std::uint64_t used_ = 0;              // of open_
   std::uint64_t buffers_made_ = 0;
 };
 

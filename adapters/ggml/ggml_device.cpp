@@ -56,7 +56,7 @@ DeviceInfo describe(ggml_backend_dev_t device, const ImportSupport& imports) {
     default: info.kind = DeviceKind::accelerator; break;
   }
   info.memory = info.kind == DeviceKind::dgpu || info.kind == DeviceKind::accelerator ? MemoryModel::discrete
-                                                                                       : MemoryModel::unified;
+                                                                                      : MemoryModel::unified;
   DeviceCaps& caps = info.caps;
   const bool cpu = props.type == GGML_BACKEND_DEVICE_TYPE_CPU;
   caps.import_host_ptr = imports.imports;
@@ -104,11 +104,11 @@ class GgmlDevice final : public DeviceImpl {
   }
 
   ImportResult do_import_host(std::span<const std::byte> range) override {
-    ggml_backend_buffer_t buffer =
-        ggml_backend_dev_buffer_from_host_ptr(device_, const_cast<std::byte*>(range.data()), range.size(), range.size());
+    ggml_backend_buffer_t buffer = ggml_backend_dev_buffer_from_host_ptr(device_, const_cast<std::byte*>(range.data()),
+                                                                         range.size(), range.size());
     if (!buffer)
-      return ImportResult::decline(str(ggml_backend_dev_name(device_), " declined buffer_from_host_ptr of ",
-                                       range.size(), " bytes"));
+      return ImportResult::decline(
+          str(ggml_backend_dev_name(device_), " declined buffer_from_host_ptr of ", range.size(), " bytes"));
     ggml_backend_buffer_set_usage(buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     auto shared = std::make_shared<SharedBuffer>(buffer, range);
     return {std::make_unique<Slice>(std::move(shared), 0, range.size(), "buffer_from_host_ptr"), {}};

@@ -96,7 +96,8 @@ ImportSupport probe_import(ggml_backend_dev_t device, const ggml_backend_dev_pro
     ggml_backend_buffer_free(buffer);
     support.imports = true;
     support.alignment = alignment;
-    support.how = str("buffer_from_host_ptr (a probe of read-only file pages accepted at ", alignment, "-byte alignment)");
+    support.how =
+        str("buffer_from_host_ptr (a probe of read-only file pages accepted at ", alignment, "-byte alignment)");
     return support;
   }
   support.how = str("buffer_from_host_ptr declined every probe of read-only file pages (", page, " to ", kLargestProbe,

@@ -14,9 +14,9 @@ struct ImportSupport {
   // (ggml_backend_dev_buffer_from_host_ptr), and CUDA, HIP, CANN, RPC and others leave it NULL:
   // when this is false the adapter never calls it.
   bool entry = false;
-  bool imports = false;          // a probe import succeeded
-  std::uint64_t alignment = 0;   // the smallest alignment (and size multiple) the probe found accepted
-  std::string how;               // what was found, in words (`lwload devices` shows it)
+  bool imports = false;         // a probe import succeeded
+  std::uint64_t alignment = 0;  // the smallest alignment (and size multiple) the probe found accepted
+  std::string how;              // what was found, in words (`lwload devices` shows it)
 };
 
 // With ggml-backend-impl.h (LWLOAD_GGML_BACKEND_IMPL), the entry is read from the device's

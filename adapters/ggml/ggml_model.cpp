@@ -16,9 +16,14 @@ namespace {
 
 // The types other formats store that ggml has under the same name and layout.
 constexpr std::array<std::pair<DType, ggml_type>, 8> kPlainTypes{{
-    {DType::F32, GGML_TYPE_F32}, {DType::F16, GGML_TYPE_F16}, {DType::BF16, GGML_TYPE_BF16},
-    {DType::F64, GGML_TYPE_F64}, {DType::I8, GGML_TYPE_I8}, {DType::I16, GGML_TYPE_I16},
-    {DType::I32, GGML_TYPE_I32}, {DType::I64, GGML_TYPE_I64},
+    {DType::F32, GGML_TYPE_F32},
+    {DType::F16, GGML_TYPE_F16},
+    {DType::BF16, GGML_TYPE_BF16},
+    {DType::F64, GGML_TYPE_F64},
+    {DType::I8, GGML_TYPE_I8},
+    {DType::I16, GGML_TYPE_I16},
+    {DType::I32, GGML_TYPE_I32},
+    {DType::I64, GGML_TYPE_I64},
 }};
 
 std::optional<ggml_type> ggml_type_for(DType dtype, std::string_view format) {
@@ -113,8 +118,9 @@ Model load(Manifest manifest, ggml_backend_dev_t device_handle, const LoadOption
     // values unless the model was opened densified.
     const std::uint64_t dense = ggml_row_size(type, ne[0]) * static_cast<std::uint64_t>(ne[1] * ne[2] * ne[3]);
     if (dense != t.bytes)
-      fail(ErrorCode::unsupported, "tensor '", t.name, "': ggml counts ", dense, " bytes for its type and shape, the load holds ",
-           t.bytes, t.sparsity ? " (it is stored sparse: open the model with OpenOptions::densify)" : "");
+      fail(ErrorCode::unsupported, "tensor '", t.name, "': ggml counts ", dense,
+           " bytes for its type and shape, the load holds ", t.bytes,
+           t.sparsity ? " (it is stored sparse: open the model with OpenOptions::densify)" : "");
     if (placement != Placement::zero_copy) allocated += (t.bytes + alignment - 1) / alignment * alignment;
     ++described;
   }

@@ -44,10 +44,12 @@ void check_names(const Manifest& manifest, const Plan& plan) {
            ", and ggml reads names as C strings (it would be named '", shown(name.substr(0, nul)),
            "'); leave it out (LoadOptions::plan.only) or rename it");
     if (name.size() > kLongest)
-      fail(ErrorCode::unsupported, "tensor '", shown(name), "': its name is ", name.size(), " bytes, but ggml keeps at most ",
-           kLongest, " (GGML_MAX_NAME ", GGML_MAX_NAME, " with the C string's NUL); leave it out (LoadOptions::plan.only) or rename it");
+      fail(ErrorCode::unsupported, "tensor '", shown(name), "': its name is ", name.size(),
+           " bytes, but ggml keeps at most ", kLongest, " (GGML_MAX_NAME ", GGML_MAX_NAME,
+           " with the C string's NUL); leave it out (LoadOptions::plan.only) or rename it");
     if (!seen.insert(name).second)
-      fail(ErrorCode::unsupported, "tensor '", shown(name), "': two loaded tensors have this name, and ggml_get_tensor finds only one");
+      fail(ErrorCode::unsupported, "tensor '", shown(name),
+           "': two loaded tensors have this name, and ggml_get_tensor finds only one");
   }
 }
 

@@ -24,7 +24,8 @@ std::optional<std::filesystem::path> path_of(const OpenedFile& opened) {
   std::error_code ec;
   const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
   struct stat s {};
-  if (ec || !path.is_absolute() || ::stat(path.c_str(), &s) != 0 || !S_ISREG(s.st_mode) || !same_file(s, opened.identity))
+  if (ec || !path.is_absolute() || ::stat(path.c_str(), &s) != 0 || !S_ISREG(s.st_mode) ||
+      !same_file(s, opened.identity))
     return std::nullopt;
   return path;
 }

@@ -15,10 +15,11 @@ struct lwload_ort_session {
 namespace {
 
 template <typename Open>
-lwload_ort_session* open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options, int lazy,
-                         OrtSession** out, lwload_error** err, Open&& open_manifest) noexcept {
+lwload_ort_session* open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options, int lazy, OrtSession** out,
+                         lwload_error** err, Open&& open_manifest) noexcept {
   try {
-    if (!api || !env || !options || !out) lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open: a NULL argument");
+    if (!api || !env || !options || !out)
+      lwload::fail(lwload::ErrorCode::usage, "lwload_ort_session_open: a NULL argument");
     lwload::LoadOptions load;
     load.lazy = lazy != 0;
     auto* s = new lwload_ort_session{lwload::onnxruntime::create_session(*api, env, options, open_manifest(), load)};
@@ -42,8 +43,8 @@ lwload_ort_session* lwload_ort_session_open(const OrtApi* api, OrtEnv* env, cons
   });
 }
 
-lwload_ort_session* lwload_ort_session_open_fd(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
-                                               int fd, uint64_t offset, uint64_t length, int lazy, OrtSession** out,
+lwload_ort_session* lwload_ort_session_open_fd(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options, int fd,
+                                               uint64_t offset, uint64_t length, int lazy, OrtSession** out,
                                                lwload_error** err) {
   return open(api, env, options, lazy, out, err, [&] { return lwload::open_manifest_fd(fd, offset, length); });
 }
@@ -74,6 +75,8 @@ int lwload_ort_session_route(const lwload_ort_session* session, size_t index, lw
   return 0;
 }
 
-int lwload_ort_prepacking(const lwload_ort_session* session) { return session && session->session.prepacking() ? 1 : 0; }
+int lwload_ort_prepacking(const lwload_ort_session* session) {
+  return session && session->session.prepacking() ? 1 : 0;
+}
 
 }  // extern "C"

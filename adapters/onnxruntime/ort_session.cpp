@@ -71,7 +71,8 @@ std::string why_in_graph(const OnnxConstant& c, const TensorInfo& t,
   if (t.bytes == 0) return "empty: no bytes to hand over";
   // The graph's reference to the bytes must be true where ONNX Runtime reads them (file_references.hpp).
   if (t.encoding != Encoding::raw || t.pieces.size() != 1)
-    return std::string("stored as ") + (t.encoding == Encoding::raw ? "several runs" : std::string(encoding_name(t.encoding))) +
+    return std::string("stored as ") +
+           (t.encoding == Encoding::raw ? "several runs" : std::string(encoding_name(t.encoding))) +
            " in the file: the graph keeps it, and ONNX Runtime decodes it itself";
   if (t.bytes < kInGraphBelow)
     return "under " + std::to_string(kInGraphBelow) +
@@ -167,10 +168,10 @@ Session create_session(const OrtApi& api, OrtEnv* env, const OrtSessionOptions* 
   for (std::size_t i = 0; i < manifest.tensors.size(); ++i) {
     const TensorInfo& t = manifest.tensors[i];
     if (routed[i]) continue;
-    routes.push_back(Route{i, t.name, Route::Way::in_graph,
-                           "not a TensorProto ONNX Runtime takes as an initializer" +
-                               (t.origin ? " (" + *t.origin + ")" : std::string()),
-                           nullptr, t.bytes});
+    routes.push_back(Route{
+        i, t.name, Route::Way::in_graph,
+        "not a TensorProto ONNX Runtime takes as an initializer" + (t.origin ? " (" + *t.origin + ")" : std::string()),
+        nullptr, t.bytes});
   }
 
   // The weights, on lwload's host device: the file's pages where the plan imports them.

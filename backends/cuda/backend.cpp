@@ -137,8 +137,8 @@ std::unique_ptr<Device> open_cuda_device(void* cu_context, void* cu_stream, std:
   if (!d) fail(ErrorCode::usage, "cuda: ", why);
   auto found = discover(*d);
   if (index >= found.size()) fail(ErrorCode::usage, "cuda:", index, ": no such device");
-  auto session = Session::adopt(*d, static_cast<CUcontext>(cu_context), static_cast<CUstream>(cu_stream),
-                                found[index].info.id());
+  auto session =
+      Session::adopt(*d, static_cast<CUcontext>(cu_context), static_cast<CUstream>(cu_stream), found[index].info.id());
   return std::make_unique<CudaDevice>(with_free_memory(found[index].info, *session, overrides), std::move(session));
 }
 

@@ -13,7 +13,8 @@ std::unique_ptr<CudaBuffer> Session::allocate(std::uint64_t bytes, MemoryPlace p
   if (place == MemoryPlace::device_local) {
     CUdeviceptr ptr = 0;
     check(d_.cuMemAlloc_v2(&ptr, size), "cuMemAlloc", str(bytes, " bytes"));
-    return std::unique_ptr<CudaBuffer>(new CudaBuffer(shared_from_this(), BufferKind::device_local, ptr, nullptr, bytes));
+    return std::unique_ptr<CudaBuffer>(
+        new CudaBuffer(shared_from_this(), BufferKind::device_local, ptr, nullptr, bytes));
   }
   void* host = nullptr;
   check(d_.cuMemAllocHost_v2(&host, size), "cuMemAllocHost", str(bytes, " bytes"));
@@ -30,11 +31,12 @@ std::unique_ptr<CudaBuffer> Session::allocate(std::uint64_t bytes, MemoryPlace p
 ImportResult Session::import_host(std::span<const std::byte> range) {
   const ContextScope scope(*this);
   void* host = const_cast<std::byte*>(range.data());  // READ_ONLY: the device never writes it
-  const CUresult r = d_.cuMemHostRegister_v2(host, range.size(), CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_READ_ONLY);
+  const CUresult r =
+      d_.cuMemHostRegister_v2(host, range.size(), CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_READ_ONLY);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) check(r, "cuMemHostRegister", str(range.size(), " bytes"));
   if (r != CUDA_SUCCESS)
-    return ImportResult::decline(str("cuMemHostRegister(READ_ONLY | DEVICEMAP) refused ", range.size(), " bytes: ",
-                                     result_name(d_, r)));
+    return ImportResult::decline(
+        str("cuMemHostRegister(READ_ONLY | DEVICEMAP) refused ", range.size(), " bytes: ", result_name(d_, r)));
   CUdeviceptr device = 0;
   const CUresult p = d_.cuMemHostGetDevicePointer_v2(&device, host, 0);
   if (p != CUDA_SUCCESS) {

@@ -41,16 +41,16 @@ Loaded load() {
       LWLOAD_CUDA_ENTRY(cuInit) && LWLOAD_CUDA_ENTRY(cuDriverGetVersion) && LWLOAD_CUDA_ENTRY(cuGetErrorName) &&
       LWLOAD_CUDA_ENTRY(cuDeviceGetCount) && LWLOAD_CUDA_ENTRY(cuDeviceGet) && LWLOAD_CUDA_ENTRY(cuDeviceGetName) &&
       LWLOAD_CUDA_ENTRY(cuDeviceTotalMem_v2) && LWLOAD_CUDA_ENTRY(cuMemGetInfo_v2) &&
-      LWLOAD_CUDA_ENTRY(cuDeviceGetAttribute) &&
-      LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRetain) && LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRelease_v2) &&
-      LWLOAD_CUDA_ENTRY(cuCtxPushCurrent_v2) && LWLOAD_CUDA_ENTRY(cuCtxPopCurrent_v2) &&
-      LWLOAD_CUDA_ENTRY(cuMemAlloc_v2) && LWLOAD_CUDA_ENTRY(cuMemFree_v2) && LWLOAD_CUDA_ENTRY(cuMemAllocHost_v2) &&
-      LWLOAD_CUDA_ENTRY(cuMemFreeHost) && LWLOAD_CUDA_ENTRY(cuMemHostRegister_v2) &&
-      LWLOAD_CUDA_ENTRY(cuMemHostUnregister) && LWLOAD_CUDA_ENTRY(cuMemHostGetDevicePointer_v2) &&
-      LWLOAD_CUDA_ENTRY(cuMemcpyHtoDAsync_v2) && LWLOAD_CUDA_ENTRY(cuMemcpyDtoH_v2) &&
-      LWLOAD_CUDA_ENTRY(cuStreamCreate) && LWLOAD_CUDA_ENTRY(cuStreamDestroy_v2) &&
-      LWLOAD_CUDA_ENTRY(cuStreamSynchronize) && LWLOAD_CUDA_ENTRY(cuEventCreate) && LWLOAD_CUDA_ENTRY(cuEventRecord) &&
-      LWLOAD_CUDA_ENTRY(cuEventSynchronize) && LWLOAD_CUDA_ENTRY(cuEventDestroy_v2);
+      LWLOAD_CUDA_ENTRY(cuDeviceGetAttribute) && LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRetain) &&
+      LWLOAD_CUDA_ENTRY(cuDevicePrimaryCtxRelease_v2) && LWLOAD_CUDA_ENTRY(cuCtxPushCurrent_v2) &&
+      LWLOAD_CUDA_ENTRY(cuCtxPopCurrent_v2) && LWLOAD_CUDA_ENTRY(cuMemAlloc_v2) && LWLOAD_CUDA_ENTRY(cuMemFree_v2) &&
+      LWLOAD_CUDA_ENTRY(cuMemAllocHost_v2) && LWLOAD_CUDA_ENTRY(cuMemFreeHost) &&
+      LWLOAD_CUDA_ENTRY(cuMemHostRegister_v2) && LWLOAD_CUDA_ENTRY(cuMemHostUnregister) &&
+      LWLOAD_CUDA_ENTRY(cuMemHostGetDevicePointer_v2) && LWLOAD_CUDA_ENTRY(cuMemcpyHtoDAsync_v2) &&
+      LWLOAD_CUDA_ENTRY(cuMemcpyDtoH_v2) && LWLOAD_CUDA_ENTRY(cuStreamCreate) &&
+      LWLOAD_CUDA_ENTRY(cuStreamDestroy_v2) && LWLOAD_CUDA_ENTRY(cuStreamSynchronize) &&
+      LWLOAD_CUDA_ENTRY(cuEventCreate) && LWLOAD_CUDA_ENTRY(cuEventRecord) && LWLOAD_CUDA_ENTRY(cuEventSynchronize) &&
+      LWLOAD_CUDA_ENTRY(cuEventDestroy_v2);
 #undef LWLOAD_CUDA_ENTRY
   if (!all) return l;
   if (const CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
@@ -77,8 +77,8 @@ std::string result_name(const Driver& d, CUresult result) {
 
 void check(const Driver& d, CUresult result, std::string_view device, std::string_view call, std::string_view what) {
   if (result == CUDA_SUCCESS) return;
-  const std::string message = str(device, ": ", call, " failed: ", result_name(d, result),
-                                  what.empty() ? "" : " (", what, what.empty() ? "" : ")");
+  const std::string message = str(device, ": ", call, " failed: ", result_name(d, result), what.empty() ? "" : " (",
+                                  what, what.empty() ? "" : ")");
   fail(result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::out_of_memory : ErrorCode::device, message);
 }
 

@@ -80,6 +80,7 @@ std::string result_name(const Driver& d, CUresult result);
 
 // Throws Error(out_of_memory) for CUDA_ERROR_OUT_OF_MEMORY, Error(device) otherwise, naming the
 // device, the call and what it was for.
-void check(const Driver& d, CUresult result, std::string_view device, std::string_view call, std::string_view what = {});
+void check(const Driver& d, CUresult result, std::string_view device, std::string_view call,
+           std::string_view what = {});
 
 }  // namespace lwload::cuda

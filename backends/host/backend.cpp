@@ -24,13 +24,18 @@ namespace {
 class HostBuffer final : public DeviceBufferImpl {
  public:
   HostBuffer(host::AnonymousMemory memory, std::string_view mechanism)
-      : memory_(std::move(memory)), data_(memory_.bytes().data()), size_(memory_.bytes().size()),
-        mechanism_(mechanism), writable_(true) {}
+      : memory_(std::move(memory)),
+        data_(memory_.bytes().data()),
+        size_(memory_.bytes().size()),
+        mechanism_(mechanism),
+        writable_(true) {}
   // A part of a shared slab (small allocations), which it keeps alive.
   HostBuffer(std::shared_ptr<const host::AnonymousMemory> slab, std::span<std::byte> part, std::string_view mechanism)
       : slab_(std::move(slab)), data_(part.data()), size_(part.size()), mechanism_(mechanism), writable_(true) {}
   explicit HostBuffer(std::span<const std::byte> imported)
-      : data_(const_cast<std::byte*>(imported.data())), size_(imported.size()), mechanism_("mapped_file"),
+      : data_(const_cast<std::byte*>(imported.data())),
+        size_(imported.size()),
+        mechanism_("mapped_file"),
         writable_(false) {}
 
   std::uint64_t size() const noexcept override { return size_; }
@@ -42,10 +47,8 @@ class HostBuffer final : public DeviceBufferImpl {
     // in flight on the reader's threads, so populating here overlaps with them.
     // A slab part smaller than a page is not worth a syscall: its page faults in once, on the
     // copy (a madvise per one-element tensor cost a million syscalls for a million of them).
-    if (!slab_)
-      memory_.prefault();
-    else if (size_ >= page_size())
-      host::AnonymousMemory::prefault({data_, size_});
+    if (!slab_) memory_.prefault();
+    else if (size_ >= page_size()) host::AnonymousMemory::prefault({data_, size_});
     return {data_, size_};
   }
   void do_read_back(std::uint64_t offset, std::span<std::byte> dst) override {
@@ -90,7 +93,8 @@ class SlabAllocator {
       current_ = slab;
       used_ = 0;
     }
-    const std::span<std::byte> part = slab->bytes().subspan(static_cast<std::size_t>(used_), static_cast<std::size_t>(bytes));
+    const std::span<std::byte> part =
+        slab->bytes().subspan(static_cast<std::size_t>(used_), static_cast<std::size_t>(bytes));
     used_ = (used_ + bytes + kAlignment - 1) / kAlignment * kAlignment;
     return {std::move(slab), part};
   }

@@ -4,5 +4,6 @@
 #pragma once
 
 #if !defined(LWLOAD_LAYER_BACKEND_HOST)
-#error "lwload layering: backends/host/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: backends/host/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

@@ -32,8 +32,10 @@ AnonymousMemory::AnonymousMemory(std::uint64_t bytes) {
   if (bytes == 0) return;
   if (bytes > std::numeric_limits<std::size_t>::max() / 2)
     fail(ErrorCode::out_of_memory, "host: cannot allocate ", bytes, " bytes");
-  void* p = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) fail(ErrorCode::out_of_memory, "host: cannot allocate ", bytes, " bytes: ", std::strerror(errno));
+  void* p =
+      ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    fail(ErrorCode::out_of_memory, "host: cannot allocate ", bytes, " bytes: ", std::strerror(errno));
   // No MADV_HUGEPAGE: with the common THP setting defrag=madvise it makes first touch wait for
   // compaction (measured 5× slower filling 2 GiB on a 2-core VM). prefault() is the fast path.
   data_ = static_cast<std::byte*>(p);

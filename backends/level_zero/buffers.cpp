@@ -14,7 +14,6 @@ namespace {
 
 constexpr std::size_t kDeviceAlignment = 64;
 
-
 // Level Zero rejects zero-byte allocations; an empty tensor still gets a (1-byte) buffer.
 std::size_t alloc_size(std::uint64_t bytes) { return bytes == 0 ? 1 : static_cast<std::size_t>(bytes); }
 
@@ -58,7 +57,8 @@ ImportResult Session::import_host(std::span<const std::byte> range) {
   const std::string what = str(range.size(), " bytes at 0x", std::hex, address);
   if (import_ == ImportPath::zex) {
     const ze_result_t result = import_fn_(driver_, ptr, range.size());
-    if (declined(result)) return ImportResult::decline(str(kImportExternalPointerName, " refused ", what, ": ", result_name(result)));
+    if (declined(result))
+      return ImportResult::decline(str(kImportExternalPointerName, " refused ", what, ": ", result_name(result)));
     check(result, label_, kImportExternalPointerName, what);
     return {std::unique_ptr<ZeBuffer>(new ZeBuffer(shared_from_this(), BufferKind::imported, "ze_import", ptr,
                                                    range.size(), ZeBuffer::Release::zex_release)),
@@ -73,7 +73,8 @@ ImportResult Session::import_host(std::span<const std::byte> range) {
     void* mapped = nullptr;
     const ze_result_t result = zeMemAllocHost(context_, &desc, range.size(), page_size(), &mapped);
     if (declined(result))
-      return ImportResult::decline(str("zeMemAllocHost(external_memmap_sysmem) refused ", what, ": ", result_name(result)));
+      return ImportResult::decline(
+          str("zeMemAllocHost(external_memmap_sysmem) refused ", what, ": ", result_name(result)));
     check(result, label_, "zeMemAllocHost(external_memmap_sysmem)", what);
     if (mapped != ptr) {
       zeMemFree(context_, mapped);

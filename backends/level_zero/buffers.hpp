@@ -29,7 +29,7 @@ class ZeBuffer final : public SessionBuffer<Session> {
   std::unique_ptr<DeviceBuffer> do_view(std::uint64_t offset, std::uint64_t size) override;
 
  private:
-  friend class Session;  // the only maker
+  friend class Session;                                // the only maker
   enum class Release { mem_free, zex_release, none };  // none: a view, a range of another buffer
 
   // The CPU may dereference `ptr` for every kind but device_local.

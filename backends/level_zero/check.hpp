@@ -14,7 +14,8 @@ std::string_view result_name(ze_result_t result) noexcept;
 
 // Throws Error(out_of_memory) for the out-of-memory and unsupported-size results, Error(device)
 // otherwise: "<who>: <call> failed: <RESULT_NAME> (<what>)".
-[[noreturn]] void fail_call(ze_result_t result, std::string_view who, std::string_view call, std::string_view what = {});
+[[noreturn]] void fail_call(ze_result_t result, std::string_view who, std::string_view call,
+                            std::string_view what = {});
 
 inline void check(ze_result_t result, std::string_view who, std::string_view call, std::string_view what = {}) {
   if (result != ZE_RESULT_SUCCESS) fail_call(result, who, call, what);

@@ -29,13 +29,14 @@ class ZeDevice final : public SessionDevice<Session, ZeStaging, TransferQueue> {
     const auto src = staging.bytes();
     const NativeHandle target = dst.native();
     if (target.type != ze_ptr_type())
-      fail(ErrorCode::usage, session_->label(), ": upload target is a '", native_type_name(target.type), "' buffer, not a Level Zero one");
+      fail(ErrorCode::usage, session_->label(), ": upload target is a '", native_type_name(target.type),
+           "' buffer, not a Level Zero one");
     if (bytes == 0) {
       done(nullptr);
       return;
     }
     in_flight_.submit(offset_ptr(target.handle, dst_offset), src.data() + src_offset, static_cast<std::size_t>(bytes),
-                  std::move(done));
+                      std::move(done));
   }
 };
 

@@ -112,7 +112,7 @@ std::string_view import_name(ImportPath path) {
 }
 
 FoundDevice describe(ze_driver_handle_t driver, ze_device_handle_t device, std::uint32_t index,
-                          const std::vector<std::string>& extensions, ze_driver_properties_t driver_props) {
+                     const std::vector<std::string>& extensions, ze_driver_properties_t driver_props) {
   ze_device_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
   if (zeDeviceGetProperties(device, &props) != ZE_RESULT_SUCCESS) props.type = ZE_DEVICE_TYPE_FORCE_UINT32;
@@ -175,7 +175,8 @@ std::vector<FoundDevice> discover() {
     device_count = static_cast<std::uint32_t>(devices.size());
     if (zeDeviceGet(drivers[d], &device_count, devices.data()) != ZE_RESULT_SUCCESS) continue;
     for (std::uint32_t i = 0; i < device_count && i < devices.size(); ++i)
-      found.push_back(describe(drivers[d], devices[i], static_cast<std::uint32_t>(found.size()), extensions, driver_props));
+      found.push_back(
+          describe(drivers[d], devices[i], static_cast<std::uint32_t>(found.size()), extensions, driver_props));
   }
   return found;
 }

@@ -44,8 +44,9 @@ std::shared_ptr<Session> Session::start(const FoundDevice& found, ze_context_han
     s->import_fn_ = reinterpret_cast<ImportExternalPointerFn>(import_fn);
     s->release_fn_ = reinterpret_cast<ReleaseImportedPointerFn>(release_fn);
   }
-  const ze_command_queue_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, found.copy_ordinal, 0, 0,
-                                          ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  const ze_command_queue_desc_t list_desc{
+      ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, found.copy_ordinal, 0, 0, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS,
+      ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   check(zeCommandListCreateImmediate(s->context_, found.device, &list_desc, &s->sync_list_), s->label_,
         "zeCommandListCreateImmediate", "synchronous read-back list");
   return s;

@@ -11,10 +11,15 @@ namespace lwload::level_zero {
 TransferQueue::TransferQueue(std::shared_ptr<Session> session, std::uint32_t max_in_flight)
     : session_(std::move(session)) {
   try {
-    const ze_command_queue_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, session_->copy_ordinal(), 0,
-                                            0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-    check(zeCommandListCreateImmediate(session_->context(), session_->device(), &list_desc, &list_),
-          session_->label(), "zeCommandListCreateImmediate", "upload list");
+    const ze_command_queue_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                            nullptr,
+                                            session_->copy_ordinal(),
+                                            0,
+                                            0,
+                                            ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+                                            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    check(zeCommandListCreateImmediate(session_->context(), session_->device(), &list_desc, &list_), session_->label(),
+          "zeCommandListCreateImmediate", "upload list");
     const ze_event_pool_desc_t pool_desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
                                          max_in_flight};
     ze_device_handle_t device = session_->device();

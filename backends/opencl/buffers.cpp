@@ -9,10 +9,16 @@
 namespace lwload::opencl {
 
 ClBuffer::ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::uint64_t size,
-                   std::string_view mechanism, Reservation reservation, cl::Buffer parent,
-                   std::uint64_t origin, const std::byte* host_pages)
-    : session_(std::move(session)), mem_(std::move(mem)), size_(size), mechanism_(mechanism), host_pages_(host_pages),
-      parent_(std::move(parent)), origin_(origin), reservation_(std::move(reservation)) {}
+                   std::string_view mechanism, Reservation reservation, cl::Buffer parent, std::uint64_t origin,
+                   const std::byte* host_pages)
+    : session_(std::move(session)),
+      mem_(std::move(mem)),
+      size_(size),
+      mechanism_(mechanism),
+      host_pages_(host_pages),
+      parent_(std::move(parent)),
+      origin_(origin),
+      reservation_(std::move(reservation)) {}
 
 ClBuffer::~ClBuffer() { unmap(); }
 
@@ -22,8 +28,8 @@ std::unique_ptr<DeviceBuffer> Session::allocate(std::uint64_t bytes, MemoryPlace
   const bool host_visible = place == MemoryPlace::host_visible;
   const std::string_view kind = host_visible ? "host-visible" : "device-local";
   if (host_visible && !info.caps.host_visible_alloc)
-    fail(ErrorCode::usage, "allocating ", bytes, " host-visible bytes on ", info.id(),
-         ": the device is ", memory_model_name(info.memory), " (no host-visible allocations)");
+    fail(ErrorCode::usage, "allocating ", bytes, " host-visible bytes on ", info.id(), ": the device is ",
+         memory_model_name(info.memory), " (no host-visible allocations)");
 
   // OpenCL has no empty buffers; a zero-byte tensor still gets a (one-byte) handle.
   const std::uint64_t cl_size = bytes == 0 ? 1 : bytes;
@@ -42,10 +48,10 @@ std::unique_ptr<DeviceBuffer> Session::allocate(std::uint64_t bytes, MemoryPlace
     // Drivers allocate lazily, at first use; migrating with undefined contents makes the
     // allocation happen now, so an out-of-memory device fails here, before any upload.
     cl::Event resident;
-    status = session->queue.enqueueMigrateMemObjects({mem}, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, nullptr, &resident);
+    status =
+        session->queue.enqueueMigrateMemObjects({mem}, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, nullptr, &resident);
     if (status == CL_SUCCESS) status = resident.wait();
-    check(status, "clEnqueueMigrateMemObjects", " (making ", bytes, " device-local bytes resident on ",
-          info.id(), ")");
+    check(status, "clEnqueueMigrateMemObjects", " (making ", bytes, " device-local bytes resident on ", info.id(), ")");
   }
   advise_huge_pages(*session, mem, cl_size);
   return std::make_unique<ClBuffer>(session, std::move(mem), bytes, host_visible ? "host_visible" : "allocated",
@@ -56,8 +62,8 @@ std::span<std::byte> ClBuffer::begin_host_write() {
   if (mapped_) return {static_cast<std::byte*>(mapped_), static_cast<std::size_t>(size_)};
   if (size_ == 0) return {};
   cl_int status = CL_SUCCESS;
-  mapped_ = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size_,
-                                        nullptr, nullptr, &status);
+  mapped_ = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size_, nullptr, nullptr,
+                                             &status);
   check(status, "clEnqueueMapBuffer", " (host write of ", size_, " bytes on ", session_->info.id(), ")");
   return {static_cast<std::byte*>(mapped_), static_cast<std::size_t>(size_)};  // mapped: fits the address space
 }
@@ -87,8 +93,8 @@ void ClBuffer::do_read_back(std::uint64_t offset, std::span<std::byte> dst) {
     read_file_pages(dst, host_pages_ + offset, offset, session_->info.id());
     return;
   }
-  check(session_->queue.enqueueReadBuffer(mem_, CL_TRUE, offset, dst.size(), dst.data()),
-        "clEnqueueReadBuffer", " (", dst.size(), " bytes at offset ", offset, " on ", session_->info.id(), ")");
+  check(session_->queue.enqueueReadBuffer(mem_, CL_TRUE, offset, dst.size(), dst.data()), "clEnqueueReadBuffer", " (",
+        dst.size(), " bytes at offset ", offset, " on ", session_->info.id(), ")");
 }
 
 std::unique_ptr<DeviceBuffer> ClBuffer::do_view(std::uint64_t offset, std::uint64_t size) {

@@ -21,9 +21,9 @@ class ClBuffer final : public DeviceBufferImpl {
   // sub-buffer, so further views are cut from the parent at origin + offset.
   // `host_pages`: an import's own bytes (the mapped file pages the device works on), read back
   // through the guarded copy instead of by the driver.
-  ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::uint64_t size,
-           std::string_view mechanism, Reservation reservation = {}, cl::Buffer parent = {},
-           std::uint64_t origin = 0, const std::byte* host_pages = nullptr);
+  ClBuffer(std::shared_ptr<const Session> session, cl::Buffer mem, std::uint64_t size, std::string_view mechanism,
+           Reservation reservation = {}, cl::Buffer parent = {}, std::uint64_t origin = 0,
+           const std::byte* host_pages = nullptr);
   ~ClBuffer() override;
 
   std::uint64_t size() const noexcept override { return size_; }
@@ -60,9 +60,7 @@ class SvmRange final : public DeviceBufferImpl {
  public:
   explicit SvmRange(std::span<const std::byte> range) : range_(range) {}
   std::uint64_t size() const noexcept override { return range_.size(); }
-  NativeHandle native() const noexcept override {
-    return {cl_svm_ptr_type(), const_cast<std::byte*>(range_.data())};
-  }
+  NativeHandle native() const noexcept override { return {cl_svm_ptr_type(), const_cast<std::byte*>(range_.data())}; }
   std::string_view mechanism() const noexcept override { return "svm"; }
 
  protected:

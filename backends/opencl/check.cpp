@@ -77,8 +77,7 @@ std::string_view error_name(cl_int code) noexcept {
 }
 
 bool is_out_of_memory(cl_int code) noexcept {
-  return code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES ||
-         code == CL_OUT_OF_HOST_MEMORY;
+  return code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY;
 }
 
 }  // namespace lwload::opencl

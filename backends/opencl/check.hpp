@@ -24,8 +24,8 @@ bool is_out_of_memory(cl_int code) noexcept;
 template <typename... Context>
 void check(cl_int code, std::string_view call, const Context&... context) {
   if (code == CL_SUCCESS) return;
-  fail(is_out_of_memory(code) ? ErrorCode::out_of_memory : ErrorCode::device, call, " failed: ",
-       error_name(code), " (", code, ")", context...);
+  fail(is_out_of_memory(code) ? ErrorCode::out_of_memory : ErrorCode::device, call, " failed: ", error_name(code), " (",
+       code, ")", context...);
 }
 
 }  // namespace lwload::opencl

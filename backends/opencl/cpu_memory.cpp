@@ -16,8 +16,8 @@ void advise_huge_pages(const Session& session, const cl::Buffer& mem, std::uint6
   constexpr std::uint64_t kHuge = 2ull << 20;
   if (bytes < 2 * kHuge || !memory_in_process(session)) return;
   cl_int status = CL_SUCCESS;
-  void* host = session.queue.enqueueMapBuffer(mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, nullptr,
-                                         nullptr, &status);
+  void* host =
+      session.queue.enqueueMapBuffer(mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, nullptr, nullptr, &status);
   if (status != CL_SUCCESS) return;
   const auto begin = (reinterpret_cast<std::uintptr_t>(host) + kHuge - 1) / kHuge * kHuge;
   const auto end = (reinterpret_cast<std::uintptr_t>(host) + bytes) / kHuge * kHuge;

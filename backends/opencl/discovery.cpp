@@ -25,8 +25,7 @@ constexpr cl_uint kVendorQualcomm = 0x5143;
 template <typename T>
 T scalar_info(const cl::Device& device, cl_device_info param, std::string_view what) {
   T value{};
-  check(clGetDeviceInfo(device(), param, sizeof value, &value, nullptr), "clGetDeviceInfo(",
-        what, ")");
+  check(clGetDeviceInfo(device(), param, sizeof value, &value, nullptr), "clGetDeviceInfo(", what, ")");
   return value;
 }
 
@@ -71,9 +70,12 @@ std::string bit_names(cl_bitfield bits, std::initializer_list<std::pair<cl_bitfi
 }
 
 std::string type_name(cl_device_type type) {
-  const std::string names = bit_names(type, {{CL_DEVICE_TYPE_CPU, "CPU"}, {CL_DEVICE_TYPE_GPU, "GPU"},
-                                             {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
-                                             {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"}}, "|");
+  const std::string names = bit_names(type,
+                                      {{CL_DEVICE_TYPE_CPU, "CPU"},
+                                       {CL_DEVICE_TYPE_GPU, "GPU"},
+                                       {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
+                                       {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"}},
+                                      "|");
   return names.empty() ? "unknown" : names;
 }
 
@@ -84,11 +86,9 @@ struct UnifiedAnswer {
   std::string source;
 };
 
-UnifiedAnswer unified_memory(const cl::Device& device, cl_device_type type, cl_uint vendor,
-                             std::string_view name) {
+UnifiedAnswer unified_memory(const cl::Device& device, cl_device_type type, cl_uint vendor, std::string_view name) {
   cl_bool reported = CL_FALSE;
-  if (clGetDeviceInfo(device(), CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof reported, &reported, nullptr) ==
-      CL_SUCCESS)
+  if (clGetDeviceInfo(device(), CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof reported, &reported, nullptr) == CL_SUCCESS)
     return {reported == CL_TRUE, "CL_DEVICE_HOST_UNIFIED_MEMORY"};
   if (type & CL_DEVICE_TYPE_CPU) return {true, "device type CPU"};
   if (vendor == kVendorArm || vendor == kVendorQualcomm) return {true, "vendor (mobile SoC GPU)"};
@@ -135,8 +135,8 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   found.import.system_svm = unified.unified && (svm & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM) != 0;
 
   // Intel's runtimes only skip the copy for 4096-aligned pointers and 64-byte-multiple sizes.
-  const bool intel_rules = platform_vendor.find("Intel") != std::string::npos ||
-                           (vendor_id == kVendorIntel && (type & CL_DEVICE_TYPE_GPU));
+  const bool intel_rules =
+      platform_vendor.find("Intel") != std::string::npos || (vendor_id == kVendorIntel && (type & CL_DEVICE_TYPE_GPU));
   DeviceCaps& caps = info.caps;
   caps.import_host_ptr = found.import.arm_import || found.import.use_host_ptr || found.import.system_svm;
   // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits; an import must also start on a page.
@@ -148,7 +148,7 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   // Whether an import pins, per driver where it is known: a CPU device (PoCL, rusticl's llvmpipe)
   // uses the pointer as it is; Intel's GPU runtime makes a userptr (i915/xe pin its pages) and Arm's
   // cl_arm_import_memory pins what it imports. Other drivers do not say: counted as pinning.
-  caps.import_pins = (type & CL_DEVICE_TYPE_CPU) ? Pinning::no
+  caps.import_pins = (type & CL_DEVICE_TYPE_CPU)                ? Pinning::no
                      : (intel_rules || found.import.arm_import) ? Pinning::yes
                                                                 : Pinning::unknown;
   caps.pinned_staging = true;  // CL_MEM_ALLOC_HOST_PTR staging is pinned by every driver that pins
@@ -157,9 +157,11 @@ FoundDevice describe(const cl::Platform& platform, const cl::Device& device, std
   // has left is its figure (PoCL and rusticl report all of RAM as global memory).
   if (type & CL_DEVICE_TYPE_CPU) caps.memory_available = host::host_capacity().bytes;
 
-  const std::string svm_names = bit_names(svm, {{CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, "coarse_grain_buffer"},
-                                                {CL_DEVICE_SVM_FINE_GRAIN_BUFFER, "fine_grain_buffer"},
-                                                {CL_DEVICE_SVM_FINE_GRAIN_SYSTEM, "fine_grain_system"}}, " ");
+  const std::string svm_names = bit_names(svm,
+                                          {{CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, "coarse_grain_buffer"},
+                                           {CL_DEVICE_SVM_FINE_GRAIN_BUFFER, "fine_grain_buffer"},
+                                           {CL_DEVICE_SVM_FINE_GRAIN_SYSTEM, "fine_grain_system"}},
+                                          " ");
 
   std::string import_names;
   if (found.import.arm_import) import_names += "arm_import ";
@@ -200,8 +202,7 @@ std::vector<FoundDevice> discover_devices() {
     if (status == CL_DEVICE_NOT_FOUND || device_count == 0) continue;
     check(status, "clGetDeviceIDs");
     std::vector<cl_device_id> devices(device_count);
-    check(clGetDeviceIDs(platform_id, CL_DEVICE_TYPE_ALL, device_count, devices.data(), nullptr),
-          "clGetDeviceIDs");
+    check(clGetDeviceIDs(platform_id, CL_DEVICE_TYPE_ALL, device_count, devices.data(), nullptr), "clGetDeviceIDs");
     const cl::Platform platform(platform_id);
     for (cl_device_id device_id : devices)
       found.push_back(describe(platform, cl::Device(device_id), static_cast<std::uint32_t>(found.size())));

@@ -14,9 +14,9 @@ namespace lwload::opencl {
 
 // How a unified-memory device can use host pages in place, best first.
 struct ImportAbility {
-  bool arm_import = false;       // cl_arm_import_memory: imports host memory, never copies
-  bool use_host_ptr = false;     // CL_MEM_USE_HOST_PTR on a unified device (verified per import)
-  bool system_svm = false;       // CL_DEVICE_SVM_FINE_GRAIN_SYSTEM: any host pointer is usable
+  bool arm_import = false;    // cl_arm_import_memory: imports host memory, never copies
+  bool use_host_ptr = false;  // CL_MEM_USE_HOST_PTR on a unified device (verified per import)
+  bool system_svm = false;    // CL_DEVICE_SVM_FINE_GRAIN_SYSTEM: any host pointer is usable
 };
 
 struct FoundDevice {

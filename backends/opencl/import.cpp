@@ -18,12 +18,12 @@ ImportResult try_arm_import(const std::shared_ptr<const Session>& session, std::
   const cl_import_properties_arm properties[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_HOST_ARM, 0};
   cl_int status = CL_SUCCESS;
   cl_mem mem = session->import_memory_arm(session->context(), CL_MEM_READ_ONLY, properties, host_pointer(range),
-                                     import_size, &status);
+                                          import_size, &status);
   if (status == CL_INVALID_VALUE || status == CL_INVALID_OPERATION)
     return {nullptr, str("clImportMemoryARM refused the range: ", error_name(status))};
   check(status, "clImportMemoryARM", " (", range.size(), " bytes on ", session->info.id(), ")");
-  return {std::make_unique<ClBuffer>(session, cl::Buffer(mem), range.size(), "arm_import", Reservation{}, cl::Buffer{}, 0,
-                                     range.data()),
+  return {std::make_unique<ClBuffer>(session, cl::Buffer(mem), range.size(), "arm_import", Reservation{}, cl::Buffer{},
+                                     0, range.data()),
           {}};
 }
 
@@ -45,8 +45,8 @@ ImportResult try_use_host_ptr(const std::shared_ptr<const Session>& session, std
   check(unmapped.wait(), "clWaitForEvents", " (verifying CL_MEM_USE_HOST_PTR on ", session->info.id(), ")");
   if (seen != range.data())
     return {nullptr, "CL_MEM_USE_HOST_PTR buffer maps to a different pointer: the driver copies"};
-  return {std::make_unique<ClBuffer>(session, std::move(mem), range.size(), "use_host_ptr", Reservation{}, cl::Buffer{}, 0,
-                                     range.data()),
+  return {std::make_unique<ClBuffer>(session, std::move(mem), range.size(), "use_host_ptr", Reservation{}, cl::Buffer{},
+                                     0, range.data()),
           {}};
 }
 

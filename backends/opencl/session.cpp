@@ -72,7 +72,8 @@ std::shared_ptr<Session> adopt_session(const FoundDevice& found, cl_context cont
   std::vector<cl::Device> members;
   check(session->context.getInfo(CL_CONTEXT_DEVICES, &members), "clGetContextInfo(CL_CONTEXT_DEVICES)", " of ", who);
   if (std::none_of(members.begin(), members.end(), [&](const cl::Device& d) { return d() == session->device(); }))
-    fail(ErrorCode::usage, "opencl: ", session->info.id(), " (", session->info.name, ") is not a device of the given context");
+    fail(ErrorCode::usage, "opencl: ", session->info.id(), " (", session->info.name,
+         ") is not a device of the given context");
 
   if (queue == nullptr) {
     session->queue = own_queue(*session);

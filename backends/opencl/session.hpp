@@ -20,8 +20,8 @@
 namespace lwload::opencl {
 
 // clImportMemoryARM's signature (cl_arm_import_memory), looked up per platform at open time.
-using ImportMemoryArmFn = cl_mem(CL_API_CALL*)(cl_context, cl_mem_flags, const cl_import_properties_arm*,
-                                                void*, std::size_t, cl_int*);
+using ImportMemoryArmFn = cl_mem(CL_API_CALL*)(cl_context, cl_mem_flags, const cl_import_properties_arm*, void*,
+                                               std::size_t, cl_int*);
 
 struct Session : std::enable_shared_from_this<Session> {
   cl::Platform platform;
@@ -30,8 +30,8 @@ struct Session : std::enable_shared_from_this<Session> {
   // One in-order queue carries uploads, maps and read-backs; several uploads may still be in
   // flight on it, and completion is observed per command through its event.
   cl::CommandQueue queue;
-  DeviceInfo info;          // with the user's overrides applied
-  ImportAbility import;     // what imports are allowed after the overrides
+  DeviceInfo info;       // with the user's overrides applied
+  ImportAbility import;  // what imports are allowed after the overrides
   ImportMemoryArmFn import_memory_arm = nullptr;
   // Device memory allocated through this device (not imports), against CL_DEVICE_GLOBAL_MEM_SIZE.
   std::shared_ptr<MemoryAccount> account;

@@ -12,11 +12,11 @@ ClStaging::ClStaging(std::shared_ptr<const Session> session, std::uint64_t bytes
   cl_int status = CL_SUCCESS;
   mem_ = cl::Buffer(session_->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, bytes, nullptr, &status);
   if (status == CL_INVALID_BUFFER_SIZE) status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-  check(status, "clCreateBuffer", " (CL_MEM_ALLOC_HOST_PTR staging slot of ", bytes, " bytes on ",
-        session_->info.id(), ")");
+  check(status, "clCreateBuffer", " (CL_MEM_ALLOC_HOST_PTR staging slot of ", bytes, " bytes on ", session_->info.id(),
+        ")");
   advise_huge_pages(*session_, mem_, bytes);
-  void* mapped = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes,
-                                             nullptr, nullptr, &status);
+  void* mapped = session_->queue.enqueueMapBuffer(mem_, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, nullptr,
+                                                  nullptr, &status);
   check(status, "clEnqueueMapBuffer", " (staging slot of ", bytes, " bytes on ", session_->info.id(), ")");
   mapped_ = static_cast<std::byte*>(mapped);
 }
@@ -43,9 +43,9 @@ CompletionQueue::Wait enqueue_upload(const std::shared_ptr<const Session>& sessi
       if (query != CL_SUCCESS) status = query;
     }
     if (status >= 0) return nullptr;
-    return std::make_exception_ptr(Error(is_out_of_memory(status) ? ErrorCode::out_of_memory : ErrorCode::device,
-                                         str("clEnqueueWriteBuffer failed: ", error_name(status), " (", status,
-                                             ") uploading ", what)));
+    return std::make_exception_ptr(
+        Error(is_out_of_memory(status) ? ErrorCode::out_of_memory : ErrorCode::device,
+              str("clEnqueueWriteBuffer failed: ", error_name(status), " (", status, ") uploading ", what)));
   };
 }
 

@@ -38,20 +38,24 @@ DeviceKind kind_of(VkPhysicalDeviceType type) {
 // largest of them; 0 when the driver does not report budgets.
 std::uint64_t heap_budget_left(VkPhysicalDevice physical) {
   if (!has_device_extension(physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME)) return 0;
-  auto budget = make<VkPhysicalDeviceMemoryBudgetPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT);
+  auto budget =
+      make<VkPhysicalDeviceMemoryBudgetPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT);
   auto memory = make<VkPhysicalDeviceMemoryProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2);
   memory.pNext = &budget;
   vkGetPhysicalDeviceMemoryProperties2(physical, &memory);
   std::uint64_t left = 0;
   for (std::uint32_t h = 0; h < memory.memoryProperties.memoryHeapCount; ++h)
     if (memory.memoryProperties.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      left = std::max<std::uint64_t>(left, budget.heapBudget[h] > budget.heapUsage[h] ? budget.heapBudget[h] - budget.heapUsage[h] : 0);
+      left = std::max<std::uint64_t>(
+          left, budget.heapBudget[h] > budget.heapUsage[h] ? budget.heapBudget[h] - budget.heapUsage[h] : 0);
   return left;
 }
 
 DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
-  auto host = make<VkPhysicalDeviceExternalMemoryHostPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT);
-  auto maintenance3 = make<VkPhysicalDeviceMaintenance3Properties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
+  auto host = make<VkPhysicalDeviceExternalMemoryHostPropertiesEXT>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT);
+  auto maintenance3 =
+      make<VkPhysicalDeviceMaintenance3Properties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
   const bool import = has_device_extension(physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   maintenance3.pNext = import ? &host : nullptr;
   auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
@@ -64,7 +68,8 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   std::uint64_t device_heap = 0;
   for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
     const auto flags = memory.memoryTypes[i].propertyFlags;
-    unified = unified || ((flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
+    unified =
+        unified || ((flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
     host_visible = host_visible || (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
   }
   for (std::uint32_t h = 0; h < memory.memoryHeapCount; ++h)
@@ -77,11 +82,13 @@ DeviceInfo describe(VkPhysicalDevice physical, std::uint32_t index) {
   info.name = properties.properties.deviceName;
   info.kind = kind_of(properties.properties.deviceType);
   info.memory = unified ? MemoryModel::unified : MemoryModel::discrete;
-  const std::uint64_t alignment = import ? std::max<std::uint64_t>(host.minImportedHostPointerAlignment, 1) : page_size();
+  const std::uint64_t alignment =
+      import ? std::max<std::uint64_t>(host.minImportedHostPointerAlignment, 1) : page_size();
   info.caps.import_host_ptr = import && unified;
   info.caps.import_alignment = alignment;
   info.caps.size_multiple = alignment;  // imported sizes must be multiples of it too
-  info.caps.max_alloc = std::min<std::uint64_t>(maintenance3.maxMemoryAllocationSize, device_heap ? device_heap : UINT64_MAX);
+  info.caps.max_alloc =
+      std::min<std::uint64_t>(maintenance3.maxMemoryAllocationSize, device_heap ? device_heap : UINT64_MAX);
   info.caps.sub_buffer_alignment = limits.minStorageBufferOffsetAlignment;
   info.caps.host_visible_alloc = unified && host_visible;
   info.caps.pinned_staging = true;

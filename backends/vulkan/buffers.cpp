@@ -62,7 +62,8 @@ ImportResult Session::import_host(std::span<const std::byte> range) {
   VkMemoryRequirements needs{};
   vkGetBufferMemoryRequirements(device(), b->buffer_, &needs);
   if (needs.size > range.size())
-    return ImportResult::decline(str("the buffer needs ", needs.size, " bytes of memory, the range has ", range.size()));
+    return ImportResult::decline(
+        str("the buffer needs ", needs.size, " bytes of memory, the range has ", range.size()));
   auto pointer = make<VkMemoryHostPointerPropertiesEXT>(VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT);
   if (const VkResult r = host_pointer_properties(range.data(), &pointer); r != VK_SUCCESS)
     return ImportResult::decline(str("vkGetMemoryHostPointerPropertiesEXT: ", result_name(r)));

@@ -31,7 +31,8 @@ void check(VkResult result, std::string_view device, std::string_view call, std:
        what.empty() ? "" : " (", what, what.empty() ? "" : ")");
 }
 
-std::shared_ptr<Session> Session::open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label) {
+std::shared_ptr<Session> Session::open(std::shared_ptr<const Instance> instance, std::uint32_t index,
+                                       std::string label) {
   std::shared_ptr<Session> s(new Session(std::move(label)));
   s->own_instance_ = std::move(instance);
   VulkanContext& context = s->context_;
@@ -90,7 +91,8 @@ std::optional<std::uint32_t> Session::memory_type(std::uint32_t type_bits, VkMem
 }
 
 VkResult Session::host_pointer_properties(const void* pointer, VkMemoryHostPointerPropertiesEXT* out) const {
-  return get_host_pointer_properties_(context_.device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, pointer, out);
+  return get_host_pointer_properties_(context_.device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, pointer,
+                                      out);
 }
 
 Session::Submission Session::begin() {
@@ -125,7 +127,9 @@ void Session::end(Submission& s) {
   }
 }
 
-VkResult Session::wait(const Submission& s) const { return vkWaitForFences(context_.device, 1, &s.fence, VK_TRUE, UINT64_MAX); }
+VkResult Session::wait(const Submission& s) const {
+  return vkWaitForFences(context_.device, 1, &s.fence, VK_TRUE, UINT64_MAX);
+}
 
 void Session::free_submission(const Submission& s) {
   const std::lock_guard lock(mutex_);

@@ -38,7 +38,8 @@ std::string result_name(VkResult result);
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // lwload's own instance (with the validation layer when LWLOAD_VULKAN_VALIDATION=1) and device.
-  static std::shared_ptr<Session> open(std::shared_ptr<const Instance> instance, std::uint32_t index, std::string label);
+  static std::shared_ptr<Session> open(std::shared_ptr<const Instance> instance, std::uint32_t index,
+                                       std::string label);
   // The application's objects; lwload creates only its command pool.
   static std::shared_ptr<Session> adopt(const VulkanContext& context, std::string label);
   ~Session();
@@ -84,12 +85,12 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   explicit Session(std::string label) : label_(std::move(label)) {}
   void init_device_level();
-  Submission begin();          // with mutex_ held
-  void end(Submission& s);     // with mutex_ held
+  Submission begin();       // with mutex_ held
+  void end(Submission& s);  // with mutex_ held
 
   std::string label_;
   std::shared_ptr<const Instance> own_instance_;  // lwload's, kept alive while this device lives
-  VulkanContext context_;  // the application's, or lwload's device in own_instance_
+  VulkanContext context_;                         // the application's, or lwload's device in own_instance_
   bool owns_device_ = false;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};

@@ -89,9 +89,8 @@ void XrtBuffer::read_device(std::uint64_t offset, std::span<std::byte> dst) {
 
 std::unique_ptr<DeviceBuffer> XrtBuffer::do_view(std::uint64_t offset, std::uint64_t size) {
   if (kind_ == BufferKind::device_local) return nullptr;  // XRT 2.13 makes sub-buffers of host-backed buffers only
-  auto sub = call(session_->label(), "xrt::bo(sub-buffer)", str(size, " bytes at offset ", offset), [&] {
-    return ::xrt::bo(bo_, bo_size(size), static_cast<std::size_t>(offset));
-  });
+  auto sub = call(session_->label(), "xrt::bo(sub-buffer)", str(size, " bytes at offset ", offset),
+                  [&] { return ::xrt::bo(bo_, bo_size(size), static_cast<std::size_t>(offset)); });
   return std::unique_ptr<DeviceBuffer>(
       new XrtBuffer(session_, kind_, std::move(sub), host_ != nullptr ? host_ + offset : nullptr, size));
 }

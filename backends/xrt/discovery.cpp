@@ -52,15 +52,17 @@ DeviceInfo describe(const ::xrt::device& device, std::uint32_t index) {
   info.caps.import_alignment = page_size();
   info.caps.size_multiple = page_size();
   info.caps.max_alloc = std::numeric_limits<std::uint64_t>::max();  // XRT has no query for it
-  info.caps.sub_buffer_alignment = 1;  // xrt::bo(parent, size, offset) takes any offset
+  info.caps.sub_buffer_alignment = 1;                               // xrt::bo(parent, size, offset) takes any offset
   info.caps.host_visible_alloc = !card;
-  info.caps.pinned_staging = true;   // staging slots are buffer objects the driver pins
+  info.caps.pinned_staging = true;       // staging slots are buffer objects the driver pins
   info.caps.import_pins = Pinning::yes;  // "the driver pins and manages userptr" (XRT)
   // device_memory stays 0 (unknown): XRT reports memory banks only with an xclbin loaded.
   const std::string bdf = text_info<::xrt::info::device::bdf>(device);
   info.details = {{"bdf", bdf.empty() ? "not reported" : bdf},
                   {"reported_name", reported.empty() ? "none" : reported},
-                  {"memory_from", card ? "name: a card's platform" : reported.empty() ? "no name: host memory" : "name: not a card's"}};
+                  {"memory_from", card               ? "name: a card's platform"
+                                  : reported.empty() ? "no name: host memory"
+                                                     : "name: not a card's"}};
   return info;
 }
 

@@ -74,8 +74,8 @@ class LWLOAD_API DeviceImpl : public Device {
   // Required. upload() after its range checks: both ranges lie inside their buffers. A failure is
   // reported by throwing (the transfer never started) or through `done`; upload() delivers a throw
   // to `done` and never lets `done` run twice.
-  virtual void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst,
-                         std::uint64_t dst_offset, std::uint64_t bytes, TransferDone done) = 0;
+  virtual void do_upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuffer& dst, std::uint64_t dst_offset,
+                         std::uint64_t bytes, TransferDone done) = 0;
 
  private:
   friend class Device;  // its entry points call the hooks

@@ -7,7 +7,8 @@
 
 // Layer backend_cuda's public header: refused below backend_cuda in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_CUDA)
-#error "lwload layering: include/lwload/cuda.hpp (layer backend_cuda) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/cuda.hpp (layer backend_cuda) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <cstdint>
@@ -19,7 +20,7 @@
 namespace lwload {
 
 LWLOAD_API std::unique_ptr<Device> open_cuda_device(void* cu_context, void* cu_stream, std::uint32_t index = 0,
-                                         const DeviceOverrides& overrides = {});
+                                                    const DeviceOverrides& overrides = {});
 
 // The handle type of CUDA buffers: a CUdeviceptr ("cu_deviceptr").
 LWLOAD_API NativeType cu_deviceptr_type();

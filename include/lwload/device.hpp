@@ -29,11 +29,11 @@ enum class Pinning : std::uint8_t {
 LWLOAD_API std::string_view pinning_name(Pinning pinning) noexcept;  // "no", "yes", "unknown"
 
 struct DeviceCaps {
-  bool import_host_ptr = false;            // can use mapped file pages in place (zero-copy)
-  std::uint64_t import_alignment = 4096;   // pointer alignment an import needs
-  std::uint64_t size_multiple = 1;         // an import's size must be a multiple of this
+  bool import_host_ptr = false;           // can use mapped file pages in place (zero-copy)
+  std::uint64_t import_alignment = 4096;  // pointer alignment an import needs
+  std::uint64_t size_multiple = 1;        // an import's size must be a multiple of this
   std::uint64_t max_alloc = std::numeric_limits<std::uint64_t>::max();  // largest allocation/import
-  std::uint64_t sub_buffer_alignment = 1;  // offsets at which a view of a buffer may start
+  std::uint64_t sub_buffer_alignment = 1;                               // offsets at which a view of a buffer may start
   // Where a zero_copy tensor may start inside its imported region: a multiple of this (an engine's
   // own tensor alignment, e.g. a ggml buffer type's). A tensor whose file offset misses it is not
   // imported in place (direct or staged instead, with the reason). Region starts meet
@@ -41,9 +41,9 @@ struct DeviceCaps {
   std::uint64_t tensor_alignment = 1;
   // Whether an import pins the pages it uses (Pinning): counted against host memory when it does.
   Pinning import_pins = Pinning::unknown;
-  bool host_visible_alloc = false;         // can allocate memory the host writes directly (direct)
-  bool pinned_staging = false;             // staging buffers are pinned / DMA-able
-  std::uint64_t device_memory = 0;         // device-local bytes; 0 = unknown (no capacity check)
+  bool host_visible_alloc = false;  // can allocate memory the host writes directly (direct)
+  bool pinned_staging = false;      // staging buffers are pinned / DMA-able
+  std::uint64_t device_memory = 0;  // device-local bytes; 0 = unknown (no capacity check)
   // Of device_memory, what is free now as the driver reports it (Vulkan VK_EXT_memory_budget's
   // heap budget less usage, CUDA cuMemGetInfo, a CPU device's host memory); 0 = unknown.
   std::uint64_t memory_available = 0;
@@ -51,12 +51,12 @@ struct DeviceCaps {
   // heap budget that imports count against); 0 = unknown. Going past it loses the device on some
   // drivers instead of failing, so the planner keeps regions under it.
   std::uint64_t import_limit = 0;
-  std::uint64_t max_shader_binding = 0;    // largest range a shader binds at once (Vulkan
-                                           // maxStorageBufferRange); 0 = no such limit
+  std::uint64_t max_shader_binding = 0;  // largest range a shader binds at once (Vulkan
+                                         // maxStorageBufferRange); 0 = no such limit
 };
 
 struct DeviceInfo {
-  std::string backend;     // "host", "null", "opencl", "level_zero", ...
+  std::string backend;  // "host", "null", "opencl", "level_zero", ...
   std::uint32_t index = 0;
   std::string name;
   DeviceKind kind = DeviceKind::cpu;

@@ -99,8 +99,7 @@ class LWLOAD_API FileSystem {
  public:
   virtual ~FileSystem() = default;
   // Throws Error(io) naming the path when the file cannot be opened.
-  virtual std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path,
-                                                 FileOpenFlags flags = {}) = 0;
+  virtual std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags = {}) = 0;
   virtual bool is_directory(const std::filesystem::path& path) = 0;
   virtual bool exists(const std::filesystem::path& path) = 0;
   // `path` with every symbolic link resolved (as far as it exists), for containment checks. A file

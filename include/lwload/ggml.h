@@ -5,9 +5,9 @@
  *
  *   ggml_backend_load_all();
  *   lwload_error* err = NULL;
- *   lwload_ggml_model* m = lwload_ggml_load("model.gguf", ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU), &err);
- *   if (!m) { fprintf(stderr, "%s\n", lwload_error_message(err)); lwload_error_free(err); return 1; }
- *   struct ggml_tensor* w = lwload_ggml_model_tensor(m, "blk.0.attn_q.weight");
+ *   lwload_ggml_model* m = lwload_ggml_load("model.gguf", ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU),
+ * &err); if (!m) { fprintf(stderr, "%s\n", lwload_error_message(err)); lwload_error_free(err); return 1; } struct
+ * ggml_tensor* w = lwload_ggml_model_tensor(m, "blk.0.attn_q.weight");
  *   ... build and compute graphs on the tensors ...
  *   lwload_ggml_model_free(m);
  *

@@ -4,9 +4,11 @@
 // when lwload is built with Level Zero.
 #pragma once
 
-// Layer backend_level_zero's public header: refused below backend_level_zero in lwload's build (docs/ARCHITECTURE.md, "Layers").
+// Layer backend_level_zero's public header: refused below backend_level_zero in lwload's build (docs/ARCHITECTURE.md,
+// "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_LEVEL_ZERO)
-#error "lwload layering: include/lwload/level_zero.hpp (layer backend_level_zero) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/level_zero.hpp (layer backend_level_zero) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <level_zero/ze_api.h>

@@ -12,7 +12,8 @@
 
 // Layer loading's public header: refused below loading in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_LOADING)
-#error "lwload layering: include/lwload/loader.hpp (layer loading) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/loader.hpp (layer loading) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <atomic>
@@ -61,8 +62,8 @@ struct LoadEvent {
   std::chrono::steady_clock::time_point time;
   std::size_t tensor = static_cast<std::size_t>(-1);  // the tensor's index (TensorPlan), when about one
   std::uint64_t bytes = 0;                            // bytes_read / bytes_uploaded: this chunk
-  std::uint64_t in_flight = 0;     // staging bytes read but not yet uploaded, after this event
-  std::string_view phase;          // Kind::phase: its name (static storage)
+  std::uint64_t in_flight = 0;                        // staging bytes read but not yet uploaded, after this event
+  std::string_view phase;                             // Kind::phase: its name (static storage)
 };
 
 struct LoadOptions {
@@ -93,15 +94,15 @@ enum class ResidentCount : std::uint8_t {
 };
 
 struct LoadStats {
-  double seconds = 0;                // load() from start to return
-  double allocate_seconds = 0;       // allocations + imports
-  double populate_seconds = 0;       // making zero_copy pages resident (0 when lazy)
-  std::uint64_t zero_copy_bytes = 0; // bytes of zero_copy tensors
-  std::uint64_t resident_bytes = 0;  // resident when load() returned, at most zero_copy_bytes
+  double seconds = 0;                                     // load() from start to return
+  double allocate_seconds = 0;                            // allocations + imports
+  double populate_seconds = 0;                            // making zero_copy pages resident (0 when lazy)
+  std::uint64_t zero_copy_bytes = 0;                      // bytes of zero_copy tensors
+  std::uint64_t resident_bytes = 0;                       // resident when load() returned, at most zero_copy_bytes
   ResidentCount resident_count = ResidentCount::counted;  // how resident_bytes is known
-  std::uint64_t bytes_read = 0;      // file bytes read (direct + staged, incl. alignment slack)
-  std::uint64_t bytes_uploaded = 0;  // bytes passed to Device::upload
-  std::size_t reads = 0;             // read calls issued
+  std::uint64_t bytes_read = 0;                           // file bytes read (direct + staged, incl. alignment slack)
+  std::uint64_t bytes_uploaded = 0;                       // bytes passed to Device::upload
+  std::size_t reads = 0;                                  // read calls issued
   std::size_t uploads = 0;
 };
 

@@ -42,7 +42,8 @@
 
 // Layer capi's public header: refused below capi in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_CAPI)
-#error "lwload layering: include/lwload/lwload.h (layer capi) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/lwload.h (layer capi) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <stddef.h>
@@ -66,16 +67,16 @@ extern "C" {
 
 typedef enum lwload_status {
   LWLOAD_OK = 0,
-  LWLOAD_BAD_INPUT,      /* the model file is malformed, truncated or inconsistent */
-  LWLOAD_IO,             /* the operating system refused a read, open or map */
-  LWLOAD_DEVICE,         /* a backend or driver call failed */
-  LWLOAD_OUT_OF_MEMORY,  /* an allocation failed (host or device) */
-  LWLOAD_DOES_NOT_FIT,   /* the plan does not fit the device or the budget; nothing was allocated */
-  LWLOAD_CANCELLED,      /* the load was cancelled (an on_tensor_ready callback returned non-zero) */
-  LWLOAD_USAGE,          /* an invalid request: unknown device or option, bad value, NULL argument,
-                            index out of range, struct_size too small */
-  LWLOAD_UNSUPPORTED,    /* valid input lwload cannot handle, or a backend this build lacks */
-  LWLOAD_NOT_FOUND       /* no tensor by that name (lwload_weights_find) */
+  LWLOAD_BAD_INPUT,     /* the model file is malformed, truncated or inconsistent */
+  LWLOAD_IO,            /* the operating system refused a read, open or map */
+  LWLOAD_DEVICE,        /* a backend or driver call failed */
+  LWLOAD_OUT_OF_MEMORY, /* an allocation failed (host or device) */
+  LWLOAD_DOES_NOT_FIT,  /* the plan does not fit the device or the budget; nothing was allocated */
+  LWLOAD_CANCELLED,     /* the load was cancelled (an on_tensor_ready callback returned non-zero) */
+  LWLOAD_USAGE,         /* an invalid request: unknown device or option, bad value, NULL argument,
+                           index out of range, struct_size too small */
+  LWLOAD_UNSUPPORTED,   /* valid input lwload cannot handle, or a backend this build lacks */
+  LWLOAD_NOT_FOUND      /* no tensor by that name (lwload_weights_find) */
 } lwload_status;
 
 typedef struct lwload_error lwload_error;
@@ -88,19 +89,19 @@ typedef struct lwload_cancel lwload_cancel;
 
 /* A tensor as the model's headers describe it (no data read). */
 typedef struct lwload_tensor_info {
-  size_t struct_size;    /* set by the caller: sizeof(lwload_tensor_info) (see the top comment) */
+  size_t struct_size; /* set by the caller: sizeof(lwload_tensor_info) (see the top comment) */
   const char* name;
-  const char* dtype;     /* canonical dtype name: "F32", "BF16", "Q4_K", ... */
+  const char* dtype; /* canonical dtype name: "F32", "BF16", "Q4_K", ... */
   size_t rank;
-  const int64_t* shape;  /* `rank` dimensions, in the format's own order (GGUF: ne0 first) */
-  uint64_t bytes;        /* bytes of the stored tensor */
-  const char* file;      /* the file holding its first byte (the one lwload_tensor_handle::file_offset
-                            is in): the model file, a shard or an external data file; NULL for a
-                            tensor without bytes */
-  const char* encoding;  /* how the file stores it: "raw" (the bytes themselves), "onnx_varint" or
-                            "onnx_fixed" (typed fields, converted at load), "sparse" (densified at load),
-                            "strided" (not row-major in the file: copied row-major at load) */
-  uint64_t flags;        /* LWLOAD_TENSOR_* bits */
+  const int64_t* shape; /* `rank` dimensions, in the format's own order (GGUF: ne0 first) */
+  uint64_t bytes;       /* bytes of the stored tensor */
+  const char* file;     /* the file holding its first byte (the one lwload_tensor_handle::file_offset
+                           is in): the model file, a shard or an external data file; NULL for a
+                           tensor without bytes */
+  const char* encoding; /* how the file stores it: "raw" (the bytes themselves), "onnx_varint" or
+                           "onnx_fixed" (typed fields, converted at load), "sparse" (densified at load),
+                           "strided" (not row-major in the file: copied row-major at load) */
+  uint64_t flags;       /* LWLOAD_TENSOR_* bits */
 } lwload_tensor_info;
 /* lwload_tensor_info::flags: stored sparse (TFLite/Circle). Unless the manifest was opened with
  * "densify", `bytes` and what loads are the stored values only, not dtype x shape. */
@@ -110,16 +111,16 @@ typedef struct lwload_tensor_info {
 
 /* A loaded tensor: where it lives on the device. */
 typedef struct lwload_tensor_handle {
-  size_t struct_size;       /* set by the caller: sizeof(lwload_tensor_handle) (see the top comment) */
+  size_t struct_size; /* set by the caller: sizeof(lwload_tensor_handle) (see the top comment) */
   const char* name;
-  const char* placement;    /* "zero_copy", "direct", "staged" ("skipped": not loaded: not selected by
-                               "only", empty, or STRING) */
-  const char* native_type;  /* "host_ptr", "cl_mem", "cl_svm_ptr", "ze_ptr", "vk_buffer",
-                               "cu_deviceptr", or "none" (null device, skipped tensor) */
-  void* native;             /* the handle `native_type` names */
-  uint64_t offset;          /* the tensor starts `offset` bytes into `native` */
+  const char* placement;   /* "zero_copy", "direct", "staged" ("skipped": not loaded: not selected by
+                              "only", empty, or STRING) */
+  const char* native_type; /* "host_ptr", "cl_mem", "cl_svm_ptr", "ze_ptr", "vk_buffer",
+                              "cu_deviceptr", or "none" (null device, skipped tensor) */
+  void* native;            /* the handle `native_type` names */
+  uint64_t offset;         /* the tensor starts `offset` bytes into `native` */
   uint64_t bytes;
-  uint64_t file_offset;     /* where its first byte sits in its (first) file */
+  uint64_t file_offset; /* where its first byte sits in its (first) file */
 } lwload_tensor_handle;
 /* The smallest struct_size accepted: struct_size and name. */
 #define LWLOAD_TENSOR_HANDLE_MIN_SIZE (offsetof(lwload_tensor_handle, name) + sizeof(const char*))
@@ -141,7 +142,8 @@ LWLOAD_API lwload_manifest* lwload_manifest_open(const char* path, lwload_error*
  * weights linked from a shared cache such as a Hugging Face hub snapshot), "densify" ("true":
  * sparse TFLite/Circle tensors load as their dense tensor, expanded on the host; otherwise as their
  * stored values), "format" (force a reader: "safetensors", "gguf", ...), "max-tensors" and
- * "max-name-bytes" (the caps on what a header may ask for). Unknown key or bad value → LWLOAD_USAGE, options unchanged. `o` may be NULL. */
+ * "max-name-bytes" (the caps on what a header may ask for). Unknown key or bad value → LWLOAD_USAGE, options unchanged.
+ * `o` may be NULL. */
 LWLOAD_API lwload_open_options* lwload_open_options_new(void);
 LWLOAD_API void lwload_open_options_free(lwload_open_options* o);
 LWLOAD_API lwload_status lwload_open_options_set(lwload_open_options* o, const char* key, const char* value,
@@ -203,12 +205,10 @@ LWLOAD_API lwload_status lwload_load_options_set(lwload_load_options* o, const c
  * return cancels the load: lwload_load releases everything and fails with LWLOAD_CANCELLED. It must
  * return (no longjmp or exception out of it: see "Callbacks must return normally" above). */
 LWLOAD_API void lwload_load_options_on_tensor_ready(lwload_load_options* o,
-                                                    int (*fn)(void* user, const lwload_tensor_handle* t),
-                                                    void* user);
+                                                    int (*fn)(void* user, const lwload_tensor_handle* t), void* user);
 /* Bytes of tensor data on the device so far, of `total`. It must return, as on_tensor_ready. */
 LWLOAD_API void lwload_load_options_on_progress(lwload_load_options* o,
-                                                void (*fn)(void* user, uint64_t done, uint64_t total),
-                                                void* user);
+                                                void (*fn)(void* user, uint64_t done, uint64_t total), void* user);
 
 /* Cancellation from another thread (a UI's "stop" button): lwload_cancel_request may be called from
  * any thread while lwload_load runs; the load then releases everything and fails with

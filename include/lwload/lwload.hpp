@@ -3,7 +3,8 @@
 
 // Layer loading's public header: refused below loading in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_LOADING)
-#error "lwload layering: include/lwload/lwload.hpp (layer loading) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/lwload.hpp (layer loading) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include "lwload/backend.hpp"

@@ -18,10 +18,10 @@ struct LWLOAD_API MachineMemory {
   std::uint64_t mem_available = 0;  // /proc/meminfo MemAvailable (free + reclaimable); 0 = unknown
 
   // The tightest memory limit over the process's cgroup and its ancestors, v1 or v2; limit 0 = none.
-  std::uint64_t cgroup_limit = 0;   // memory.max (v2) / memory.limit_in_bytes (v1)
-  std::uint64_t cgroup_usage = 0;   // memory.current / memory.usage_in_bytes of that cgroup
-  std::uint64_t cgroup_file = 0;    // of the usage, page cache (reclaimable, as in MemAvailable)
-  std::string cgroup;               // which: "cgroup v2 /sys/fs/cgroup/a/b memory.max"
+  std::uint64_t cgroup_limit = 0;  // memory.max (v2) / memory.limit_in_bytes (v1)
+  std::uint64_t cgroup_usage = 0;  // memory.current / memory.usage_in_bytes of that cgroup
+  std::uint64_t cgroup_file = 0;   // of the usage, page cache (reclaimable, as in MemAvailable)
+  std::string cgroup;              // which: "cgroup v2 /sys/fs/cgroup/a/b memory.max"
 
   std::uint64_t address_space_limit = 0;  // RLIMIT_AS (soft), at most 3 GiB in a 32-bit process; 0 = unlimited
   std::uint64_t address_space_used = 0;   // the process's mappings now (/proc/self/maps)

@@ -43,10 +43,10 @@ LWLOAD_API std::string_view encoding_name(Encoding encoding) noexcept;
 // Quantization parameters a format stores beside the data (GGUF block types need none: the dtype
 // says it all). Scales and zero points are per tensor (one value) or per channel along `axis`.
 struct Quantization {
-  std::string scheme;            // "tfjs" (affine uint8/uint16 or float16), "tflite" (affine)
+  std::string scheme;  // "tfjs" (affine uint8/uint16 or float16), "tflite" (affine)
   std::vector<double> scale;
   std::vector<std::int64_t> zero_point;
-  std::optional<double> min;     // TFJS stores min instead of a zero point
+  std::optional<double> min;  // TFJS stores min instead of a zero point
   std::optional<DType> original_dtype;
   std::int32_t axis = 0;
 };
@@ -59,16 +59,16 @@ struct Quantization {
 // leaves of that walk, in order. A reader checks the structure when it opens the model.
 struct Sparsity {
   struct Level {
-    bool sparse = false;              // SPARSE_CSR; otherwise DENSE
-    std::uint32_t size = 0;           // coordinates of this level (a block dimension: the block size)
+    bool sparse = false;     // SPARSE_CSR; otherwise DENSE
+    std::uint32_t size = 0;  // coordinates of this level (a block dimension: the block size)
     std::vector<std::uint32_t> segments;
     std::vector<std::uint32_t> indices;
   };
   std::vector<std::int32_t> traversal_order;
   std::vector<std::int32_t> block_map;
   std::vector<Level> levels;
-  std::uint64_t stored_values = 0;    // elements in the stored bytes
-  std::uint64_t dense_bytes = 0;      // bytes of the dense tensor
+  std::uint64_t stored_values = 0;  // elements in the stored bytes
+  std::uint64_t dense_bytes = 0;    // bytes of the dense tensor
 };
 
 struct MetaValue;
@@ -108,9 +108,9 @@ struct TensorInfo {
   std::string name;
   DType dtype = DType::F32;
   Encoding encoding = Encoding::raw;  // beside dtype: the two bytes share one 8-byte slot
-  std::vector<std::int64_t> shape;  // the format's own order (GGUF: ne0 first)
-  std::uint64_t bytes = 0;          // bytes of the stored tensor (what lands on the device)
-  std::vector<Piece> pieces;        // raw: the bytes; otherwise the encoded field(s) to decode
+  std::vector<std::int64_t> shape;    // the format's own order (GGUF: ne0 first)
+  std::uint64_t bytes = 0;            // bytes of the stored tensor (what lands on the device)
+  std::vector<Piece> pieces;          // raw: the bytes; otherwise the encoded field(s) to decode
   // Shared and immutable: most tensors have none (a pointer, not ~120 bytes of optional fields).
   std::shared_ptr<const Quantization> quantization;
   // Where in the model the tensor came from, when the format keeps constants in more than one kind
@@ -134,9 +134,9 @@ struct OpenedFile {
 };
 
 struct LWLOAD_API Manifest {
-  std::string format;                           // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs", "pytorch"
-  std::vector<std::filesystem::path> files;     // as opened (relative if the input path was)
-  std::vector<TensorInfo> tensors;              // in file order
+  std::string format;                        // "safetensors", "gguf", "onnx", "tflite", "circle", "tfjs", "pytorch"
+  std::vector<std::filesystem::path> files;  // as opened (relative if the input path was)
+  std::vector<TensorInfo> tensors;           // in file order
   std::vector<MetaEntry> metadata;
   // How load() and verify() reach `files`. open_manifest sets both: the file system it read through
   // (the model folder's containment rule included) and, per `files` entry, the file as it opened
@@ -172,8 +172,8 @@ struct OpenOptions {
   bool densify = false;
   // Caps on what headers may ask for, over the whole model (all shards / parts): a header past
   // either is refused with Error(bad_input) naming the file and field before its records are kept.
-  std::uint64_t max_tensors = std::uint64_t{1} << 22;      // real models have at most ~10^5
-  std::uint64_t max_name_bytes = std::uint64_t{1} << 28;   // 256 MiB: 2^22 names of 64 bytes
+  std::uint64_t max_tensors = std::uint64_t{1} << 22;     // real models have at most ~10^5
+  std::uint64_t max_name_bytes = std::uint64_t{1} << 28;  // 256 MiB: 2^22 names of 64 bytes
   // For a model opened from a descriptor (open_manifest_fd): where a file it names lives (a
   // safetensors shard or its index, ONNX external data, a TFJS shard), given the name as the model
   // writes it; std::nullopt: no such file. Unset: a model that names another file is refused.
@@ -193,7 +193,8 @@ LWLOAD_API Manifest open_manifest(const std::filesystem::path& path, const OpenO
 // through options.resolve, the same way; without it the model must be one file (another file it
 // names is an error naming that file).
 // options.file_system is not used. Messages name the model "fd N [offset, +length]".
-LWLOAD_API Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options = {});
+LWLOAD_API Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length,
+                                     const OpenOptions& options = {});
 
 // The model is `bytes`, in the caller's memory (a model just downloaded, or embedded). Nothing is
 // copied: reads copy out of `bytes`, and zero-copy placements (the host device) hand out pointers

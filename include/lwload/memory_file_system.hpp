@@ -4,7 +4,8 @@
 
 // Layer io's public header: refused below io in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_IO)
-#error "lwload layering: include/lwload/memory_file_system.hpp (layer io) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/memory_file_system.hpp (layer io) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <atomic>

@@ -9,7 +9,8 @@
 
 // Layer formats_onnx's public header: refused below formats_onnx in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_FORMATS_ONNX)
-#error "lwload layering: include/lwload/onnx.hpp (layer formats_onnx) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/onnx.hpp (layer formats_onnx) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <cstddef>
@@ -34,7 +35,7 @@ struct OnnxConstant {
   };
   std::size_t tensor = 0;  // its Manifest::tensors index
   Kind kind = Kind::initializer;
-  std::string name;        // the name the graph uses for it: the initializer's, the Constant's output
+  std::string name;          // the name the graph uses for it: the initializer's, the Constant's output
   bool in_function = false;  // inside a model-local function (runtimes rename what they inline)
   bool in_subgraph = false;  // inside an If/Loop/Scan body
 };
@@ -47,9 +48,9 @@ struct DataReference {
 };
 
 struct WeightlessGraph {
-  std::string model;                       // the serialized ModelProto
-  std::vector<OnnxConstant> constants;    // every TensorProto that is a manifest tensor
-  std::vector<std::size_t> left_out;       // of `constants`, those whose bytes are referenced
+  std::string model;                    // the serialized ModelProto
+  std::vector<OnnxConstant> constants;  // every TensorProto that is a manifest tensor
+  std::vector<std::size_t> left_out;    // of `constants`, those whose bytes are referenced
 };
 
 // The TensorProtos of an ONNX manifest's model (Manifest::format "onnx") that are manifest tensors,
@@ -62,7 +63,6 @@ LWLOAD_API std::vector<OnnxConstant> onnx_constants(const Manifest& manifest);
 // tensors' parts, STRING tensors, empty ones) are copied as they are. Everything else in the file
 // is copied byte for byte. Reads the model file's headers, never the bytes it leaves out.
 LWLOAD_API WeightlessGraph onnx_weightless_graph(
-    const Manifest& manifest,
-    const std::function<std::optional<DataReference>(const OnnxConstant&)>& locate);
+    const Manifest& manifest, const std::function<std::optional<DataReference>(const OnnxConstant&)>& locate);
 
 }  // namespace lwload

@@ -35,11 +35,11 @@ typedef struct lwload_ort_session lwload_ort_session;
 
 /* How ONNX Runtime received one of the model's constants. */
 typedef struct lwload_ort_route {
-  const char* name;    /* the name the graph gives it */
-  const char* way;     /* "zero_copy" (the file's mapped pages), "direct" (lwload's host copy), or
-                          "in_graph" (ONNX Runtime parses and copies it itself) */
-  const char* reason;  /* why: the plan's reason, or why it stays in the graph */
-  const void* data;    /* zero_copy / direct: the bytes ONNX Runtime uses; NULL for in_graph */
+  const char* name;   /* the name the graph gives it */
+  const char* way;    /* "zero_copy" (the file's mapped pages), "direct" (lwload's host copy), or
+                         "in_graph" (ONNX Runtime parses and copies it itself) */
+  const char* reason; /* why: the plan's reason, or why it stays in the graph */
+  const void* data;   /* zero_copy / direct: the bytes ONNX Runtime uses; NULL for in_graph */
   uint64_t bytes;
 } lwload_ort_route;
 
@@ -48,15 +48,18 @@ typedef struct lwload_ort_route {
  * pages fault in on first use instead of being resident when this returns. On success stores the
  * OrtSession in *out (owned by the returned object). */
 LWLOAD_API lwload_ort_session* lwload_ort_session_open(const OrtApi* api, OrtEnv* env, const OrtSessionOptions* options,
-                                                       const char* path, int lazy, OrtSession** out, lwload_error** err);
+                                                       const char* path, int lazy, OrtSession** out,
+                                                       lwload_error** err);
 /* The same for a model that is `length` bytes at `offset` of the open file `fd` (lwload duplicates
  * it), or `size` bytes of the caller's memory (kept alive and unchanged as long as the session). */
 LWLOAD_API lwload_ort_session* lwload_ort_session_open_fd(const OrtApi* api, OrtEnv* env,
                                                           const OrtSessionOptions* options, int fd, uint64_t offset,
-                                                          uint64_t length, int lazy, OrtSession** out, lwload_error** err);
+                                                          uint64_t length, int lazy, OrtSession** out,
+                                                          lwload_error** err);
 LWLOAD_API lwload_ort_session* lwload_ort_session_open_memory(const OrtApi* api, OrtEnv* env,
                                                               const OrtSessionOptions* options, const void* data,
-                                                              size_t size, int lazy, OrtSession** out, lwload_error** err);
+                                                              size_t size, int lazy, OrtSession** out,
+                                                              lwload_error** err);
 /* Releases the OrtSession, then the OrtValues, then the weights. NULL is ignored. */
 LWLOAD_API void lwload_ort_session_free(lwload_ort_session* session);
 

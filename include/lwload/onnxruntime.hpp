@@ -57,10 +57,10 @@ struct Route {
     direct,     // an initializer over lwload's host copy (Weights::plan() says why it is not zero_copy)
     in_graph,   // its bytes stay in the graph ONNX Runtime parses, which copies them (`reason`)
   };
-  std::size_t tensor = 0;   // Manifest::tensors index
-  std::string name;         // the name the graph gives it (AddInitializer's key)
+  std::size_t tensor = 0;  // Manifest::tensors index
+  std::string name;        // the name the graph gives it (AddInitializer's key)
   Way way = Way::in_graph;
-  std::string reason;       // in_graph: why; otherwise the plan's reason for the placement
+  std::string reason;          // in_graph: why; otherwise the plan's reason for the placement
   const void* data = nullptr;  // zero_copy / direct: the bytes the OrtValue points at
   std::uint64_t bytes = 0;
 };
@@ -81,7 +81,7 @@ class Session {
   // over (every one stays in the graph; routes() says why).
   const Weights* weights() const noexcept;
   std::span<const Route> routes() const noexcept;
-  bool prepacking() const noexcept;  // ONNX Runtime prepacks (the options did not disable it)
+  bool prepacking() const noexcept;       // ONNX Runtime prepacks (the options did not disable it)
   double ready_seconds() const noexcept;  // create_session's wall time: weights resident, session made
 
   struct State;

@@ -4,9 +4,11 @@
 // `offset` bytes in. Installed when lwload is built with OpenCL.
 #pragma once
 
-// Layer backend_opencl's public header: refused below backend_opencl in lwload's build (docs/ARCHITECTURE.md, "Layers").
+// Layer backend_opencl's public header: refused below backend_opencl in lwload's build (docs/ARCHITECTURE.md,
+// "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_OPENCL)
-#error "lwload layering: include/lwload/opencl.hpp (layer backend_opencl) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/opencl.hpp (layer backend_opencl) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #ifndef CL_TARGET_OPENCL_VERSION

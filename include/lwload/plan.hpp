@@ -8,7 +8,8 @@
 
 // Layer plan's public header: refused below plan in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_PLAN)
-#error "lwload layering: include/lwload/plan.hpp (layer plan) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/plan.hpp (layer plan) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <cstddef>
@@ -57,9 +58,9 @@ struct PlanOptions {
 
 // How much of one file the plan reads is in the page cache, measured when the plan was made.
 struct FileResidency {
-  bool known = false;         // false: the file has no descriptor (memory) or was not opened
-  std::uint64_t span = 0;     // bytes from the first to the last byte the plan reads from it
-  std::uint64_t cached = 0;   // of `span`, in the page cache
+  bool known = false;        // false: the file has no descriptor (memory) or was not opened
+  std::uint64_t span = 0;    // bytes from the first to the last byte the plan reads from it
+  std::uint64_t cached = 0;  // of `span`, in the page cache
   // How it is known: counted (cachestat(2), or mincore(2) over every page of a span of at most
   // `samples`' bound) or, on kernels before 6.5, estimated from `samples` pages spread evenly over
   // the span, one mincore each: a cost that does not grow with the file, within about one sample's
@@ -74,12 +75,13 @@ struct HostMemory {
   // Cannot be evicted while the load lives: imports on a device whose imports pin, a unified GPU's
   // allocations, pinned staging slots.
   std::uint64_t pinned = 0;
-  std::uint64_t pinned_imports = 0;      // of `pinned`, imported regions
+  std::uint64_t pinned_imports = 0;  // of `pinned`, imported regions
   // Of `pinned`, a unified GPU's own allocations (direct, staged). Held to the budget its driver
   // reports (DeviceCaps::memory_available, checked with the device), else to host memory.
   std::uint64_t device_allocations = 0;
-  std::uint64_t evictable = 0;   // mapped file pages that stay evictable (imports that do not pin)
-  std::uint64_t anonymous = 0;   // the process's own memory: a CPU device's allocations, unpinned staging, decode scratch
+  std::uint64_t evictable = 0;  // mapped file pages that stay evictable (imports that do not pin)
+  std::uint64_t anonymous =
+      0;  // the process's own memory: a CPU device's allocations, unpinned staging, decode scratch
   // Host memory that must be resident at once when the load is ready: what is compared with
   // MachineMemory::host_available(). Evictable pages count unless lazy.
   std::uint64_t resident = 0;
@@ -98,14 +100,14 @@ struct HostMemory {
 // [map_offset, +map_length) — and imports [offset, +length), which the planner checked lies in
 // those pages; the profiler counts map_length.
 struct ImportRegion {
-  std::uint32_t file = 0;      // index into Manifest::files
-  std::uint64_t offset = 0;    // file offset, a multiple of import_alignment
-  std::uint64_t length = 0;    // bytes imported: `used` rounded up to size_multiple, ≤ max_alloc
-  std::uint64_t used = 0;      // bytes from `offset` to the end of the last tensor
-  std::uint64_t map_offset = 0;  // the whole pages mapped for it: `offset` rounded down to a page...
-  std::uint64_t map_length = 0;  // ...to `offset + used` rounded up to one (holds `length`)
+  std::uint32_t file = 0;            // index into Manifest::files
+  std::uint64_t offset = 0;          // file offset, a multiple of import_alignment
+  std::uint64_t length = 0;          // bytes imported: `used` rounded up to size_multiple, ≤ max_alloc
+  std::uint64_t used = 0;            // bytes from `offset` to the end of the last tensor
+  std::uint64_t map_offset = 0;      // the whole pages mapped for it: `offset` rounded down to a page...
+  std::uint64_t map_length = 0;      // ...to `offset + used` rounded up to one (holds `length`)
   std::vector<std::size_t> tensors;  // the tensors it holds (Plan::tensors = Manifest::tensors index), in file order
-  std::uint64_t cached = 0;    // of `length`, in the page cache when planned (population reads the rest)
+  std::uint64_t cached = 0;          // of `length`, in the page cache when planned (population reads the rest)
   // Why the region is not imported (the device or its import budget declined it, at plan or at
   // load time); its tensors then went direct or staged. A declined region keeps its number, so
   // TensorPlan::region never changes meaning; `tensors` and `length` are then empty.
@@ -145,9 +147,9 @@ struct Read {
   // The bytes come from decoding the tensor on the host (ONNX typed fields; `offset` is into the
   // decoded bytes), not from one read of the file.
   bool decoded = false;
-  std::uint32_t file = 0;        // index into Manifest::files
-  std::uint64_t offset = 0;      // first wanted byte
-  std::uint64_t length = 0;      // wanted bytes from `offset`, gaps between segments included
+  std::uint32_t file = 0;    // index into Manifest::files
+  std::uint64_t offset = 0;  // first wanted byte
+  std::uint64_t length = 0;  // wanted bytes from `offset`, gaps between segments included
   std::vector<ReadSegment> segments;
   // What the reader asks the file for, decided with the read (the loader works out nothing):
   // [offset, +length) itself, except a staged read with O_DIRECT (Plan::direct_io), widened to
@@ -177,34 +179,34 @@ struct Schedule {
 // the loader (docs/ARCHITECTURE.md, "One index").
 struct TensorPlan {
   Placement placement = Placement::staged;
-  bool selected = true;         // false: left out by PlanOptions::only (skipped, "not selected")
-  std::string reason;           // "offset 1000 not aligned to 4096 → direct"
-  std::size_t region = no_region;     // zero_copy: index into Plan::regions
-  std::uint64_t region_offset = 0;    // zero_copy: tensor offset inside its region
+  bool selected = true;             // false: left out by PlanOptions::only (skipped, "not selected")
+  std::string reason;               // "offset 1000 not aligned to 4096 → direct"
+  std::size_t region = no_region;   // zero_copy: index into Plan::regions
+  std::uint64_t region_offset = 0;  // zero_copy: tensor offset inside its region
 };
 
 struct LWLOAD_API Plan {
-  std::string device;                  // DeviceInfo::id()
+  std::string device;  // DeviceInfo::id()
   MemoryModel memory = MemoryModel::unified;
-  std::vector<TensorPlan> tensors;     // per manifest tensor (unselected ones skipped): the load order
-  std::vector<ImportRegion> regions;   // imported ones and declined ones (ImportRegion::declined)
-  std::uint64_t model_bytes = 0;       // bytes of the selected, loadable tensors
-  std::uint64_t largest_tensor = 0;    // largest selected tensor
-  std::uint64_t mapped_bytes = 0;      // imported (zero_copy) bytes: file-backed, not allocated
-  std::uint64_t device_bytes = 0;      // allocated device memory (direct + staged)
-  std::uint64_t staging_budget = 0;    // 0 when nothing is staged
+  std::vector<TensorPlan> tensors;    // per manifest tensor (unselected ones skipped): the load order
+  std::vector<ImportRegion> regions;  // imported ones and declined ones (ImportRegion::declined)
+  std::uint64_t model_bytes = 0;      // bytes of the selected, loadable tensors
+  std::uint64_t largest_tensor = 0;   // largest selected tensor
+  std::uint64_t mapped_bytes = 0;     // imported (zero_copy) bytes: file-backed, not allocated
+  std::uint64_t device_bytes = 0;     // allocated device memory (direct + staged)
+  std::uint64_t staging_budget = 0;   // 0 when nothing is staged
   std::uint32_t staging_slots = 0;
-  std::uint64_t slot_bytes = 0;        // one slot (page multiple)
-  PlanOptions options;                 // what it was made with (a re-plan decides with them again)
-  std::uint64_t decode_bytes = 0;      // host scratch of the largest decode: encoded bytes, + decoded ones when staged
+  std::uint64_t slot_bytes = 0;    // one slot (page multiple)
+  PlanOptions options;             // what it was made with (a re-plan decides with them again)
+  std::uint64_t decode_bytes = 0;  // host scratch of the largest decode: encoded bytes, + decoded ones when staged
   std::vector<FileResidency> residency;  // per Manifest::files entry
-  bool direct_io = false;              // staged tensors are read with O_DIRECT
-  std::string direct_io_reason;        // why (or why not), in words
-  Schedule schedule;                   // the reads, in order, and how they are issued
+  bool direct_io = false;                // staged tensors are read with O_DIRECT
+  std::string direct_io_reason;          // why (or why not), in words
+  Schedule schedule;                     // the reads, in order, and how they are issued
   // Predicted growth of the process's memory over its baseline during the load (docs/ARCHITECTURE.md,
   // "Memory contracts"): mapped + in-process allocations (unified) + staging + decode scratch.
   std::uint64_t predicted_host_peak = 0;
-  HostMemory host;                     // pinned / evictable / anonymous bytes against the machine
+  HostMemory host;  // pinned / evictable / anonymous bytes against the machine
 
   std::size_t count(Placement placement) const noexcept;
   std::size_t imported_regions() const noexcept;  // regions not declined
@@ -254,8 +256,8 @@ LWLOAD_API void replan_declined(Plan& plan, const Manifest& manifest, const Devi
 //  "host_memory": {"pinned", "pinned_imports", "device_allocations", "evictable", "anonymous", "resident",
 //                  "address_space", "lazy", "resident_at_ready", "available", "bound_by", "mem_available",
 //                  "cgroup_limit", "cgroup", "address_space_left" (null: unlimited), "verdict"},
-//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached", "exact", "samples"} or null],
-//  "direct_io": {"used", "reason"}, "schedule": {"engine", "engine_reason", "reads", "queues": [reads]},
+//  "counts": {"zero_copy", "direct", "staged", "skipped"}, "page_cache": [{"span", "cached", "exact", "samples"} or
+//  null], "direct_io": {"used", "reason"}, "schedule": {"engine", "engine_reason", "reads", "queues": [reads]},
 //  "regions": [{"file", "offset", "length", "used", "map_offset", "map_length", "cached", "tensors": [names],
 //               "declined" (only when declined)}],
 //  "tensors": [{"name", "bytes", "placement", "reason", "region", "region_offset"}]}

@@ -7,7 +7,8 @@
 
 // Layer profile's public header: refused below profile in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_PROFILE)
-#error "lwload layering: include/lwload/profile.hpp (layer profile) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/profile.hpp (layer profile) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <atomic>
@@ -67,8 +68,8 @@ LWLOAD_API bool reset_peak_rss() noexcept;
 // are merged (keeping the larger RSS) and the stride doubles, so any load length fits.
 class LWLOAD_API MemorySampler {
  public:
-  explicit MemorySampler(std::chrono::microseconds period = std::chrono::milliseconds(2),
-                         std::size_t capacity = 8192, Clock::time_point origin = Clock::now());
+  explicit MemorySampler(std::chrono::microseconds period = std::chrono::milliseconds(2), std::size_t capacity = 8192,
+                         Clock::time_point origin = Clock::now());
   ~MemorySampler();
   MemorySampler(const MemorySampler&) = delete;
   MemorySampler& operator=(const MemorySampler&) = delete;
@@ -95,9 +96,9 @@ class LWLOAD_API MemorySampler {
   Clock::time_point origin_;
   std::vector<MemorySample> buffer_;  // fixed size; [0, count_) used
   std::size_t count_ = 0;
-  std::uint64_t stride_ = 1;    // keep one reading in `stride_`
-  std::uint64_t phase_ = 0;     // readings since the stride last changed (the stride's clock)
-  std::uint64_t taken_ = 0;     // readings taken in all
+  std::uint64_t stride_ = 1;  // keep one reading in `stride_`
+  std::uint64_t phase_ = 0;   // readings since the stride last changed (the stride's clock)
+  std::uint64_t taken_ = 0;   // readings taken in all
   MemorySample peak_{};
   int status_fd_ = -1;
   std::atomic<bool> stop_{false};
@@ -195,8 +196,8 @@ struct ContractInputs {
 };
 
 struct Contract {
-  std::string rule;   // the memory contract's rule applied, in words
-  std::uint64_t bound = 0;  // absolute: peak RSS must stay at or below it
+  std::string rule;                                // the memory contract's rule applied, in words
+  std::uint64_t bound = 0;                         // absolute: peak RSS must stay at or below it
   std::optional<std::uint64_t> anon_growth_limit;  // zero-copy: anonymous growth ≤ this
   bool held = false;
   std::string verdict;  // why it held or not, with the numbers
@@ -213,15 +214,15 @@ struct Contract {
 //    bytes (pinned + anonymous, + evictable unless lazy) ≤ it, and the measured RSS growth ≤ it.
 //    A lazy load with evictable pages is reported as not resident at ready.
 LWLOAD_API Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
-                           const MemoryFigures& peak);
+                                      const MemoryFigures& peak);
 
 // Everything `lwload profile` prints and writes.
 struct Report {
   std::string model;
   std::string format;
-  std::string device;      // "host:0 (CPU)"
-  std::string memory;      // "unified" / "discrete"
-  std::string placement;   // "zero_copy", "direct", "staged", or "mixed (...)"
+  std::string device;     // "host:0 (CPU)"
+  std::string memory;     // "unified" / "discrete"
+  std::string placement;  // "zero_copy", "direct", "staged", or "mixed (...)"
   std::string io_engine;
   bool direct_io = false;  // staged tensors were read with O_DIRECT
   std::uint64_t tensor_count = 0;
@@ -229,9 +230,9 @@ struct Report {
   std::uint64_t largest_tensor = 0;
   std::string largest_tensor_name;
   std::uint64_t staging_budget = 0;
-  double load_begin_ms = 0;  // when load() was called, on the samples' time axis
-  double load_ms = 0;        // load() until the weights were ready
-  double populate_ms = 0;    // of which making zero_copy pages resident
+  double load_begin_ms = 0;                              // when load() was called, on the samples' time axis
+  double load_ms = 0;                                    // load() until the weights were ready
+  double populate_ms = 0;                                // of which making zero_copy pages resident
   std::optional<Proportional> pss_baseline, pss_loaded;  // before load(), and once it returned
   double period_ms = 0;
   MemoryFigures baseline, peak, growth;
@@ -246,8 +247,7 @@ struct Report {
 };
 
 // Fills baseline/peak/growth/contract from samples already in the report.
-LWLOAD_API void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak,
-                   bool hwm_exact);
+LWLOAD_API void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak, bool hwm_exact);
 
 // The human summary `lwload profile` prints.
 LWLOAD_API void write_summary(std::ostream& out, const Report& report);
@@ -286,7 +286,7 @@ struct Measurement {
   MemoryFigures growth() const noexcept { return profile::growth(figures_of(peak), figures_of(baseline)); }
 };
 LWLOAD_API Measurement measure(const std::function<void()>& body,
-                    std::chrono::microseconds period = std::chrono::milliseconds(2));
+                               std::chrono::microseconds period = std::chrono::milliseconds(2));
 
 struct ProfileOptions {
   LoadOptions load;  // its on_event, if any, still runs after the profiler's

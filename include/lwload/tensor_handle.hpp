@@ -24,18 +24,18 @@ enum class Placement : std::uint8_t {
 // One per tensor (a million tensors, a million handles): 88 bytes, the two one-byte fields side
 // by side.
 struct TensorHandle {
-  std::size_t index = 0;            // the tensor's index: Manifest::tensors, Plan::tensors, Weights::tensors()
-  const TensorInfo* info = nullptr; // points into Weights::manifest()
+  std::size_t index = 0;             // the tensor's index: Manifest::tensors, Plan::tensors, Weights::tensors()
+  const TensorInfo* info = nullptr;  // points into Weights::manifest()
   Placement placement = Placement::staged;
   // zero_copy: true when `buffer` is a view of the region that starts at the tensor (an OpenCL
   // sub-buffer where the offset meets CL_DEVICE_MEM_BASE_ADDR_ALIGN; offset is then 0); false
   // when the tensor is addressed as (region buffer, offset).
   bool view = false;
-  DeviceBuffer* buffer = nullptr;   // its allocation, imported region or a view; nullptr when skipped
-  NativeHandle native;              // buffer->native()
-  std::uint64_t offset = 0;         // the tensor's first byte inside `buffer`
+  DeviceBuffer* buffer = nullptr;  // its allocation, imported region or a view; nullptr when skipped
+  NativeHandle native;             // buffer->native()
+  std::uint64_t offset = 0;        // the tensor's first byte inside `buffer`
   std::uint64_t bytes = 0;
-  std::string_view mechanism;       // buffer->mechanism(): "mapped_file", "host_visible", ...
+  std::string_view mechanism;  // buffer->mechanism(): "mapped_file", "host_visible", ...
 };
 
 }  // namespace lwload

@@ -3,9 +3,11 @@
 // where a tensor lives: its VkBuffer and VkDeviceMemory, the tensor starting `offset` bytes in.
 #pragma once
 
-// Layer backend_vulkan's public header: refused below backend_vulkan in lwload's build (docs/ARCHITECTURE.md, "Layers").
+// Layer backend_vulkan's public header: refused below backend_vulkan in lwload's build (docs/ARCHITECTURE.md,
+// "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_VULKAN)
-#error "lwload layering: include/lwload/vulkan.hpp (layer backend_vulkan) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/vulkan.hpp (layer backend_vulkan) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <vulkan/vulkan.h>
@@ -28,10 +30,12 @@ struct VulkanContext {
   VkDevice device = VK_NULL_HANDLE;            // created from `physical`
   std::uint32_t queue_family = 0;              // a family of `device` whose queue 0 takes transfers
 };
-LWLOAD_API std::unique_ptr<Device> open_vulkan_device(const VulkanContext& context, const DeviceOverrides& overrides = {});
+LWLOAD_API std::unique_ptr<Device> open_vulkan_device(const VulkanContext& context,
+                                                      const DeviceOverrides& overrides = {});
 // The same, the objects one by one.
 LWLOAD_API std::unique_ptr<Device> open_vulkan_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
-                                                      std::uint32_t queue_family, const DeviceOverrides& overrides = {});
+                                                      std::uint32_t queue_family,
+                                                      const DeviceOverrides& overrides = {});
 
 // The handle type of Vulkan buffers: a VkBuffer ("vk_buffer"); vulkan_tensor() gives its memory too.
 LWLOAD_API NativeType vk_buffer_type();

@@ -7,7 +7,8 @@
 
 // Layer backend_xrt's public header: refused below backend_xrt in lwload's build (docs/ARCHITECTURE.md, "Layers").
 #if defined(LWLOAD_LAYER_CORE) && !defined(LWLOAD_LAYER_BACKEND_XRT)
-#error "lwload layering: include/lwload/xrt.hpp (layer backend_xrt) is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: include/lwload/xrt.hpp (layer backend_xrt) is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif
 
 #include <xrt/xrt_bo.h>

@@ -29,8 +29,8 @@ lwload::LoadOptions with_callbacks(const lwload_load_options* o) {
     options.on_tensor_ready = [fn, user = o->ready_user](const lwload::TensorHandle& t) {
       const lwload_tensor_handle handle = to_c(t);
       if (fn(user, &handle) != 0)
-        lwload::fail(lwload::ErrorCode::cancelled, "load cancelled: the on_tensor_ready callback returned non-zero for '",
-                     t.info->name, "'");
+        lwload::fail(lwload::ErrorCode::cancelled,
+                     "load cancelled: the on_tensor_ready callback returned non-zero for '", t.info->name, "'");
     };
   }
   if (const auto fn = o->on_progress) {
@@ -67,9 +67,7 @@ void lwload_load_options_on_progress(lwload_load_options* o, void (*fn)(void* us
   o->progress_user = user;
 }
 
-lwload_cancel* lwload_cancel_new(void) {
-  return lwload::capi::new_handle<lwload_cancel>();
-}
+lwload_cancel* lwload_cancel_new(void) { return lwload::capi::new_handle<lwload_cancel>(); }
 
 void lwload_cancel_request(lwload_cancel* c) {
   if (c != nullptr) c->token->cancel();
@@ -119,8 +117,8 @@ lwload_status lwload_weights_tensor(const lwload_weights* w, size_t index, lwloa
     require(w, "lwload_weights_tensor", "weights");
     const auto tensors = w->weights.tensors();
     if (index >= tensors.size())
-      lwload::fail(lwload::ErrorCode::usage, "lwload_weights_tensor: index ", index, " is out of range (the weights hold ",
-                   tensors.size(), " tensors)");
+      lwload::fail(lwload::ErrorCode::usage, "lwload_weights_tensor: index ", index,
+                   " is out of range (the weights hold ", tensors.size(), " tensors)");
     lwload::capi::fill(out, to_c(tensors[index]), "lwload_weights_tensor");
   });
 }

@@ -36,10 +36,10 @@ lwload_manifest* c_manifest(lwload::Manifest manifest) {
       }
     }
     const auto& file = manifest.tensors[i].pieces.empty() ? manifest.files.front()
-                                                         : manifest.files.at(manifest.tensors[i].pieces[0].file);
+                                                          : manifest.files.at(manifest.tensors[i].pieces[0].file);
     lwload::fail(lwload::ErrorCode::bad_input, file.string(), ": tensor #", i, " '", shown,
-                 "': its name holds a NUL byte (at ", nul, "); as a C string it would read as '",
-                 shown.substr(0, nul), "', so the C API refuses the model");
+                 "': its name holds a NUL byte (at ", nul, "); as a C string it would read as '", shown.substr(0, nul),
+                 "', so the C API refuses the model");
   }
   return new lwload_manifest{std::move(manifest)};
 }
@@ -96,8 +96,8 @@ lwload_status lwload_manifest_tensor(const lwload_manifest* m, size_t index, lwl
     require(m, "lwload_manifest_tensor", "manifest");
     const lwload::Manifest& manifest = m->manifest;
     if (index >= manifest.tensors.size())
-      lwload::fail(lwload::ErrorCode::usage, "lwload_manifest_tensor: index ", index, " is out of range (the manifest has ",
-                   manifest.tensors.size(), " tensors)");
+      lwload::fail(lwload::ErrorCode::usage, "lwload_manifest_tensor: index ", index,
+                   " is out of range (the manifest has ", manifest.tensors.size(), " tensors)");
     const lwload::TensorInfo& t = manifest.tensors[index];
     // dtype and encoding names are string literals (lib/core), so their views are NUL-terminated.
     const lwload_tensor_info full{sizeof(lwload_tensor_info),

@@ -19,18 +19,18 @@ namespace lwload::capi {
 // Where each field after struct_size ends (offsetof + sizeof), in declaration order.
 #define LWLOAD_FIELD_END(type, field) (offsetof(type, field) + sizeof(type::field))
 inline constexpr std::size_t tensor_info_field_ends[] = {
-    LWLOAD_FIELD_END(lwload_tensor_info, name),  LWLOAD_FIELD_END(lwload_tensor_info, dtype),
-    LWLOAD_FIELD_END(lwload_tensor_info, rank),  LWLOAD_FIELD_END(lwload_tensor_info, shape),
-    LWLOAD_FIELD_END(lwload_tensor_info, bytes), LWLOAD_FIELD_END(lwload_tensor_info, file),
+    LWLOAD_FIELD_END(lwload_tensor_info, name),     LWLOAD_FIELD_END(lwload_tensor_info, dtype),
+    LWLOAD_FIELD_END(lwload_tensor_info, rank),     LWLOAD_FIELD_END(lwload_tensor_info, shape),
+    LWLOAD_FIELD_END(lwload_tensor_info, bytes),    LWLOAD_FIELD_END(lwload_tensor_info, file),
     LWLOAD_FIELD_END(lwload_tensor_info, encoding), LWLOAD_FIELD_END(lwload_tensor_info, flags)};
 inline constexpr std::size_t tensor_handle_field_ends[] = {
-    LWLOAD_FIELD_END(lwload_tensor_handle, name),   LWLOAD_FIELD_END(lwload_tensor_handle, placement),
+    LWLOAD_FIELD_END(lwload_tensor_handle, name),        LWLOAD_FIELD_END(lwload_tensor_handle, placement),
     LWLOAD_FIELD_END(lwload_tensor_handle, native_type), LWLOAD_FIELD_END(lwload_tensor_handle, native),
-    LWLOAD_FIELD_END(lwload_tensor_handle, offset), LWLOAD_FIELD_END(lwload_tensor_handle, bytes),
+    LWLOAD_FIELD_END(lwload_tensor_handle, offset),      LWLOAD_FIELD_END(lwload_tensor_handle, bytes),
     LWLOAD_FIELD_END(lwload_tensor_handle, file_offset)};
 #undef LWLOAD_FIELD_END
-static_assert(tensor_info_field_ends[0] == LWLOAD_TENSOR_INFO_MIN_SIZE &&
-              std::size(tensor_info_field_ends) == 8 && tensor_info_field_ends[7] == sizeof(lwload_tensor_info));
+static_assert(tensor_info_field_ends[0] == LWLOAD_TENSOR_INFO_MIN_SIZE && std::size(tensor_info_field_ends) == 8 &&
+              tensor_info_field_ends[7] == sizeof(lwload_tensor_info));
 static_assert(tensor_handle_field_ends[0] == LWLOAD_TENSOR_HANDLE_MIN_SIZE &&
               std::size(tensor_handle_field_ends) == 7 && tensor_handle_field_ends[6] == sizeof(lwload_tensor_handle));
 

@@ -4,5 +4,6 @@
 #pragma once
 
 #if !defined(LWLOAD_LAYER_CAPI)
-#error "lwload layering: lib/capi/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: lib/capi/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

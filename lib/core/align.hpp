@@ -48,7 +48,7 @@ constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) n
   if (rem == 0) return value;
   const std::uint64_t add = alignment - rem;
   return value > std::numeric_limits<std::uint64_t>::max() - add ? std::numeric_limits<std::uint64_t>::max()
-                                                                   : value + add;
+                                                                 : value + add;
 }
 
 }  // namespace lwload

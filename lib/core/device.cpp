@@ -47,7 +47,8 @@ ImportResult Device::import_host(std::span<const std::byte> range) {
   const auto address = reinterpret_cast<std::uintptr_t>(range.data());
   if (caps.import_alignment > 1 && address % caps.import_alignment != 0)
     return ImportResult::decline(str("host range at 0x", std::hex, address, std::dec, " (", range.size(),
-                                     " bytes) is not aligned to the import alignment of ", caps.import_alignment, " bytes"));
+                                     " bytes) is not aligned to the import alignment of ", caps.import_alignment,
+                                     " bytes"));
   if (caps.size_multiple > 1 && range.size() % caps.size_multiple != 0)
     return ImportResult::decline(str("import size ", range.size(), " is not a multiple of ", caps.size_multiple));
   return static_cast<DeviceImpl&>(*this).do_import_host(range);
@@ -73,7 +74,8 @@ void Device::upload(StagingBuffer& staging, std::uint64_t src_offset, DeviceBuff
     if (dst_offset > dst.size() || bytes > dst.size() - dst_offset)
       fail(ErrorCode::usage, info().id(), ": upload of ", bytes, " bytes at offset ", dst_offset, " exceeds the ",
            dst.size(), "-byte destination buffer (", dst.mechanism(), ")");
-    static_cast<DeviceImpl&>(*this).do_upload(staging, src_offset, dst, dst_offset, bytes, [once](std::exception_ptr error) { (*once)(std::move(error)); });
+    static_cast<DeviceImpl&>(*this).do_upload(staging, src_offset, dst, dst_offset, bytes,
+                                              [once](std::exception_ptr error) { (*once)(std::move(error)); });
   } catch (...) {
     (*once)(std::current_exception());
   }
@@ -84,8 +86,8 @@ namespace {
 // The one range rule of read_back() and view(), for every backend.
 void check_buffer_range(const DeviceBuffer& buffer, std::string_view what, std::uint64_t offset, std::uint64_t length) {
   if (offset > buffer.size() || length > buffer.size() - offset)
-    fail(ErrorCode::usage, what, " of ", length, " bytes at offset ", offset, " is outside a ", buffer.size(),
-         "-byte ", buffer.mechanism(), " buffer");
+    fail(ErrorCode::usage, what, " of ", length, " bytes at offset ", offset, " is outside a ", buffer.size(), "-byte ",
+         buffer.mechanism(), " buffer");
 }
 
 }  // namespace

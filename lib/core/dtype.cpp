@@ -120,13 +120,12 @@ std::optional<DType> dtype_from_ggml(std::uint32_t ggml_type) noexcept {
   // ggml's); ids 4, 5 (Q4_2, Q4_3), 31-33 (Q4_0_4_4/4_8/8_8) and 36-38 (IQ4_NL_4_4/4_8/8_8) were
   // retired from GGUF.
   constexpr std::array<std::optional<DType>, 43> kGgml{
-      DType::F32,     DType::F16,    DType::Q4_0,    DType::Q4_1,   std::nullopt,  std::nullopt,
-      DType::Q5_0,    DType::Q5_1,   DType::Q8_0,    DType::Q8_1,   DType::Q2_K,   DType::Q3_K,
-      DType::Q4_K,    DType::Q5_K,   DType::Q6_K,    DType::Q8_K,   DType::IQ2_XXS, DType::IQ2_XS,
-      DType::IQ3_XXS, DType::IQ1_S,  DType::IQ4_NL,  DType::IQ3_S,  DType::IQ2_S,  DType::IQ4_XS,
-      DType::I8,      DType::I16,    DType::I32,     DType::I64,    DType::F64,    DType::IQ1_M,
-      DType::BF16,    std::nullopt,  std::nullopt,   std::nullopt,  DType::TQ1_0,  DType::TQ2_0,
-      std::nullopt,   std::nullopt,  std::nullopt,   DType::MXFP4,  DType::NVFP4,  DType::Q1_0,
+      DType::F32,   DType::F16,   DType::Q4_0,    DType::Q4_1,   std::nullopt,   std::nullopt, DType::Q5_0,
+      DType::Q5_1,  DType::Q8_0,  DType::Q8_1,    DType::Q2_K,   DType::Q3_K,    DType::Q4_K,  DType::Q5_K,
+      DType::Q6_K,  DType::Q8_K,  DType::IQ2_XXS, DType::IQ2_XS, DType::IQ3_XXS, DType::IQ1_S, DType::IQ4_NL,
+      DType::IQ3_S, DType::IQ2_S, DType::IQ4_XS,  DType::I8,     DType::I16,     DType::I32,   DType::I64,
+      DType::F64,   DType::IQ1_M, DType::BF16,    std::nullopt,  std::nullopt,   std::nullopt, DType::TQ1_0,
+      DType::TQ2_0, std::nullopt, std::nullopt,   std::nullopt,  DType::MXFP4,   DType::NVFP4, DType::Q1_0,
       DType::Q2_0,
   };
   if (ggml_type >= kGgml.size()) return std::nullopt;

@@ -57,10 +57,10 @@ std::uint64_t kib_field(const std::filesystem::path& path, std::string_view key)
 }
 
 struct Mount {
-  std::string root;    // the mount's root inside the cgroup file system
-  std::string point;   // where it is mounted
-  std::string type;    // "cgroup" or "cgroup2"
-  std::string super;   // super options ("rw,memory")
+  std::string root;   // the mount's root inside the cgroup file system
+  std::string point;  // where it is mounted
+  std::string type;   // "cgroup" or "cgroup2"
+  std::string super;  // super options ("rw,memory")
 };
 
 std::vector<Mount> cgroup_mounts(const std::filesystem::path& mountinfo) {
@@ -118,7 +118,8 @@ void walk_v2(MachineMemory& m, const std::filesystem::path& dir, const std::file
     if (!max.empty() && max != "max") {
       const std::uint64_t limit = parse_u64(max, 0);
       const std::uint64_t usage = parse_u64(first_line(d / "memory.current"), 0);
-      if (limit != 0) consider(m, limit, usage, stat_value(d / "memory.stat", "file", 0), "cgroup v2 " + d.string() + " memory.max");
+      if (limit != 0)
+        consider(m, limit, usage, stat_value(d / "memory.stat", "file", 0), "cgroup v2 " + d.string() + " memory.max");
     }
     if (d == top || d == d.parent_path() || d.string().size() <= top.string().size()) break;
   }
@@ -131,7 +132,8 @@ void walk_v1(MachineMemory& m, const std::filesystem::path& dir, const std::file
     const std::uint64_t limit = parse_u64(first_line(d / "memory.limit_in_bytes"), 0);
     if (limit != 0 && limit < kV1Unlimited) {
       const std::uint64_t usage = parse_u64(first_line(d / "memory.usage_in_bytes"), 0);
-      const std::uint64_t file = stat_value(d / "memory.stat", "total_cache", stat_value(d / "memory.stat", "cache", 0));
+      const std::uint64_t file =
+          stat_value(d / "memory.stat", "total_cache", stat_value(d / "memory.stat", "cache", 0));
       consider(m, limit, usage, file, "cgroup v1 " + d.string() + " memory.limit_in_bytes");
     }
     if (d == top || d == d.parent_path() || d.string().size() <= top.string().size()) break;

@@ -19,10 +19,17 @@ std::string_view encoding_name(Encoding encoding) noexcept {
 
 std::size_t PackedArray::element_size(Type type) noexcept {
   switch (type) {
-    case Type::u8: case Type::i8: case Type::boolean: return 1;
-    case Type::u16: case Type::i16: return 2;
-    case Type::u32: case Type::i32: case Type::f32: return 4;
-    case Type::u64: case Type::i64: case Type::f64: return 8;
+    case Type::u8:
+    case Type::i8:
+    case Type::boolean: return 1;
+    case Type::u16:
+    case Type::i16: return 2;
+    case Type::u32:
+    case Type::i32:
+    case Type::f32: return 4;
+    case Type::u64:
+    case Type::i64:
+    case Type::f64: return 8;
   }
   return 1;
 }

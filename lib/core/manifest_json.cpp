@@ -53,7 +53,7 @@ class RecordIndex {
   // The record's index, and whether this is its first use.
   std::pair<std::size_t, bool> insert(const Quantization* record) {
     const std::size_t mask = slots_.size() - 1;
-    for (std::size_t s = std::hash<const void*>{}(record) & mask;; s = (s + 1) & mask) {
+    for (std::size_t s = std::hash<const void*>{}(record)&mask;; s = (s + 1) & mask) {
       if (slots_[s].record == record) return {slots_[s].index, false};
       if (!slots_[s].record) {
         slots_[s] = Slot{record, order_.size()};
@@ -155,10 +155,8 @@ class Writer {
       }
     }
     buffer_ += ']';
-    if (t.quantization)
-      append_member(buffer_, "quantization", records.insert(t.quantization.get()).first);
-    else
-      buffer_ += ",\"quantization\":null";
+    if (t.quantization) append_member(buffer_, "quantization", records.insert(t.quantization.get()).first);
+    else buffer_ += ",\"quantization\":null";
     if (t.encoding != Encoding::raw) append_member(buffer_, "encoding", encoding_name(t.encoding));
     if (t.sparsity) {
       buffer_ += ",\"sparsity\":";
@@ -176,15 +174,11 @@ class Writer {
     buffer_ += ",\"zero_point\":";
     integers(q.zero_point);
     buffer_ += ",\"min\":";
-    if (q.min)
-      doubles_.append(buffer_, *q.min);
-    else
-      buffer_ += "null";
+    if (q.min) doubles_.append(buffer_, *q.min);
+    else buffer_ += "null";
     buffer_ += ",\"original_dtype\":";
-    if (q.original_dtype)
-      append_json_string(buffer_, dtype_name(*q.original_dtype));
-    else
-      buffer_ += "null";
+    if (q.original_dtype) append_json_string(buffer_, dtype_name(*q.original_dtype));
+    else buffer_ += "null";
     append_member(buffer_, "axis", q.axis);
     buffer_ += '}';
   }

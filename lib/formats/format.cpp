@@ -12,16 +12,16 @@
 
 namespace lwload::formats {
 
-std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what,
-                          std::uint64_t offset, std::uint64_t length) {
+std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
+                          std::uint64_t length) {
   if (length > std::numeric_limits<std::uint64_t>::max() - offset)
     fail(ErrorCode::bad_input, file.string(), ": ", what, ": offset ", offset, " + length ", length,
          " overflows 64 bits");
   return offset + length;
 }
 
-void check_extent(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
-                  std::uint64_t length, std::uint64_t file_size) {
+void check_extent(const std::filesystem::path& file, std::string_view what, std::uint64_t offset, std::uint64_t length,
+                  std::uint64_t file_size) {
   const std::uint64_t end = checked_end(file, what, offset, length);
   if (end > file_size)
     fail(ErrorCode::bad_input, file.string(), ": ", what, ": bytes [", offset, ", ", end,
@@ -38,8 +38,8 @@ std::uint64_t tensor_bytes(const std::filesystem::path& file, std::string_view t
     fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': STRING has no fixed size");
   const auto bytes = dtype_bytes(dtype, *count);
   if (!bytes)
-    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': ", *count, " elements of ",
-         dtype_name(dtype), " are not a whole number of blocks or overflow 64 bits");
+    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': ", *count, " elements of ", dtype_name(dtype),
+         " are not a whole number of blocks or overflow 64 bits");
   return *bytes;
 }
 
@@ -47,21 +47,19 @@ void check_tensor_length(const std::filesystem::path& file, std::string_view ten
                          std::span<const std::int64_t> shape, std::uint64_t length) {
   const std::uint64_t expected = tensor_bytes(file, tensor, dtype, shape);
   if (expected != length)
-    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': ", dtype_name(dtype),
-         " × shape needs ", expected, " bytes but the file stores ", length);
+    fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': ", dtype_name(dtype), " × shape needs ",
+         expected, " bytes but the file stores ", length);
 }
 
-std::filesystem::path resolve_inside(const std::filesystem::path& model_dir,
-                                     std::string_view relative, const std::filesystem::path& file,
-                                     std::string_view what) {
+std::filesystem::path resolve_inside(const std::filesystem::path& model_dir, std::string_view relative,
+                                     const std::filesystem::path& file, std::string_view what) {
   const std::filesystem::path rel(relative);
   if (relative.empty() || rel.is_absolute() || rel.has_root_name())
     fail(ErrorCode::bad_input, file.string(), ": ", what, " '", relative,
          "' must be a relative path inside the model folder");
   const std::filesystem::path normal = rel.lexically_normal();
   if (normal.empty() || *normal.begin() == "..")
-    fail(ErrorCode::bad_input, file.string(), ": ", what, " '", relative,
-         "' escapes the model folder");
+    fail(ErrorCode::bad_input, file.string(), ": ", what, " '", relative, "' escapes the model folder");
   return model_dir.empty() ? normal : model_dir / normal;
 }
 
@@ -76,8 +74,7 @@ std::string quoted_name(std::string_view name) {
 
 }  // namespace
 
-void TensorCaps::check_declared(const std::filesystem::path& file, std::string_view field,
-                                std::uint64_t count) const {
+void TensorCaps::check_declared(const std::filesystem::path& file, std::string_view field, std::uint64_t count) const {
   if (count > limits_.max_tensors - std::min(tensors_, limits_.max_tensors))
     fail(ErrorCode::bad_input, file.string(), ": ", field, ": ", count, " tensors",
          tensors_ ? str(" after ", tensors_, " already read") : std::string(), " exceed lwload's limit of ",
@@ -85,15 +82,15 @@ void TensorCaps::check_declared(const std::filesystem::path& file, std::string_v
 }
 
 void TensorCaps::too_many(const std::filesystem::path& file, std::string_view field, std::string_view name) const {
-  fail(ErrorCode::bad_input, file.string(), ": ", field, ": tensor ", quoted_name(name), " is one more than lwload's limit of ",
-       limits_.max_tensors, " tensors per model (OpenOptions::max_tensors)");
+  fail(ErrorCode::bad_input, file.string(), ": ", field, ": tensor ", quoted_name(name),
+       " is one more than lwload's limit of ", limits_.max_tensors, " tensors per model (OpenOptions::max_tensors)");
 }
 
 void TensorCaps::names_too_long(const std::filesystem::path& file, std::string_view field,
                                 std::string_view name) const {
-  fail(ErrorCode::bad_input, file.string(), ": ", field, ": the name of tensor ", quoted_name(name), " takes the tensor names past lwload's limit of ",
-       limits_.max_name_bytes, " bytes per model (OpenOptions::max_name_bytes; ", name_bytes_,
-       " bytes before it)");
+  fail(ErrorCode::bad_input, file.string(), ": ", field, ": the name of tensor ", quoted_name(name),
+       " takes the tensor names past lwload's limit of ", limits_.max_name_bytes,
+       " bytes per model (OpenOptions::max_name_bytes; ", name_bytes_, " bytes before it)");
 }
 
 const TensorInfo* find_duplicate_name(std::span<const TensorInfo> tensors) {

@@ -79,12 +79,12 @@ struct FormatReader {
 };
 
 // offset + length, or Error(bad_input) "<file>: <what>: offset O + length L overflows 64 bits".
-std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what,
-                          std::uint64_t offset, std::uint64_t length);
+std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
+                          std::uint64_t length);
 
 // Fails unless [offset, offset + length) lies inside a file of `file_size` bytes.
-void check_extent(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
-                  std::uint64_t length, std::uint64_t file_size);
+void check_extent(const std::filesystem::path& file, std::string_view what, std::uint64_t offset, std::uint64_t length,
+                  std::uint64_t file_size);
 
 // Bytes of a dtype × shape tensor, or Error(bad_input) naming the tensor (overflow, negative
 // dimension, not a whole number of blocks, STRING).
@@ -97,9 +97,8 @@ void check_tensor_length(const std::filesystem::path& file, std::string_view ten
 
 // Resolves a path a model file names (ONNX external `location`, TFJS shard, safetensors shard)
 // against the model's folder; fails when it is absolute or escapes the folder.
-std::filesystem::path resolve_inside(const std::filesystem::path& model_dir,
-                                     std::string_view relative, const std::filesystem::path& file,
-                                     std::string_view what);
+std::filesystem::path resolve_inside(const std::filesystem::path& model_dir, std::string_view relative,
+                                     const std::filesystem::path& file, std::string_view what);
 
 // The first tensor whose name an earlier one in `tensors` already has, or nullptr. An
 // open-addressing table of indices: 8 bytes per tensor, where a std::unordered_set of names

@@ -17,8 +17,7 @@ HeaderReader::HeaderReader(const RandomAccessFile& file, std::uint64_t begin, st
 }
 
 void HeaderReader::need(std::uint64_t n, std::string_view what) const {
-  if (n > remaining())
-    fail_at(pos_, what, "needs ", n, " bytes but only ", remaining(), " remain (file truncated?)");
+  if (n > remaining()) fail_at(pos_, what, "needs ", n, " bytes but only ", remaining(), " remain (file truncated?)");
 }
 
 const std::byte* HeaderReader::fetch(std::size_t n, std::string_view what) {
@@ -39,7 +38,6 @@ const std::byte* HeaderReader::fetch(std::size_t n, std::string_view what) {
   return buffer_.data() + (pos_ - buffer_start_);
 }
 
-
 template <typename T>
 T HeaderReader::scalar(std::string_view what) {
   const auto v = load_le<T>(fetch(sizeof(T), what));
@@ -59,7 +57,8 @@ std::uint64_t HeaderReader::varint(std::string_view what) {
   const Varint v = decode_varint({fetch(std::max<std::size_t>(available, 1), what), available});
   switch (v.status) {
     case Varint::Status::ok: break;
-    case Varint::Status::truncated: need(available + 1, what);  // throws "needs .. bytes .. remain"
+    case Varint::Status::truncated:
+      need(available + 1, what);  // throws "needs .. bytes .. remain"
       break;
     case Varint::Status::overflow: fail_at(pos_, what, "varint overflows 64 bits");
     case Varint::Status::too_long: fail_at(pos_, what, "varint longer than 10 bytes");

@@ -31,9 +31,8 @@ void ContainedFileSystem::outside(const std::filesystem::path& path) {
          " only by way of an absolute link or a path outside the model folder ", folder_.string(),
          "; links inside the folder must be relative and stay in it (allow_outside_links / --allow-outside-links "
          "follows any link)");
-  fail(ErrorCode::bad_input, path.string(), ": resolves to ", real.string(),
-       ", outside the model folder ", folder_.string(),
-       " (a link out of the folder; allow_outside_links / --allow-outside-links follows it)");
+  fail(ErrorCode::bad_input, path.string(), ": resolves to ", real.string(), ", outside the model folder ",
+       folder_.string(), " (a link out of the folder; allow_outside_links / --allow-outside-links follows it)");
 }
 
 void ContainedFileSystem::check(const std::filesystem::path& path) {

@@ -25,9 +25,7 @@ namespace {
 // doctor` reports too), and learnt again should a copy be refused after all (a filter installed
 // on one thread later).
 std::atomic<bool> g_vm_readv_refused{false};
-bool vm_readv_refused() noexcept {
-  return !vm_readv().available || g_vm_readv_refused.load(std::memory_order_relaxed);
-}
+bool vm_readv_refused() noexcept { return !vm_readv().available || g_vm_readv_refused.load(std::memory_order_relaxed); }
 
 enum class Copy { done, lost, refused };
 

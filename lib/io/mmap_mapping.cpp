@@ -20,8 +20,8 @@
 
 namespace lwload {
 
-std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std::uint64_t offset,
-                                                std::uint64_t length, MapAccess access) {
+std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length,
+                                              MapAccess access) {
   const int fd = file.native_handle();
   if (fd < 0) fail(ErrorCode::io, file.path().string(), ": cannot be mapped (no file descriptor)");
   const std::uint64_t start = align_down(offset, page_size());
@@ -37,15 +37,14 @@ std::shared_ptr<MmapMapping> MmapMapping::map(const RandomAccessFile& file, std:
   // docs/BENCHMARKS.md); make_resident then only checks that no page was lost. Pages past the end
   // of a file truncated meanwhile are skipped by MAP_POPULATE, never a signal.
   const bool populate = access == MapAccess::resident && !io::populate_read().available;
-  void* base = ::mmap(nullptr, map_length, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd,
-                      static_cast<off_t>(start));
+  void* base =
+      ::mmap(nullptr, map_length, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, static_cast<off_t>(start));
   if (base == MAP_FAILED)
     fail(ErrorCode::io, file.path().string(), ": mmap of ", map_length, " bytes at ", start, ": ",
          std::strerror(errno));
   if (access == MapAccess::random) ::madvise(base, map_length, MADV_RANDOM);
   const auto* data = static_cast<const std::byte*>(base) + (offset - start);
-  return std::shared_ptr<MmapMapping>(
-      new MmapMapping(file.path(), base, map_length, data, offset, length, populate));
+  return std::shared_ptr<MmapMapping>(new MmapMapping(file.path(), base, map_length, data, offset, length, populate));
 }
 
 MmapMapping::~MmapMapping() {

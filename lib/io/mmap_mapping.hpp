@@ -22,8 +22,8 @@ class MmapMapping final : public FileMapping {
  public:
   // Throws Error(io) when the file has no descriptor or mmap fails. The range must lie inside the
   // file: RandomAccessFile::map(), which calls this, checks it.
-  static std::shared_ptr<MmapMapping> map(const RandomAccessFile& file, std::uint64_t offset,
-                                           std::uint64_t length, MapAccess access = MapAccess::normal);
+  static std::shared_ptr<MmapMapping> map(const RandomAccessFile& file, std::uint64_t offset, std::uint64_t length,
+                                          MapAccess access = MapAccess::normal);
   ~MmapMapping() override;
   MmapMapping(const MmapMapping&) = delete;
   MmapMapping& operator=(const MmapMapping&) = delete;
@@ -39,8 +39,13 @@ class MmapMapping final : public FileMapping {
 
  private:
   MmapMapping(std::filesystem::path path, void* base, std::size_t map_length, const std::byte* data,
-               std::uint64_t offset, std::uint64_t length, bool populated)
-      : path_(std::move(path)), base_(base), map_length_(map_length), data_(data), offset_(offset), length_(length),
+              std::uint64_t offset, std::uint64_t length, bool populated)
+      : path_(std::move(path)),
+        base_(base),
+        map_length_(map_length),
+        data_(data),
+        offset_(offset),
+        length_(length),
         populated_(populated) {}
   // The whole pages of the mapping that hold bytes()[offset, +length).
   std::span<std::byte> pages_of(std::uint64_t offset, std::uint64_t length) const noexcept;

@@ -79,7 +79,8 @@ std::uint64_t every_page(const RandomAccessFile& file, std::uint64_t start, std:
   map.require();
   const std::uint64_t page = system_page_size();  // mincore's unit, whatever lwload rounds to
   const std::uint64_t window = 64 * 1024 * page;
-  std::vector<unsigned char> vec(static_cast<std::size_t>(std::min<std::uint64_t>((length + page - 1) / page, 64 * 1024)));
+  std::vector<unsigned char> vec(
+      static_cast<std::size_t>(std::min<std::uint64_t>((length + page - 1) / page, 64 * 1024)));
   std::uint64_t cached = 0;
   for (std::uint64_t at = 0; at < length; at += window) cached += map.count(at, std::min(window, length - at), vec);
   return cached;

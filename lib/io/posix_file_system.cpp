@@ -30,14 +30,13 @@ std::shared_ptr<const FileMapping> RandomAccessFile::map(std::uint64_t offset, s
   return do_map(offset, length, access);
 }
 
-void RandomAccessFile::read_exact(std::uint64_t offset, std::span<std::byte> dst,
-                                  std::string_view what) const {
+void RandomAccessFile::read_exact(std::uint64_t offset, std::span<std::byte> dst, std::string_view what) const {
   std::size_t done = 0;
   while (done < dst.size()) {
     const std::size_t got = read_at(offset + done, dst.subspan(done));
     if (got == 0)
-      fail(ErrorCode::bad_input, path().string(), ": ", what, ": needs bytes [", offset, ", ",
-           offset + dst.size(), ") but the file ends at ", offset + done);
+      fail(ErrorCode::bad_input, path().string(), ": ", what, ": needs bytes [", offset, ", ", offset + dst.size(),
+           ") but the file ends at ", offset + done);
     done += got;
   }
 }
@@ -64,14 +63,15 @@ class PosixFile final : public RandomAccessFile {
       const ssize_t got = ::pread(fd_, dst.data(), dst.size(), static_cast<off_t>(offset));
       if (got >= 0) return static_cast<std::size_t>(got);
       if (errno == EINTR) continue;
-      fail(ErrorCode::io, path_.string(), ": read of ", dst.size(), " bytes at offset ", offset,
-           ": ", std::strerror(errno));
+      fail(ErrorCode::io, path_.string(), ": read of ", dst.size(), " bytes at offset ", offset, ": ",
+           std::strerror(errno));
     }
   }
 
   int native_handle() const noexcept override { return fd_; }
 
-  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length,
+                                            MapAccess access) const override {
     return MmapMapping::map(*this, offset, length, access);
   }
 
@@ -81,7 +81,8 @@ class PosixFile final : public RandomAccessFile {
     // ctime too: an in-place rewrite that puts the old mtime back (touch -r) still moves it, and
     // user space cannot set it. (The kernel's change cookie, STATX_CHANGE_COOKIE, is not exported
     // to user space by statx; ctime to the nanosecond is what a reader can see.)
-    return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+    return FileIdentity{static_cast<std::uint64_t>(st.st_dev),
+                        static_cast<std::uint64_t>(st.st_ino),
                         static_cast<std::uint64_t>(st.st_size),
                         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
                         static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec,
@@ -122,7 +123,8 @@ void refuse_unless_regular(int fd, const std::filesystem::path& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail(ErrorCode::io, path.string(), ": fstat: ", std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    fail(ErrorCode::bad_input, path.string(), ": is ", kind_of(st.st_mode), ", not a regular file; refusing to read it");
+    fail(ErrorCode::bad_input, path.string(), ": is ", kind_of(st.st_mode),
+         ", not a regular file; refusing to read it");
 }
 
 // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. Anything but a
@@ -143,8 +145,7 @@ std::unique_ptr<RandomAccessFile> adopt(int fd, const std::filesystem::path& pat
 
 class PosixFileSystem final : public FileSystem {
  public:
-  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path,
-                                         FileOpenFlags flags) override {
+  std::unique_ptr<RandomAccessFile> open(const std::filesystem::path& path, FileOpenFlags flags) override {
     const int fd = ::open(path.c_str(), read_flags(flags));
     if (fd < 0) fail(ErrorCode::io, path.string(), ": cannot open: ", std::strerror(errno));
     return adopt(fd, path);
@@ -210,7 +211,7 @@ struct Fd {
   int release() noexcept { return std::exchange(fd, -1); }
 };
 
-constexpr int kMaxLinks = 40;   // as the kernel's own limit on links in one resolution
+constexpr int kMaxLinks = 40;    // as the kernel's own limit on links in one resolution
 constexpr int kMaxRetries = 16;  // a walk raced by renames (a step's file changed between two looks)
 
 // openat2 with the containment rule in the kernel: a descriptor, or -errno.

@@ -48,8 +48,8 @@ class PreadEngine final : public ReadEngine {
 
 }  // namespace
 
-std::unique_ptr<ReadEngine> make_pread_engine(boost::asio::io_context& completions,
-                                               std::vector<ReadSource> files, unsigned threads) {
+std::unique_ptr<ReadEngine> make_pread_engine(boost::asio::io_context& completions, std::vector<ReadSource> files,
+                                              unsigned threads) {
   return std::make_unique<PreadEngine>(completions, std::move(files), threads);
 }
 

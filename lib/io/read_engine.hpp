@@ -41,12 +41,12 @@ class ReadEngine {
 };
 
 // pread(2) through RandomAccessFile::read_at on `threads` threads (works for every FileSystem).
-std::unique_ptr<ReadEngine> make_pread_engine(boost::asio::io_context& completions,
-                                               std::vector<ReadSource> files, unsigned threads);
+std::unique_ptr<ReadEngine> make_pread_engine(boost::asio::io_context& completions, std::vector<ReadSource> files,
+                                              unsigned threads);
 
 // io_uring reads on duplicates of the files' descriptors. Throws (Error(io) or
 // boost::system::system_error) when a file has no descriptor or the ring cannot be set up.
-std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completions,
-                                               std::vector<ReadSource> files, unsigned depth);
+std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completions, std::vector<ReadSource> files,
+                                              unsigned depth);
 
 }  // namespace lwload::io

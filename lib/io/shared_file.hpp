@@ -23,7 +23,8 @@ class SharedFile final : public RandomAccessFile {
   std::unique_ptr<RandomAccessFile> reopen(FileOpenFlags flags) const override { return file_->reopen(flags); }
 
  protected:
-  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length,
+                                            MapAccess access) const override {
     return file_->map(offset, length, access);
   }
 

@@ -20,11 +20,13 @@ class WindowFile final : public RandomAccessFile {
   std::uint64_t size() const override { return visible(file_->size()); }
   std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
     if (offset >= length_) return 0;
-    return file_->read_at(offset_ + offset, dst.first(static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), length_ - offset))));
+    return file_->read_at(offset_ + offset,
+                          dst.first(static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), length_ - offset))));
   }
   // No descriptor: the engines would read it at the window's offsets. Reads go through read_at.
   int native_handle() const noexcept override { return -1; }
-  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length, MapAccess access) const override {
+  std::shared_ptr<const FileMapping> do_map(std::uint64_t offset, std::uint64_t length,
+                                            MapAccess access) const override {
     return file_->map(offset_ + offset, length, access);
   }
   FileIdentity identity() const override {
@@ -46,7 +48,8 @@ class WindowFile final : public RandomAccessFile {
 
 class BorrowedFile final : public RandomAccessFile {
  public:
-  BorrowedFile(std::span<const std::byte> bytes, std::filesystem::path label) : bytes_(bytes), label_(std::move(label)) {}
+  BorrowedFile(std::span<const std::byte> bytes, std::filesystem::path label)
+      : bytes_(bytes), label_(std::move(label)) {}
   const std::filesystem::path& path() const noexcept override { return label_; }
   std::uint64_t size() const override { return bytes_.size(); }
   std::size_t read_at(std::uint64_t offset, std::span<std::byte> dst) const override {
@@ -76,7 +79,8 @@ std::unique_ptr<RandomAccessFile> window(std::shared_ptr<const RandomAccessFile>
   return std::make_unique<WindowFile>(std::move(file), offset, length, label);
 }
 
-std::unique_ptr<RandomAccessFile> borrowed_memory(std::span<const std::byte> bytes, const std::filesystem::path& label) {
+std::unique_ptr<RandomAccessFile> borrowed_memory(std::span<const std::byte> bytes,
+                                                  const std::filesystem::path& label) {
   return std::make_unique<BorrowedFile>(bytes, label);
 }
 
@@ -99,7 +103,8 @@ const SourceFileSystem::Source* SourceFileSystem::find(const std::filesystem::pa
   if (!resolve_) return nullptr;
   const std::optional<FileRange> range = resolve_(path);
   if (!range) return nullptr;
-  auto [file, origin] = open_range(*range, str(name, " (fd ", range->fd, " [", range->offset, ", +", range->length, "])"));
+  auto [file, origin] =
+      open_range(*range, str(name, " (fd ", range->fd, " [", range->offset, ", +", range->length, "])"));
   return &files_.emplace(name, Source{std::move(file), std::move(origin)}).first->second;
 }
 

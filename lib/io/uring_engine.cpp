@@ -52,24 +52,23 @@ class UringEngine final : public ReadEngine {
   // is the end of the file, and asking again at that unaligned offset would fail.
   static void read_rest(boost::asio::random_access_file& file, const ReadSource& source, std::uint64_t offset,
                         std::span<std::byte> dst, std::size_t got, ReadDone done) {
-    file.async_read_some_at(
-        offset + got, boost::asio::buffer(dst.data() + got, dst.size() - got),
-        [&file, &source, offset, dst, got, done = std::move(done)](const boost::system::error_code& ec,
-                                                                   std::size_t n) mutable {
-          if (ec && ec != boost::asio::error::eof) {
-            done(std::make_exception_ptr(Error(ErrorCode::io, str(source.file->path().string(), ": read of ",
-                                                                  dst.size(), " bytes at offset ", offset, ": ",
-                                                                  ec.message()))),
-                 got);
-            return;
-          }
-          got += n;
-          if (n == 0 || got == dst.size() || source.direct_io) {
-            done(nullptr, got);
-            return;
-          }
-          read_rest(file, source, offset, dst, got, std::move(done));
-        });
+    file.async_read_some_at(offset + got, boost::asio::buffer(dst.data() + got, dst.size() - got),
+                            [&file, &source, offset, dst, got, done = std::move(done)](
+                                const boost::system::error_code& ec, std::size_t n) mutable {
+                              if (ec && ec != boost::asio::error::eof) {
+                                done(std::make_exception_ptr(Error(
+                                         ErrorCode::io, str(source.file->path().string(), ": read of ", dst.size(),
+                                                            " bytes at offset ", offset, ": ", ec.message()))),
+                                     got);
+                                return;
+                              }
+                              got += n;
+                              if (n == 0 || got == dst.size() || source.direct_io) {
+                                done(nullptr, got);
+                                return;
+                              }
+                              read_rest(file, source, offset, dst, got, std::move(done));
+                            });
   }
 
   std::vector<ReadSource> sources_;
@@ -79,8 +78,8 @@ class UringEngine final : public ReadEngine {
 
 }  // namespace
 
-std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completions,
-                                               std::vector<ReadSource> files, unsigned depth) {
+std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completions, std::vector<ReadSource> files,
+                                              unsigned depth) {
   return std::make_unique<UringEngine>(completions, std::move(files), depth);
 }
 
@@ -92,8 +91,7 @@ std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context& completio
 
 namespace lwload::io {
 
-std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context&, std::vector<ReadSource>,
-                                               unsigned) {
+std::unique_ptr<ReadEngine> make_uring_engine(boost::asio::io_context&, std::vector<ReadSource>, unsigned) {
   fail(ErrorCode::unsupported, "lwload was built without io_uring (liburing)");
 }
 

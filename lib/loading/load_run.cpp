@@ -13,7 +13,11 @@ namespace lwload::loading {
 using Clock = std::chrono::steady_clock;
 
 LoadRun::LoadRun(Manifest manifest, Device& device, Plan plan, const LoadOptions& options, Clock::time_point called)
-    : device_(device), options_(options), called_(called), start_(Clock::now()), state_(std::make_unique<Weights::State>()) {
+    : device_(device),
+      options_(options),
+      called_(called),
+      start_(Clock::now()),
+      state_(std::make_unique<Weights::State>()) {
   state_->manifest = std::move(manifest);
   state_->plan = std::move(plan);
   state_->device = device.info();

@@ -42,8 +42,8 @@ class LoadRun {
   std::chrono::steady_clock::time_point called_, start_;
   std::unique_ptr<Weights::State> state_;
   std::unique_ptr<Progress> progress_;
-  std::vector<ImportedRegion> regions_;                   // per Plan::regions entry
-  std::optional<DataPipeline> pipeline_;                  // last: drained before the rest goes
+  std::vector<ImportedRegion> regions_;   // per Plan::regions entry
+  std::optional<DataPipeline> pipeline_;  // last: drained before the rest goes
 };
 
 }  // namespace lwload::loading

@@ -10,8 +10,8 @@
 namespace lwload {
 namespace {
 
-constexpr std::array<std::string_view, 8> kNames = {"placement", "budget", "slots", "only",
-                                                    "io",        "direct-io", "lazy", "io-threads"};
+constexpr std::array<std::string_view, 8> kNames = {"placement", "budget",    "slots", "only",
+                                                    "io",        "direct-io", "lazy",  "io-threads"};
 
 std::uint64_t parse_count(std::string_view text, std::string_view name, std::uint64_t low, std::uint64_t high) {
   std::uint64_t value = 0;
@@ -98,8 +98,7 @@ void set_open_option(OpenOptions& options, std::string_view name, std::string_vi
     options.max_name_bytes = parse_size(value, option);
   } else {
     fail(ErrorCode::usage, "unknown open option '", name, "' (known: allow-outside-links, densify, format, ",
-         "max-tensors, ",
-         "max-name-bytes)");
+         "max-tensors, ", "max-name-bytes)");
   }
 }
 

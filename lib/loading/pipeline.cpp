@@ -28,8 +28,13 @@ std::size_t scratch_size(std::uint64_t bytes, const TensorInfo& t, const std::fi
 }  // namespace
 
 DataPipeline::DataPipeline(Weights::State& state, Device& device, Progress& progress)
-    : state_(state), device_(device), progress_(progress), schedule_(state.plan.schedule), files_(state.files),
-      host_(state.plan.tensors.size()), next_read_(schedule_.queues.size(), 0) {
+    : state_(state),
+      device_(device),
+      progress_(progress),
+      schedule_(state.plan.schedule),
+      files_(state.files),
+      host_(state.plan.tensors.size()),
+      next_read_(schedule_.queues.size(), 0) {
   const Plan& plan = state.plan;
   if (plan.staging_slots > 0) {
     ring_ = io::StagingRing(device_, plan.staging_slots, plan.slot_bytes);
@@ -123,7 +128,8 @@ void DataPipeline::decode_into(std::size_t index, std::span<std::byte> out) {
   const TensorInfo& t = tensor(index);
   const auto& path = file_path(t.pieces.empty() ? 0 : t.pieces[0].file);
   std::uint64_t encoded_size = 0;
-  for (const Piece& piece : t.pieces) encoded_size = checked_add(encoded_size, piece.length, str("tensor '", t.name, "' encoded bytes"));
+  for (const Piece& piece : t.pieces)
+    encoded_size = checked_add(encoded_size, piece.length, str("tensor '", t.name, "' encoded bytes"));
   std::vector<std::byte> encoded(scratch_size(encoded_size, t, path));
   std::uint64_t at = 0;
   for (const Piece& piece : t.pieces) {
@@ -245,8 +251,8 @@ bool DataPipeline::issue(const Read& read) {
       read.extent_length > ring_.bytes(*slot).size()) {
     ring_.release(*slot);
     fail(ErrorCode::usage, file_path(read.file).string(), ": the schedule's read at ", read.offset, " (", read.length,
-         " bytes) has an extent [", read.extent_offset, ", +", read.extent_length, ") that does not hold it in a slot of ",
-         ring_.bytes(*slot).size(), " bytes");
+         " bytes) has an extent [", read.extent_offset, ", +", read.extent_length,
+         ") that does not hold it in a slot of ", ring_.bytes(*slot).size(), " bytes");
   }
   const std::size_t source = read.file + (direct_io_ ? files_.size() : 0);
   ++reads_in_flight_;
@@ -267,9 +273,9 @@ void DataPipeline::on_direct_read(const Read& read, std::exception_ptr error, st
   try {
     if (error) std::rethrow_exception(error);
     if (got < read.length)
-      fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(index).name,
-           "': needs bytes [", read.offset, ", ", read.offset + read.length, ") but the file ends at ",
-           read.offset + got, " (truncated during the load?)");
+      fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(index).name, "': needs bytes [",
+           read.offset, ", ", read.offset + read.length, ") but the file ends at ", read.offset + got,
+           " (truncated during the load?)");
     if (!failure_) {
       progress_.event(LoadEvent::Kind::bytes_read, index, got);
       complete(index, read.length);
@@ -290,9 +296,9 @@ void DataPipeline::on_run_read(const Read& read, std::span<const std::byte> scra
     if (error) std::rethrow_exception(error);
     for (const ReadSegment& s : read.segments) {
       if (s.read_offset + s.length > got)
-        fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(s.tensor).name, "': needs bytes [",
-             read.offset + s.read_offset, ", ", read.offset + s.read_offset + s.length, ") but the file ends at ",
-             read.offset + got, " (truncated during the load?)");
+        fail(ErrorCode::bad_input, file_path(read.file).string(), ": tensor '", tensor(s.tensor).name,
+             "': needs bytes [", read.offset + s.read_offset, ", ", read.offset + s.read_offset + s.length,
+             ") but the file ends at ", read.offset + got, " (truncated during the load?)");
       if (failure_) break;
       std::memcpy(host_span(s.tensor).data() + s.dst_offset, scratch.data() + s.read_offset, s.length);
       progress_.event(LoadEvent::Kind::bytes_read, s.tensor, s.length);
@@ -304,8 +310,8 @@ void DataPipeline::on_run_read(const Read& read, std::span<const std::byte> scra
   pump();
 }
 
-void DataPipeline::on_staged_read(const Read& read, std::size_t slot, std::uint64_t head,
-                                  std::exception_ptr error, std::size_t got) {
+void DataPipeline::on_staged_read(const Read& read, std::size_t slot, std::uint64_t head, std::exception_ptr error,
+                                  std::size_t got) {
   --reads_in_flight_;
   if (!read.decoded) {
     state_.stats.bytes_read += got;

@@ -1,9 +1,9 @@
 // The data phase for direct and staged tensors: the plan's schedule carried out on a Boost.Asio
 // io_context driven by the calling thread. Reads go straight into host-visible buffers (direct;
 // runs of small neighbours into scratch, then copied) or into free staging slots whose bytes are
-// then uploaded (staged); decoded tensors take the same two ways. Reads and uploads overlap; a slot returns to the ring when its uploads complete (from any thread,
-// posted back to the loop), so all bookkeeping and every user callback run on the calling thread.
-// Whatever goes wrong, the pipeline drains what is in flight before the failure propagates.
+// then uploaded (staged); decoded tensors take the same two ways. Reads and uploads overlap; a slot returns to the ring
+// when its uploads complete (from any thread, posted back to the loop), so all bookkeeping and every user callback run
+// on the calling thread. Whatever goes wrong, the pipeline drains what is in flight before the failure propagates.
 #pragma once
 
 #include "loading/layer.hpp"
@@ -61,7 +61,7 @@ class DataPipeline {
   const Schedule& schedule_;  // the plan's: read in place, changed only by a re-plan before the first read
   const OpenFiles& files_;
   std::vector<std::unique_ptr<RandomAccessFile>> direct_files_;  // O_DIRECT twins, when used
-  std::vector<std::span<std::byte>> host_;  // per tensor: the begin_host_write() span while open
+  std::vector<std::span<std::byte>> host_;                       // per tensor: the begin_host_write() span while open
 
   std::size_t decoded_tensor_ = static_cast<std::size_t>(-1);  // the tensor decoded_bytes_ holds
   std::vector<std::byte> decoded_bytes_;
@@ -69,7 +69,7 @@ class DataPipeline {
   boost::asio::io_context context_;
   io::StagingRing ring_;
   std::unique_ptr<io::ReadEngine> engine_;  // after context_ and ring_: destroyed (and drained) first
-  std::vector<std::size_t> next_read_;       // per schedule queue: its first read not yet issued
+  std::vector<std::size_t> next_read_;      // per schedule queue: its first read not yet issued
   std::size_t next_queue_ = 0;
   std::vector<std::size_t> slot_uploads_;  // uploads in flight per slot
   std::size_t reads_in_flight_ = 0;

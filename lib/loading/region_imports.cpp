@@ -26,7 +26,8 @@ std::vector<ImportedRegion> import_regions(Weights::State& state, Device& device
     const std::byte* start = mapping->bytes().data() + (region.offset - region.map_offset);
     ImportResult result = device.import_host(std::span<const std::byte>(start, region.length));
     if (!result.buffer) {
-      declined.push_back({r, "the device declined the import" + (result.declined.empty() ? "" : ": " + result.declined)});
+      declined.push_back(
+          {r, "the device declined the import" + (result.declined.empty() ? "" : ": " + result.declined)});
       continue;
     }
     imported[r] = {mapping, result.buffer.get()};

@@ -17,7 +17,7 @@ struct ImportedRegion {
   // The region's pages as the plan gives them: bytes()[0] is the file's byte map_offset. Also
   // owned by Weights::State::mappings.
   std::shared_ptr<const FileMapping> mapping;
-  DeviceBuffer* buffer = nullptr;              // owned by Weights::State::buffers; null: declined
+  DeviceBuffer* buffer = nullptr;  // owned by Weights::State::buffers; null: declined
 };
 
 // Maps and imports every region of state.plan from state.files. Returns one entry per region,

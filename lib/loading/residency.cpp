@@ -27,7 +27,8 @@ class Order {
       if (key(i) < key(i - 1)) {
         order_.resize(count);
         for (std::size_t k = 0; k < count; ++k) order_[k] = static_cast<std::uint32_t>(k);
-        std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+        std::stable_sort(order_.begin(), order_.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
         break;
       }
     }

@@ -16,7 +16,7 @@ namespace lwload::loading {
 struct ResidencyCallbacks {
   std::function<void(std::size_t tensor)> started;                    // its first page is requested
   std::function<void(std::size_t tensor, std::uint64_t bytes)> done;  // its pages are resident
-  std::function<void()> check_cancel;                          // throws to stop
+  std::function<void()> check_cancel;                                 // throws to stop
 };
 
 // Populates the imported regions of `plan` (one ImportedRegion each), calling back per tensor.

@@ -16,12 +16,12 @@ void open_files(Weights::State& state) {
     const TensorInfo& t = manifest.tensors[i];
     for (const Piece& piece : t.pieces) {
       if (piece.file >= manifest.files.size())
-        fail(ErrorCode::bad_input, "tensor '", t.name, "': piece names file ", piece.file, " of ", manifest.files.size());
+        fail(ErrorCode::bad_input, "tensor '", t.name, "': piece names file ", piece.file, " of ",
+             manifest.files.size());
       if (files[piece.file]) continue;
       if (!manifest.opened.empty() && manifest.opened[piece.file].file)
         files[piece.file] = manifest.opened[piece.file].file;
-      else
-        files[piece.file] = state.file_system->open(manifest.files[piece.file]);
+      else files[piece.file] = state.file_system->open(manifest.files[piece.file]);
       state.identities[piece.file] = files[piece.file]->identity();
     }
   }
@@ -50,9 +50,12 @@ void check_unchanged(const Weights::State& state) {
     const FileIdentity& now = state.identities[f];
     if (now != then)
       fail(ErrorCode::io, manifest.files[f].string(), ": changed since its headers were read (size ", then.size, " → ",
-           now.size, now.modified_ns != then.modified_ns ? ", modified"
-           : now.changed_ns != then.changed_ns   ? ", status changed (ctime): rewritten in place, or its links or mode changed"
-                                                 : "", "); open the model again");
+           now.size,
+           now.modified_ns != then.modified_ns ? ", modified"
+           : now.changed_ns != then.changed_ns
+               ? ", status changed (ctime): rewritten in place, or its links or mode changed"
+               : "",
+           "); open the model again");
   }
 }
 
@@ -89,7 +92,8 @@ void make_handles(Weights::State& state, const std::vector<ImportedRegion>& regi
     }
     attach(h, region);
   }
-  state.by_name.build(state.handles.size(), [&](std::size_t i) -> std::string_view { return state.handles[i].info->name; });
+  state.by_name.build(state.handles.size(),
+                      [&](std::size_t i) -> std::string_view { return state.handles[i].info->name; });
 }
 
 void allocate_buffers(Weights::State& state, Device& device) {
@@ -98,8 +102,10 @@ void allocate_buffers(Weights::State& state, Device& device) {
     const Placement p = plan.tensors[i].placement;
     if (p != Placement::direct && p != Placement::staged) continue;
     const TensorInfo& t = state.manifest.tensors[i];
-    auto buffer = device.allocate(t.bytes, p == Placement::direct ? MemoryPlace::host_visible : MemoryPlace::device_local);
-    if (!buffer) fail(ErrorCode::device, "device ", device.info().id(), " returned no buffer for tensor '", t.name, "'");
+    auto buffer =
+        device.allocate(t.bytes, p == Placement::direct ? MemoryPlace::host_visible : MemoryPlace::device_local);
+    if (!buffer)
+      fail(ErrorCode::device, "device ", device.info().id(), " returned no buffer for tensor '", t.name, "'");
     attach(state.handles[i], buffer.get());
     state.buffers.push_back(std::move(buffer));
   }

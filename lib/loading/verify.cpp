@@ -46,10 +46,13 @@ VerifyReport verify(const Weights& weights) {
       // path renamed over since is not "another file": these are the bytes that were loaded.
       const FileIdentity then = weights.file_identities().at(index), now = loaded->identity();
       if (now != then)
-        fail(ErrorCode::io, manifest.files.at(index).string(), ": changed since it was loaded (size ", then.size,
-             " → ", now.size, now.modified_ns != then.modified_ns ? ", modified"
-           : now.changed_ns != then.changed_ns   ? ", status changed (ctime): rewritten in place, or its links or mode changed"
-                                                 : "", "); verify compares nothing");
+        fail(ErrorCode::io, manifest.files.at(index).string(), ": changed since it was loaded (size ", then.size, " → ",
+             now.size,
+             now.modified_ns != then.modified_ns ? ", modified"
+             : now.changed_ns != then.changed_ns
+                 ? ", status changed (ctime): rewritten in place, or its links or mode changed"
+                 : "",
+             "); verify compares nothing");
       checked[index] = true;
     }
     return *loaded;

@@ -12,7 +12,8 @@ Weights::~Weights() = default;
 
 const TensorHandle* Weights::find(std::string_view name) const noexcept {
   const auto& handles = state_->handles;
-  const std::size_t at = state_->by_name.find(name, [&](std::size_t e) -> std::string_view { return handles[e].info->name; });
+  const std::size_t at =
+      state_->by_name.find(name, [&](std::size_t e) -> std::string_view { return handles[e].info->name; });
   return at == loading::NameIndex::npos ? nullptr : &handles[at];
 }
 
@@ -29,7 +30,8 @@ const RandomAccessFile* Weights::file(std::size_t index) const noexcept {
 
 void Weights::read_back(const TensorHandle& tensor, std::uint64_t offset, std::span<std::byte> dst) const {
   const std::string& name = tensor.info ? tensor.info->name : std::string();
-  if (!tensor.buffer) fail(ErrorCode::usage, "tensor '", name, "' was not loaded (", placement_name(tensor.placement), ")");
+  if (!tensor.buffer)
+    fail(ErrorCode::usage, "tensor '", name, "' was not loaded (", placement_name(tensor.placement), ")");
   if (offset > tensor.bytes || dst.size() > tensor.bytes - offset)
     fail(ErrorCode::usage, "tensor '", name, "': read-back of [", offset, ", +", dst.size(), ") is outside its ",
          tensor.bytes, " bytes");

@@ -31,8 +31,8 @@ struct Weights::State {
   std::vector<std::shared_ptr<const FileMapping>> mappings;  // destroyed last
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;        // imports and allocations
   std::vector<std::unique_ptr<DeviceBuffer>> views;          // of region buffers: destroyed first
-  std::vector<TensorHandle> handles;                    // Plan::tensors order
-  loading::NameIndex by_name;  // handle positions by their manifest names
+  std::vector<TensorHandle> handles;                         // Plan::tensors order
+  loading::NameIndex by_name;                                // handle positions by their manifest names
 };
 
 }  // namespace lwload

@@ -52,8 +52,10 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
   root["counts"] = std::move(counts);
   boost::json::array residency;
   for (const FileResidency& r : plan.residency)
-    residency.push_back(r.known ? boost::json::value(boost::json::object{{"span", r.span}, {"cached", r.cached}, {"exact", r.exact}, {"samples", r.samples}})
-                                : boost::json::value(nullptr));
+    residency.push_back(r.known
+                            ? boost::json::value(boost::json::object{
+                                  {"span", r.span}, {"cached", r.cached}, {"exact", r.exact}, {"samples", r.samples}})
+                            : boost::json::value(nullptr));
   root["page_cache"] = std::move(residency);
   root["direct_io"] = boost::json::object{{"used", plan.direct_io}, {"reason", plan.direct_io_reason}};
   boost::json::array queues;
@@ -94,10 +96,8 @@ std::string plan_to_json(const Plan& plan, const Manifest& manifest) {
     append_member(out, "placement", placement_name(tp.placement));
     append_member(out, "reason", std::string_view(tp.reason));
     out += ",\"region\":";
-    if (tp.region == no_region)
-      out += "null";
-    else
-      append_number(out, tp.region);
+    if (tp.region == no_region) out += "null";
+    else append_number(out, tp.region);
     append_member(out, "region_offset", tp.region_offset);
     out += '}';
   }

@@ -60,7 +60,8 @@ std::string zero_copy_obstacle(const TensorInfo& t, const DeviceCaps& caps) {
   if (t.pieces.size() != 1) return str("split across ", t.pieces.size(), " pieces");
   const Piece& piece = t.pieces.front();
   if (caps.tensor_alignment > 1 && piece.offset % caps.tensor_alignment != 0)
-    return str("offset ", piece.offset, " is not a multiple of the device's tensor alignment (", caps.tensor_alignment, ")");
+    return str("offset ", piece.offset, " is not a multiple of the device's tensor alignment (", caps.tensor_alignment,
+               ")");
   const std::uint64_t head = piece.offset - align_down(piece.offset, caps.import_alignment);
   const std::uint64_t smallest_region = align_up(head + piece.length, caps.size_multiple);
   if (smallest_region > caps.max_alloc)
@@ -136,9 +137,8 @@ std::string largest_allocated(const Manifest& manifest, const Plan& plan) {
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
     if (plan.tensors[i].placement != Placement::direct && plan.tensors[i].placement != Placement::staged) continue;
     biggest.push_back(i);
-    std::sort(biggest.begin(), biggest.end(), [&](std::uint64_t a, std::uint64_t b) {
-      return manifest.tensors[a].bytes > manifest.tensors[b].bytes;
-    });
+    std::sort(biggest.begin(), biggest.end(),
+              [&](std::uint64_t a, std::uint64_t b) { return manifest.tensors[a].bytes > manifest.tensors[b].bytes; });
     if (biggest.size() > 3) biggest.pop_back();
   }
   std::string out;
@@ -154,26 +154,27 @@ void check_fits(const Manifest& manifest, const DeviceInfo& device, const Plan& 
     if (plan.tensors[i].placement != Placement::direct && plan.tensors[i].placement != Placement::staged) continue;
     const TensorInfo& t = manifest.tensors[i];
     if (t.bytes > caps.max_alloc)
-      fail(ErrorCode::does_not_fit, "tensor '", t.name, "' needs one allocation of ", t.bytes,
-           " bytes but device ", device.id(), " allows at most ", caps.max_alloc,
-           " bytes per allocation; nothing was allocated");
+      fail(ErrorCode::does_not_fit, "tensor '", t.name, "' needs one allocation of ", t.bytes, " bytes but device ",
+           device.id(), " allows at most ", caps.max_alloc, " bytes per allocation; nothing was allocated");
   }
   // On unified memory (the host, iGPUs) the staging ring and decode scratch come out of the same
   // memory as the device's allocations.
   const bool unified = device.memory == MemoryModel::unified;
-  const std::uint64_t needed = checked_add(
-      plan.device_bytes, unified ? checked_add(plan.staging_budget, plan.decode_bytes, "device memory") : 0, "device memory");
+  const std::uint64_t needed =
+      checked_add(plan.device_bytes, unified ? checked_add(plan.staging_budget, plan.decode_bytes, "device memory") : 0,
+                  "device memory");
   // What is free now when the driver says, else what the device has.
-  const bool free_known = caps.memory_available != 0 && (caps.device_memory == 0 || caps.memory_available < caps.device_memory);
+  const bool free_known =
+      caps.memory_available != 0 && (caps.device_memory == 0 || caps.memory_available < caps.device_memory);
   const std::uint64_t has = free_known ? caps.memory_available : caps.device_memory;
   if (has != 0 && needed > has)
     fail(ErrorCode::does_not_fit, "the model needs ", needed, " bytes of device memory (",
          plan.count(Placement::direct), " direct + ", plan.count(Placement::staged), " staged tensors",
          unified ? ", staging and decode scratch" : "", ") but device ", device.id(), " has ", has, " bytes",
-         free_known ? str(" free", caps.device_memory ? str(" (of ", caps.device_memory, ")") : std::string()) : std::string(),
+         free_known ? str(" free", caps.device_memory ? str(" (of ", caps.device_memory, ")") : std::string())
+                    : std::string(),
          largest_allocated(manifest, plan), "; nothing was allocated");
 }
-
 
 // Every figure of the plan that follows from its placements: byte totals, the staging ring,
 // decode scratch and the predicted peak. Called by make_plan and again by every re-plan.
@@ -198,7 +199,8 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
       plan.decode_bytes = std::max(plan.decode_bytes, scratch);
     }
   }
-  for (const ImportRegion& region : plan.regions) plan.mapped_bytes = checked_add(plan.mapped_bytes, region.length, "mapped bytes");
+  for (const ImportRegion& region : plan.regions)
+    plan.mapped_bytes = checked_add(plan.mapped_bytes, region.length, "mapped bytes");
   const StagingShape ring = staging_shape(staged_bytes, plan.options.staging_budget, plan.options.staging_slots);
   plan.staging_budget = ring.budget;
   plan.staging_slots = ring.slots;
@@ -208,9 +210,9 @@ void compute_totals(const Manifest& manifest, const DeviceInfo& device, Plan& pl
 
   // Unified memory: the device's allocations are the process's memory too.
   const std::uint64_t in_process = device.memory == MemoryModel::unified ? plan.device_bytes : 0;
-  plan.predicted_host_peak = checked_add(
-      checked_add(plan.mapped_bytes, in_process, "predicted host peak"),
-      checked_add(plan.staging_budget, plan.decode_bytes, "predicted host peak"), "predicted host peak");
+  plan.predicted_host_peak =
+      checked_add(checked_add(plan.mapped_bytes, in_process, "predicted host peak"),
+                  checked_add(plan.staging_budget, plan.decode_bytes, "predicted host peak"), "predicted host peak");
 }
 
 // Where a tensor goes when its region is declined.
@@ -280,7 +282,9 @@ std::string file_of(const Manifest& manifest, const TensorInfo& t) {
 
 // Whether a load decodes this tensor on the host: encoded, and not one the planner skips (STRING,
 // empty) whatever is selected.
-bool decoded_on_host(const TensorInfo& t) { return t.encoding != Encoding::raw && t.dtype != DType::STRING && t.bytes != 0; }
+bool decoded_on_host(const TensorInfo& t) {
+  return t.encoding != Encoding::raw && t.dtype != DType::STRING && t.bytes != 0;
+}
 
 // The most bytes an encoding can decode `encoded` bytes into, by its own structure, where every
 // element takes at least one encoded byte: ONNX typed fields (a varint, or a tag and a fixed value,
@@ -311,20 +315,22 @@ std::optional<std::uint64_t> most_decoded(const TensorInfo& t, std::uint64_t enc
 void check_decode_fits(const Manifest& manifest, const TensorInfo& t, const MachineMemory& m) {
   const std::uint64_t encoded = encoded_length(t);
   if (const auto most = most_decoded(t, encoded); most && t.bytes > *most)
-    fail(ErrorCode::bad_input, file_of(manifest, t), ": tensor '", t.name, "': its ", t.bytes, " bytes cannot come from ", encoded,
-         " encoded bytes (", encoding_name(t.encoding), ": at least one encoded byte per element)");
+    fail(ErrorCode::bad_input, file_of(manifest, t), ": tensor '", t.name, "': its ", t.bytes,
+         " bytes cannot come from ", encoded, " encoded bytes (", encoding_name(t.encoding),
+         ": at least one encoded byte per element)");
   // The one hard bound: a hand-built manifest may give sizes whose sum passes 2^64 (refused, not wrapped).
   const std::uint64_t needed = checked_add(encoded, t.bytes, str("tensor '", t.name, "' decode"));
   const auto refuse = [&](const std::string& but) {
     const bool sparse = t.encoding == Encoding::sparse;
-    fail(ErrorCode::does_not_fit, file_of(manifest, t), ": ", sparse ? "densifying" : "decoding", " tensor '", t.name, "'",
-         sparse ? std::string() : str(" (", encoding_name(t.encoding), " encoding)"), " needs ", size_text(needed),
-         " at once (", encoded, sparse ? " bytes stored + " : " bytes encoded + ", t.bytes, sparse ? " bytes dense" : " bytes decoded",
-         ") but ", but, "; nothing was read");
+    fail(ErrorCode::does_not_fit, file_of(manifest, t), ": ", sparse ? "densifying" : "decoding", " tensor '", t.name,
+         "'", sparse ? std::string() : str(" (", encoding_name(t.encoding), " encoding)"), " needs ", size_text(needed),
+         " at once (", encoded, sparse ? " bytes stored + " : " bytes encoded + ", t.bytes,
+         sparse ? " bytes dense" : " bytes decoded", ") but ", but, "; nothing was read");
   };
   const std::uint64_t address_left = m.address_space_left();
   if (m.address_space_limit != 0 && needed > address_left)
-    refuse(str("RLIMIT_AS (", m.address_space_limit, " bytes) leaves ", size_text(address_left), " of address space to this process"));
+    refuse(str("RLIMIT_AS (", m.address_space_limit, " bytes) leaves ", size_text(address_left),
+               " of address space to this process"));
   const std::uint64_t available = m.host_available();
   if (available != 0 && needed > available)
     refuse(str("the machine has ", size_text(available), " of host memory available (", m.host_bound_by(), ")"));
@@ -342,21 +348,25 @@ void host_figures(const DeviceInfo& device, Plan& plan, const Manifest& manifest
   for (const ImportRegion& region : plan.regions)
     if (region.imported()) mapped = checked_add(mapped, region.map_length, "mapped pages");
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
-    if (plan.tensors[i].placement == Placement::direct) direct = checked_add(direct, manifest.tensors[i].bytes, "direct bytes");
-    if (plan.tensors[i].placement == Placement::staged) staged = checked_add(staged, manifest.tensors[i].bytes, "staged bytes");
+    if (plan.tensors[i].placement == Placement::direct)
+      direct = checked_add(direct, manifest.tensors[i].bytes, "direct bytes");
+    if (plan.tensors[i].placement == Placement::staged)
+      staged = checked_add(staged, manifest.tensors[i].bytes, "staged bytes");
   }
   const std::uint64_t staging = plan.staging_budget;
   h.pinned_imports = pins ? mapped : 0;
   h.evictable = pins ? 0 : mapped;
   h.device_allocations = unified && !cpu ? plan.device_bytes : 0;
-  h.anonymous = checked_add(plan.decode_bytes, checked_add(cpu ? plan.device_bytes : 0, caps.pinned_staging ? 0 : staging, "anonymous bytes"),
-                            "anonymous bytes");
-  h.pinned = checked_add(checked_add(h.pinned_imports, h.device_allocations, "pinned bytes"), caps.pinned_staging ? staging : 0,
-                         "pinned bytes");
+  h.anonymous = checked_add(
+      plan.decode_bytes, checked_add(cpu ? plan.device_bytes : 0, caps.pinned_staging ? 0 : staging, "anonymous bytes"),
+      "anonymous bytes");
+  h.pinned = checked_add(checked_add(h.pinned_imports, h.device_allocations, "pinned bytes"),
+                         caps.pinned_staging ? staging : 0, "pinned bytes");
   // A unified GPU's allocations are held to the budget its driver reports (checked with the
   // device); only a device that reports none has them held to host memory here.
   const bool own_budget = caps.memory_available != 0 || caps.device_memory != 0;
-  std::uint64_t resident = checked_add(h.pinned - (own_budget ? h.device_allocations : 0), h.anonymous, "resident bytes");
+  std::uint64_t resident =
+      checked_add(h.pinned - (own_budget ? h.device_allocations : 0), h.anonymous, "resident bytes");
   if (!h.lazy) resident = checked_add(resident, h.evictable, "resident bytes");
   h.resident = resident;
   h.resident_at_ready = !(h.lazy && h.evictable > 0);
@@ -417,9 +427,11 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
     // Only staging into a device's own memory moves bytes out of the address space: direct buffers
     // on unified memory and a CPU device's allocations are mapped here too.
     const bool fallback_helps = declined_fallback(device) == Placement::staged && device.kind != DeviceKind::cpu;
-    if (may_decline && fallback_helps && decline_past(plan, device, budget, [&](std::uint64_t taken, std::uint64_t length) {
-          return str("mapping ", length, " more bytes (", taken, " mapped before it) would pass the address space RLIMIT_AS leaves (",
-                     address_left, " of ", m.address_space_limit, " bytes)");
+    if (may_decline && fallback_helps &&
+        decline_past(plan, device, budget, [&](std::uint64_t taken, std::uint64_t length) {
+          return str("mapping ", length, " more bytes (", taken,
+                     " mapped before it) would pass the address space RLIMIT_AS leaves (", address_left, " of ",
+                     m.address_space_limit, " bytes)");
         })) {
       compute_totals(manifest, device, plan);
       host_figures(device, plan, manifest);
@@ -439,8 +451,8 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
     const bool known = device.caps.import_pins == Pinning::yes;
     if (decline_past(plan, device, budget, [&](std::uint64_t taken, std::uint64_t length) {
           return str(known ? "imports pin memory" : "imports may pin memory (the driver does not say)", ": ", length,
-                     " more bytes pinned (", taken, " before it, ", others, " held otherwise) would pass the ", available,
-                     " bytes of host memory available (", bound_by, ")");
+                     " more bytes pinned (", taken, " before it, ", others, " held otherwise) would pass the ",
+                     available, " bytes of host memory available (", bound_by, ")");
         })) {
       compute_totals(manifest, device, plan);
       host_figures(device, plan, manifest);
@@ -449,9 +461,9 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
   if (available != 0 && h.resident > available) {
     const bool lazy_helps = !h.lazy && h.evictable > 0 && h.resident - h.evictable <= available;
     fail(ErrorCode::does_not_fit, "the load needs ", size_text(h.resident), " of host memory resident at once (",
-         h.lazy ? "" : str("file pages ", h.evictable, " + "), "pinned ", h.resident - h.anonymous - (h.lazy ? 0 : h.evictable),
-         " + anonymous ", h.anonymous, ") but the machine has ", size_text(available), " available (", bound_by, ")",
-         decode_text(manifest, plan),
+         h.lazy ? "" : str("file pages ", h.evictable, " + "), "pinned ",
+         h.resident - h.anonymous - (h.lazy ? 0 : h.evictable), " + anonymous ", h.anonymous, ") but the machine has ",
+         size_text(available), " available (", bound_by, ")", decode_text(manifest, plan),
          lazy_helps ? "; --lazy maps the file without making it resident and lets the kernel page it in on use" : "",
          "; nothing was read");
   }
@@ -459,10 +471,13 @@ void fit_machine(const Manifest& manifest, const DeviceInfo& device, Plan& plan,
   if (available == 0)
     h.verdict = "unknown: the machine's available memory could not be read; nothing checked against it";
   else if (!h.resident_at_ready)
-    h.verdict = str("lazy: ", size_text(h.evictable), " of mapped file pages are not made resident (the kernel pages them in on use and may evict them); ",
-                    size_text(h.resident), " resident at once of ", size_text(available), " available (", bound_by, ")");
+    h.verdict =
+        str("lazy: ", size_text(h.evictable),
+            " of mapped file pages are not made resident (the kernel pages them in on use and may evict them); ",
+            size_text(h.resident), " resident at once of ", size_text(available), " available (", bound_by, ")");
   else
-    h.verdict = str("fits: ", size_text(h.resident), " resident at once of ", size_text(available), " available (", bound_by, ")");
+    h.verdict = str("fits: ", size_text(h.resident), " resident at once of ", size_text(available), " available (",
+                    bound_by, ")");
   if (m.address_space_limit != 0)
     h.verdict += str("; address space ", h.address_space, " of ", address_left, " bytes RLIMIT_AS leaves");
 }
@@ -512,8 +527,8 @@ StagingShape staging_shape(std::uint64_t staged_bytes, std::uint64_t budget, std
   const std::uint64_t per_slot = align_down(budget / slots, kSlotAlignment);
   if (per_slot < kSlotAlignment)
     fail(ErrorCode::does_not_fit, "staging budget of ", budget, " bytes is too small for ", slots,
-         " slots: each slot needs at least ", kSlotAlignment, " bytes (budget ≥ ", std::uint64_t{slots} * kSlotAlignment,
-         "); nothing was allocated");
+         " slots: each slot needs at least ", kSlotAlignment, " bytes (budget ≥ ",
+         std::uint64_t{slots} * kSlotAlignment, "); nothing was allocated");
   // A model smaller than the budget needs no more staging than its own size.
   const std::uint64_t needed = align_up((staged_bytes + slots - 1) / slots, kSlotAlignment);
   StagingShape shape;
@@ -570,12 +585,10 @@ Plan make_plan(const Manifest& manifest, const DeviceInfo& device, const PlanOpt
       tp.reason = str("forced", arrow(tp.placement));
     } else {
       tp.placement = fallback(device, can, options);
-      if (device.memory == MemoryModel::discrete)
-        tp.reason = str("discrete memory", arrow(tp.placement));
+      if (device.memory == MemoryModel::discrete) tp.reason = str("discrete memory", arrow(tp.placement));
       else if (tp.placement == Placement::direct)
         tp.reason = str("device cannot import host memory", arrow(tp.placement));
-      else
-        tp.reason = str("device has neither host import nor host-visible memory", arrow(tp.placement));
+      else tp.reason = str("device has neither host import nor host-visible memory", arrow(tp.placement));
     }
     if (caps.max_shader_binding != 0 && t.bytes > caps.max_shader_binding && tp.placement != Placement::skipped)
       tp.reason += str("; warning: ", t.bytes, " bytes exceed the device's largest shader binding (",
@@ -620,7 +633,9 @@ namespace {
 // "region 3 (file 'a.safetensors', first tensor 'w')": where a refusal of a handed-in plan points.
 std::string region_text(const Manifest& manifest, const Plan& plan, std::size_t r) {
   const ImportRegion& region = plan.regions[r];
-  std::string text = str("region ", r, " (file ", region.file < manifest.files.size() ? str("'", manifest.files[region.file].string(), "'") : str(region.file));
+  std::string text =
+      str("region ", r, " (file ",
+          region.file < manifest.files.size() ? str("'", manifest.files[region.file].string(), "'") : str(region.file));
   if (!region.tensors.empty() && region.tensors.front() < manifest.tensors.size())
     text += str(", first tensor '", manifest.tensors[region.tensors.front()].name, "'");
   return text + ")";
@@ -629,8 +644,8 @@ std::string region_text(const Manifest& manifest, const Plan& plan, std::size_t 
 // A stored figure against the one derived: refused, naming it, when they differ.
 void same(std::uint64_t stored, std::uint64_t derived, std::string_view where, std::string_view field) {
   if (stored != derived)
-    fail(ErrorCode::usage, "the plan's ", where, field, " is ", stored, " but the manifest, the device and the plan's choices give ",
-         derived, "; make the plan again");
+    fail(ErrorCode::usage, "the plan's ", where, field, " is ", stored,
+         " but the manifest, the device and the plan's choices give ", derived, "; make the plan again");
 }
 
 // The placements: each one the device can do for its tensor.
@@ -644,7 +659,8 @@ void check_placements(const Manifest& manifest, const DeviceInfo& device, const 
       fail(ErrorCode::usage, "the plan places tensor '", t.name, "' ", placement_name(tp.placement), " but ", why...);
     };
     if (tp.placement == Placement::skipped) continue;
-    if (t.dtype == DType::STRING || t.bytes == 0) refuse(t.dtype == DType::STRING ? "it is a STRING tensor" : "it is empty");
+    if (t.dtype == DType::STRING || t.bytes == 0)
+      refuse(t.dtype == DType::STRING ? "it is a STRING tensor" : "it is empty");
     if (tp.placement == Placement::zero_copy) {
       if (!can_zero_copy) refuse("device ", device.id(), " cannot import host memory");
       if (const std::string obstacle = zero_copy_obstacle(t, caps); !obstacle.empty()) refuse(obstacle);
@@ -687,7 +703,8 @@ void check_regions(const Manifest& manifest, const DeviceInfo& device, const Pla
       const TensorPlan& tp = plan.tensors[index];
       if (tp.placement != Placement::zero_copy || tp.region != r)
         fail(ErrorCode::usage, "the plan's ", where, "holds tensor '", t.name, "', which the plan places ",
-             placement_name(tp.placement), tp.placement == Placement::zero_copy ? str(" in region ", tp.region) : std::string());
+             placement_name(tp.placement),
+             tp.placement == Placement::zero_copy ? str(" in region ", tp.region) : std::string());
       if (t.pieces.size() != 1 || t.pieces[0].file != region.file)
         fail(ErrorCode::usage, "the plan's ", where, "holds tensor '", t.name, "', whose bytes are not in its file");
       first = std::min(first, t.pieces[0].offset);
@@ -724,8 +741,8 @@ void check_handed_in(const Manifest& manifest, const DeviceInfo& device, Plan& p
   if (plan.device != device.id())
     fail(ErrorCode::usage, "the plan was made for device ", plan.device, ", not ", device.id());
   if (plan.memory != device.memory)
-    fail(ErrorCode::usage, "the plan was made for ", memory_model_name(plan.memory), " memory; device ", device.id(), " has ",
-         memory_model_name(device.memory));
+    fail(ErrorCode::usage, "the plan was made for ", memory_model_name(plan.memory), " memory; device ", device.id(),
+         " has ", memory_model_name(device.memory));
   if (plan.tensors.size() != manifest.tensors.size())
     fail(ErrorCode::usage, "the plan does not match the manifest (", plan.tensors.size(), " tensors planned, ",
          manifest.tensors.size(), " in the manifest)");
@@ -741,7 +758,8 @@ void check_handed_in(const Manifest& manifest, const DeviceInfo& device, Plan& p
     Plan p;
     p.model_bytes = plan.model_bytes, p.largest_tensor = plan.largest_tensor, p.mapped_bytes = plan.mapped_bytes;
     p.device_bytes = plan.device_bytes, p.staging_budget = plan.staging_budget, p.staging_slots = plan.staging_slots;
-    p.slot_bytes = plan.slot_bytes, p.decode_bytes = plan.decode_bytes, p.predicted_host_peak = plan.predicted_host_peak;
+    p.slot_bytes = plan.slot_bytes, p.decode_bytes = plan.decode_bytes,
+    p.predicted_host_peak = plan.predicted_host_peak;
     p.host = plan.host;
     return p;
   }();

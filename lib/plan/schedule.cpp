@@ -64,11 +64,12 @@ void choose_direct_io(const Manifest& manifest, Plan& plan) {
     return;
   }
   // cached ≤ span; divided first, so a span of many TiB does not wrap the product.
-  const unsigned percent = static_cast<unsigned>(std::min<std::uint64_t>(100, span >= 100 ? cached / (span / 100) : cached * 100 / span));
+  const unsigned percent =
+      static_cast<unsigned>(std::min<std::uint64_t>(100, span >= 100 ? cached / (span / 100) : cached * 100 / span));
   plan.direct_io = cached < span - cached;
-  plan.direct_io_reason = plan.direct_io
-                              ? str("O_DIRECT: ", percent, "% of the staged tensors' file bytes are in the page cache (cold)")
-                              : str("buffered: ", percent, "% of the staged tensors' file bytes are in the page cache");
+  plan.direct_io_reason =
+      plan.direct_io ? str("O_DIRECT: ", percent, "% of the staged tensors' file bytes are in the page cache (cold)")
+                     : str("buffered: ", percent, "% of the staged tensors' file bytes are in the page cache");
 }
 
 void choose_engine(Plan& plan) {
@@ -84,9 +85,7 @@ void choose_engine(Plan& plan) {
     case IoEngine::auto_:
       s.engine_reason = "auto: the pread pool (faster than io_uring here; --io io_uring to choose it)";
       break;
-    case IoEngine::pread:
-      s.engine_reason = "pread, as asked";
-      break;
+    case IoEngine::pread: s.engine_reason = "pread, as asked"; break;
     case IoEngine::io_uring:
       if (const auto& probe = io::probe_io_uring(); probe.usable) {
         s.engine = IoEngine::io_uring;
@@ -103,7 +102,10 @@ void choose_engine(Plan& plan) {
 class ReadQueues {
  public:
   ReadQueues(const Manifest& manifest, const Plan& plan)
-      : manifest_(manifest), plan_(plan), queues_(manifest.files.size() + 1), batch_(manifest.files.size()),
+      : manifest_(manifest),
+        plan_(plan),
+        queues_(manifest.files.size() + 1),
+        batch_(manifest.files.size()),
         run_(manifest.files.size()) {
     staged_chunk_ = plan.slot_bytes - (plan.direct_io ? 2 * kDirectIoAlignment : 0);
   }
@@ -131,7 +133,8 @@ class ReadQueues {
       for (Read& read : queue) {
         const bool aligned = plan_.direct_io && read.kind == Read::Kind::staged && !read.decoded;
         read.extent_offset = aligned ? align_down(read.offset, kDirectIoAlignment) : read.offset;
-        read.extent_length = aligned ? align_up(read.offset + read.length, kDirectIoAlignment) - read.extent_offset : read.length;
+        read.extent_length =
+            aligned ? align_up(read.offset + read.length, kDirectIoAlignment) - read.extent_offset : read.length;
       }
     return std::move(queues_);
   }
@@ -143,8 +146,12 @@ class ReadQueues {
     const std::uint64_t bytes = manifest_.tensors[tensor].bytes;
     const std::uint64_t chunk = p == Placement::staged ? staged_chunk_ : bytes;
     for (std::uint64_t at = 0; at < bytes; at += std::min(chunk, bytes - at)) {  // never wraps
-      Read read{p == Placement::staged ? Read::Kind::staged : Read::Kind::direct, true, 0, at,
-                std::min(chunk, bytes - at), {}};
+      Read read{p == Placement::staged ? Read::Kind::staged : Read::Kind::direct,
+                true,
+                0,
+                at,
+                std::min(chunk, bytes - at),
+                {}};
       read.segments.push_back({tensor, 0, at, read.length});
       queues_.back().push_back(std::move(read));
     }
@@ -152,7 +159,8 @@ class ReadQueues {
 
   void direct(std::size_t tensor, const Piece& piece, std::uint64_t dst) {
     for (std::uint64_t at = 0; at < piece.length; at += std::min(kDirectChunk, piece.length - at)) {
-      Read read{Read::Kind::direct, false, piece.file, piece.offset + at, std::min(kDirectChunk, piece.length - at), {}};
+      Read read{
+          Read::Kind::direct, false, piece.file, piece.offset + at, std::min(kDirectChunk, piece.length - at), {}};
       read.segments.push_back({tensor, 0, dst + at, read.length});
       queues_[piece.file].push_back(std::move(read));
     }
@@ -215,7 +223,8 @@ void schedule(const Manifest& manifest, Plan& plan) {
 void replan_refused(const Manifest& manifest, Plan& plan, const LoadRefusals& refused) {
   if (!refused.direct_io.empty() && plan.direct_io) {
     plan.direct_io = false;
-    plan.direct_io_reason = str("buffered: O_DIRECT refused at load (", refused.direct_io, "); planned: ", plan.direct_io_reason);
+    plan.direct_io_reason =
+        str("buffered: O_DIRECT refused at load (", refused.direct_io, "); planned: ", plan.direct_io_reason);
     plan.schedule.queues = ReadQueues(manifest, plan).build();
   }
   if (!refused.engine.empty() && plan.schedule.engine == IoEngine::io_uring) {

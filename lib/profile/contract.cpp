@@ -20,8 +20,7 @@ MemoryFigures growth(const MemoryFigures& a, const MemoryFigures& b) noexcept {
   return {sub(a.rss, b.rss), sub(a.anon, b.anon), sub(a.file, b.file), sub(a.shmem, b.shmem)};
 }
 
-Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline,
-                           const MemoryFigures& peak) {
+Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseline, const MemoryFigures& peak) {
   Contract c;
   const std::uint64_t bookkeeping = in.tensor_count * kBookkeepingPerTensor;
   const std::string per_tensor = bookkeeping >= (1u << 20) ? str(" + ", kBookkeepingPerTensor, " B per tensor") : "";
@@ -61,16 +60,15 @@ Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseli
   const bool rss_ok = peak.rss <= c.bound;
   const bool anon_ok = !c.anon_growth_limit || grown.anon <= *c.anon_growth_limit;
   c.held = rss_ok && anon_ok && resident_ok && machine_ok;
-  c.verdict = str("peak ", mib(peak.rss), rss_ok ? " <= " : " > ", "bound ", mib(c.bound),
-                  " (growth ", mib(grown.rss), " of ", mib(c.bound - baseline.rss), " allowed)");
+  c.verdict = str("peak ", mib(peak.rss), rss_ok ? " <= " : " > ", "bound ", mib(c.bound), " (growth ", mib(grown.rss),
+                  " of ", mib(c.bound - baseline.rss), " allowed)");
   if (c.anon_growth_limit)
-    c.verdict += str("; anonymous growth ", mib(grown.anon), anon_ok ? " <= " : " > ",
-                     mib(*c.anon_growth_limit));
+    c.verdict += str("; anonymous growth ", mib(grown.anon), anon_ok ? " <= " : " > ", mib(*c.anon_growth_limit));
   if (available != 0)
-    c.verdict += str("; machine: planned resident ", mib(in.host.resident), " (pinned ", mib(in.host.pinned), ", anonymous ",
-                     mib(in.host.anonymous), ", evictable ", mib(in.host.evictable), in.host.lazy ? " not counted: lazy" : "",
-                     "), growth ", mib(grown.rss), machine_ok ? " <= " : " > ", mib(available), " available (",
-                     in.host.machine.host_bound_by(), ")");
+    c.verdict += str("; machine: planned resident ", mib(in.host.resident), " (pinned ", mib(in.host.pinned),
+                     ", anonymous ", mib(in.host.anonymous), ", evictable ", mib(in.host.evictable),
+                     in.host.lazy ? " not counted: lazy" : "", "), growth ", mib(grown.rss),
+                     machine_ok ? " <= " : " > ", mib(available), " available (", in.host.machine.host_bound_by(), ")");
   if (in.zero_copy_bytes > 0 && !discrete_rule) {
     if (in.lazy)
       c.verdict += str("; lazy: zero_copy pages not required resident (", mib(in.resident_bytes), " of ",
@@ -82,8 +80,7 @@ Contract evaluate_contract(const ContractInputs& in, const MemoryFigures& baseli
   return c;
 }
 
-void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak,
-                   bool hwm_exact) {
+void finish_report(Report& report, const MemorySample& baseline, const MemorySample& peak, bool hwm_exact) {
   report.baseline = figures_of(baseline);
   report.peak = figures_of(peak);
   // The kernel's high-water mark catches a peak between two samples.

@@ -61,8 +61,8 @@ bool read_status(int fd, MemorySample& out) noexcept {
 
 bool parse_status(std::string_view text, MemorySample& out) noexcept {
   MemorySample s = out;
-  if (!field_kib(text, "VmRSS", s.rss) || !field_kib(text, "RssAnon", s.anon) ||
-      !field_kib(text, "RssFile", s.file) || !field_kib(text, "RssShmem", s.shmem))
+  if (!field_kib(text, "VmRSS", s.rss) || !field_kib(text, "RssAnon", s.anon) || !field_kib(text, "RssFile", s.file) ||
+      !field_kib(text, "RssShmem", s.shmem))
     return false;
   if (!field_kib(text, "VmHWM", s.hwm)) s.hwm = s.rss;
   out = s;
@@ -101,8 +101,7 @@ bool reset_peak_rss() noexcept {
   return ok;
 }
 
-MemorySampler::MemorySampler(std::chrono::microseconds period, std::size_t capacity,
-                             Clock::time_point origin)
+MemorySampler::MemorySampler(std::chrono::microseconds period, std::size_t capacity, Clock::time_point origin)
     : period_(std::max(period, std::chrono::microseconds(100))),
       origin_(origin),
       buffer_(std::max<std::size_t>(capacity, 16)) {}  // value-initialised: the pages are touched now

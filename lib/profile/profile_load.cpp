@@ -5,7 +5,6 @@
 
 #include <filesystem>
 
-
 #include "lwload/error.hpp"
 #include "lwload/profile.hpp"
 

@@ -12,7 +12,6 @@ namespace {
 using svg::duration;
 using svg::human;
 
-
 // a / b; below 1 MiB the denominator is "nothing", so the ratio is a floor (">= N x").
 std::string ratio(std::uint64_t a, std::uint64_t b) {
   constexpr std::uint64_t floor = 1ull << 20;
@@ -33,8 +32,8 @@ void write_comparison_summary(std::ostream& out, const std::vector<Series>& seri
   for (const auto& s : series) {
     const Report& r = s.report;
     std::snprintf(line, sizeof line, "%-22s peak +%s anonymous, +%s file-backed; ready in %s; %s; contract %s\n",
-                  s.label.c_str(), human(r.growth.anon).c_str(), human(r.growth.file).c_str(), duration(r.load_ms).c_str(),
-                  r.device.c_str(), r.contract.held ? "HELD" : "VIOLATED");
+                  s.label.c_str(), human(r.growth.anon).c_str(), human(r.growth.file).c_str(),
+                  duration(r.load_ms).c_str(), r.device.c_str(), r.contract.held ? "HELD" : "VIOLATED");
     out << line;
   }
   const Series& last = series.back();

@@ -101,8 +101,8 @@ void peak_label(std::string& out, LabelPlacer& placer, const Frame& f, double ms
   const double width = 7.0 * static_cast<double>(text.size());  // bold 11 px sans, generously
   const double ly = placer.place(anchor_end ? x - 7 : x + 7, std::max(y - 6, f.top + 12), width, anchor_end);
   out += "<circle cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"4\" fill=\"" + stroke + "\"/>\n";
-  out += "<text x=\"" + num(anchor_end ? x - 7 : x + 7) + "\" y=\"" + num(ly) + "\" font-size=\"11\" font-weight=\"bold\"" +
-         (anchor_end ? " text-anchor=\"end\"" : "") + " fill=\"" + stroke +
+  out += "<text x=\"" + num(anchor_end ? x - 7 : x + 7) + "\" y=\"" + num(ly) +
+         "\" font-size=\"11\" font-weight=\"bold\"" + (anchor_end ? " text-anchor=\"end\"" : "") + " fill=\"" + stroke +
          "\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">" + escape(text) + "</text>\n";
 }
 
@@ -145,8 +145,9 @@ std::string comparison_to_svg(const std::vector<Series>& series) {
   title += text;
   for (std::size_t i = 0; i < n; ++i) title += (i ? " vs " : "") + series[i].label;
   out += "<text x=\"20\" y=\"24\" font-size=\"16\" font-weight=\"bold\">" + escape(clip(title, 100)) + "</text>\n";
-  out += "<text x=\"20\" y=\"42\" font-size=\"12\" fill=\"#333\">memory each loader added above its own "
-         "baseline, from the start of its load; each loader ran in a fresh process</text>\n";
+  out +=
+      "<text x=\"20\" y=\"42\" font-size=\"12\" fill=\"#333\">memory each loader added above its own "
+      "baseline, from the start of its load; each loader ran in a fresh process</text>\n";
   out += "<g class=\"legend\" font-size=\"12\">\n";
   for (std::size_t i = 0; i < n; ++i) {
     const Report& r = series[i].report;
@@ -178,30 +179,33 @@ std::string comparison_to_svg(const std::vector<Series>& series) {
   for (double v = 0; v <= max_mib + 1e-9; v += ystep) {
     out += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(f.y(v)) + "\" x2=\"" + num(kLeft + kPlotW) + "\" y2=\"" +
            num(f.y(v)) + "\" stroke=\"#e5e5e5\"/>\n";
-    out += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(f.y(v) + 4) + "\" text-anchor=\"end\">" + tick_label(v, ystep) + "</text>\n";
+    out += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(f.y(v) + 4) + "\" text-anchor=\"end\">" +
+           tick_label(v, ystep) + "</text>\n";
   }
   const double unit_max = max_ms / f.ms_per_unit;
   const double xstep = nice_step(unit_max, 10);
   for (double v = 0; v <= unit_max + 1e-9; v += xstep) {
     const double x = f.x(v * f.ms_per_unit);
-    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(f.bottom()) + "\" x2=\"" + num(x) + "\" y2=\"" + num(f.bottom() + 5) +
-           "\" stroke=\"#333\"/>\n";
-    out += "<text x=\"" + num(x) + "\" y=\"" + num(f.bottom() + 18) + "\" text-anchor=\"middle\">" + tick_label(v, xstep) + "</text>\n";
+    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(f.bottom()) + "\" x2=\"" + num(x) + "\" y2=\"" +
+           num(f.bottom() + 5) + "\" stroke=\"#333\"/>\n";
+    out += "<text x=\"" + num(x) + "\" y=\"" + num(f.bottom() + 18) + "\" text-anchor=\"middle\">" +
+           tick_label(v, xstep) + "</text>\n";
   }
-  out += "<rect x=\"" + num(kLeft) + "\" y=\"" + num(f.top) + "\" width=\"" + num(kPlotW) + "\" height=\"" + num(kPlotH) +
-         "\" fill=\"none\" stroke=\"#333\"/>\n";
-  out += "<text x=\"" + num(kLeft + kPlotW / 2) + "\" y=\"" + num(f.bottom() + 34) + "\" text-anchor=\"middle\" font-size=\"12\">" +
-         (seconds ? "seconds" : "milliseconds") + " since the load began</text>\n";
+  out += "<rect x=\"" + num(kLeft) + "\" y=\"" + num(f.top) + "\" width=\"" + num(kPlotW) + "\" height=\"" +
+         num(kPlotH) + "\" fill=\"none\" stroke=\"#333\"/>\n";
+  out += "<text x=\"" + num(kLeft + kPlotW / 2) + "\" y=\"" + num(f.bottom() + 34) +
+         "\" text-anchor=\"middle\" font-size=\"12\">" + (seconds ? "seconds" : "milliseconds") +
+         " since the load began</text>\n";
   out += "<text transform=\"translate(24," + num(f.top + kPlotH / 2) +
          ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">MiB above the baseline</text>\n";
   out += "</g>\n";
 
   // The model's size: a copying loader's curve must reach it; zero-copy's anonymous one must not.
   const double model_y = f.y(to_mib(model_bytes));
-  out += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(model_y) + "\" x2=\"" + num(kLeft + kPlotW) + "\" y2=\"" + num(model_y) +
-         "\" stroke=\"#777\" stroke-width=\"1\" stroke-dasharray=\"2,3\"/>\n";
-  out += "<text x=\"" + num(kLeft + 4) + "\" y=\"" + num(model_y - 4) + "\" font-size=\"11\" fill=\"#555\">model size " +
-         human(model_bytes) + "</text>\n";
+  out += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(model_y) + "\" x2=\"" + num(kLeft + kPlotW) + "\" y2=\"" +
+         num(model_y) + "\" stroke=\"#777\" stroke-width=\"1\" stroke-dasharray=\"2,3\"/>\n";
+  out += "<text x=\"" + num(kLeft + 4) + "\" y=\"" + num(model_y - 4) +
+         "\" font-size=\"11\" fill=\"#555\">model size " + human(model_bytes) + "</text>\n";
 
   // The curves, then every loader's peaks and its ready time on them.
   out += "<g class=\"curves\">\n";
@@ -216,18 +220,23 @@ std::string comparison_to_svg(const std::vector<Series>& series) {
     const Report& r = series[i].report;
     const auto& pts = curves[i];
     if (pts.empty()) continue;
-    const auto anon = std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.anon < b.anon; });
-    const auto file = std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.file < b.file; });
-    peak_label(out, placer, f, anon->ms, anon->anon, colour(i), series[i].label + ": +" + human(r.growth.anon) + " anonymous");
+    const auto anon =
+        std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.anon < b.anon; });
+    const auto file =
+        std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.file < b.file; });
+    peak_label(out, placer, f, anon->ms, anon->anon, colour(i),
+               series[i].label + ": +" + human(r.growth.anon) + " anonymous");
     if (r.growth.file >= kLabelFloor)
-      peak_label(out, placer, f, file->ms, file->file, colour(i), series[i].label + ": +" + human(r.growth.file) + " file-backed");
+      peak_label(out, placer, f, file->ms, file->file, colour(i),
+                 series[i].label + ": +" + human(r.growth.file) + " file-backed");
     // Ready: a tick on the time axis.
     const double x = f.x(r.load_ms);
-    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(f.top) + "\" x2=\"" + num(x) + "\" y2=\"" + num(f.bottom()) + "\" stroke=\"" +
-           colour(i) + "\" stroke-width=\"1\" stroke-dasharray=\"1,3\"/>\n";
+    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(f.top) + "\" x2=\"" + num(x) + "\" y2=\"" + num(f.bottom()) +
+           "\" stroke=\"" + colour(i) + "\" stroke-width=\"1\" stroke-dasharray=\"1,3\"/>\n";
     const std::string ready = "ready " + duration(r.load_ms);
     const bool anchor_end = x > kLeft + kPlotW * 0.6;
-    const double ly = placer.place(anchor_end ? x - 3 : x + 3, f.bottom() - 6, 6.2 * static_cast<double>(ready.size()), anchor_end);
+    const double ly =
+        placer.place(anchor_end ? x - 3 : x + 3, f.bottom() - 6, 6.2 * static_cast<double>(ready.size()), anchor_end);
     out += "<text x=\"" + num(anchor_end ? x - 3 : x + 3) + "\" y=\"" + num(ly) + "\" font-size=\"11\"" +
            (anchor_end ? " text-anchor=\"end\"" : "") + " fill=\"" + colour(i) +
            "\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">" + escape(ready) + "</text>\n";
@@ -239,19 +248,23 @@ std::string comparison_to_svg(const std::vector<Series>& series) {
   for (std::size_t i = 0; i < n; ++i) {
     const Report& r = series[i].report;
     const double y = lanes_top + kLaneH * static_cast<double>(i);
-    out += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(y + 11) + "\" text-anchor=\"end\" font-weight=\"bold\" fill=\"" +
-           colour(i) + "\">" + escape(clip(series[i].label, 22)) + "</text>\n";
-    out += "<rect x=\"" + num(kLeft) + "\" y=\"" + num(y) + "\" width=\"" + num(kPlotW) + "\" height=\"" + num(kLaneH - 2) +
-           "\" fill=\"#f7f7f7\"/>\n";
+    out += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(y + 11) +
+           "\" text-anchor=\"end\" font-weight=\"bold\" fill=\"" + colour(i) + "\">" +
+           escape(clip(series[i].label, 22)) + "</text>\n";
+    out += "<rect x=\"" + num(kLeft) + "\" y=\"" + num(y) + "\" width=\"" + num(kPlotW) + "\" height=\"" +
+           num(kLaneH - 2) + "\" fill=\"#f7f7f7\"/>\n";
     for (const auto& p : r.phases) {
       const double x0 = f.x(p.begin_ms - r.load_begin_ms), x1 = std::max(f.x(p.end_ms - r.load_begin_ms), x0 + 1);
-      out += "<rect x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(x1 - x0) + "\" height=\"" + num(kLaneH - 2) +
-             "\" fill=\"" + phase_colour(p.name) + "\"><title>" + escape(series[i].label + ": " + p.name) + "</title></rect>\n";
+      out += "<rect x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(x1 - x0) + "\" height=\"" +
+             num(kLaneH - 2) + "\" fill=\"" + phase_colour(p.name) + "\"><title>" +
+             escape(series[i].label + ": " + p.name) + "</title></rect>\n";
       if (x1 - x0 > 6 * static_cast<double>(p.name.size()) + 6)
-        out += "<text x=\"" + num(x0 + 3) + "\" y=\"" + num(y + 11) + "\" fill=\"#333\">" + escape(p.name) + "</text>\n";
+        out +=
+            "<text x=\"" + num(x0 + 3) + "\" y=\"" + num(y + 11) + "\" fill=\"#333\">" + escape(p.name) + "</text>\n";
     }
   }
-  out += "<text x=\"" + num(kLeft) + "\" y=\"" + num(lanes_top - 6) + "\" font-size=\"11\" fill=\"#555\">phases</text>\n";
+  out +=
+      "<text x=\"" + num(kLeft) + "\" y=\"" + num(lanes_top - 6) + "\" font-size=\"11\" fill=\"#555\">phases</text>\n";
   out += "</g>\n</svg>\n";
   return out;
 }

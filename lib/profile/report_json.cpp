@@ -14,7 +14,9 @@ boost::json::object figures_json(const MemoryFigures& f) {
 
 // A sample's byte columns, in the order they are written after its "ms" column.
 constexpr std::pair<std::string_view, std::uint64_t MemorySample::*> kSampleColumns[] = {
-    {"rss", &MemorySample::rss}, {"anon", &MemorySample::anon}, {"file", &MemorySample::file},
+    {"rss", &MemorySample::rss},
+    {"anon", &MemorySample::anon},
+    {"file", &MemorySample::file},
     {"shmem", &MemorySample::shmem}};
 
 }  // namespace
@@ -38,9 +40,8 @@ std::string report_to_json(const Report& r) {
   out["peak"] = figures_json(r.peak);
   out["growth"] = figures_json(r.growth);
   out["peak_is_kernel_hwm"] = r.hwm_exact;
-  out["placement_bytes"] = {{"zero_copy", r.inputs.zero_copy_bytes},
-                            {"direct", r.inputs.direct_bytes},
-                            {"staged", r.inputs.staged_bytes}};
+  out["placement_bytes"] = {
+      {"zero_copy", r.inputs.zero_copy_bytes}, {"direct", r.inputs.direct_bytes}, {"staged", r.inputs.staged_bytes}};
   out["max_in_flight"] = r.max_in_flight;
   out["populate_ms"] = r.populate_ms;
   out["resident_bytes"] = r.inputs.resident_bytes;
@@ -68,9 +69,8 @@ std::string report_to_json(const Report& r) {
   boost::json::object contract;
   contract["rule"] = r.contract.rule;
   contract["bound"] = r.contract.bound;
-  contract["anon_growth_limit"] = r.contract.anon_growth_limit
-                                      ? boost::json::value(*r.contract.anon_growth_limit)
-                                      : boost::json::value(nullptr);
+  contract["anon_growth_limit"] =
+      r.contract.anon_growth_limit ? boost::json::value(*r.contract.anon_growth_limit) : boost::json::value(nullptr);
   contract["held"] = r.contract.held;
   contract["verdict"] = r.contract.verdict;
   out["contract"] = std::move(contract);
@@ -149,10 +149,12 @@ constexpr Fields<std::string> kTexts = {{"model", &Report::model},         {"for
                                         {"placement", &Report::placement}, {"io_engine", &Report::io_engine}};
 constexpr Fields<std::uint64_t> kCounts = {{"tensor_count", &Report::tensor_count},
                                            {"model_bytes", &Report::model_bytes}};
-constexpr Fields<double> kTimes = {{"load_begin_ms", &Report::load_begin_ms}, {"load_ms", &Report::load_ms},
-                                   {"populate_ms", &Report::populate_ms}, {"sample_period_ms", &Report::period_ms}};
-constexpr Fields<MemoryFigures> kFigures = {{"baseline", &Report::baseline}, {"peak", &Report::peak},
-                                            {"growth", &Report::growth}};
+constexpr Fields<double> kTimes = {{"load_begin_ms", &Report::load_begin_ms},
+                                   {"load_ms", &Report::load_ms},
+                                   {"populate_ms", &Report::populate_ms},
+                                   {"sample_period_ms", &Report::period_ms}};
+constexpr Fields<MemoryFigures> kFigures = {
+    {"baseline", &Report::baseline}, {"peak", &Report::peak}, {"growth", &Report::growth}};
 
 }  // namespace
 
@@ -207,10 +209,9 @@ std::string report_to_csv(const Report& r) {
   for (const auto& s : r.samples) {
     // The last in-flight figure reported at or before this sample.
     while (f < r.in_flight.size() && r.in_flight[f].ms <= s.ms) in_flight = r.in_flight[f++].bytes;
-    std::snprintf(line, sizeof line, "%.3f,%llu,%llu,%llu,%llu,%llu\n", s.ms,
-                  static_cast<unsigned long long>(s.rss), static_cast<unsigned long long>(s.anon),
-                  static_cast<unsigned long long>(s.file), static_cast<unsigned long long>(s.shmem),
-                  static_cast<unsigned long long>(in_flight));
+    std::snprintf(line, sizeof line, "%.3f,%llu,%llu,%llu,%llu,%llu\n", s.ms, static_cast<unsigned long long>(s.rss),
+                  static_cast<unsigned long long>(s.anon), static_cast<unsigned long long>(s.file),
+                  static_cast<unsigned long long>(s.shmem), static_cast<unsigned long long>(in_flight));
     out += line;
   }
   return out;

@@ -15,7 +15,6 @@ std::string mib_column(std::uint64_t bytes) {
   return text;
 }
 
-
 void row(std::ostream& out, const char* label, const MemoryFigures& f) {
   char head[24];
   std::snprintf(head, sizeof head, "%-16s", label);
@@ -48,8 +47,7 @@ void write_summary(std::ostream& out, const Report& r) {
   }
   out << "largest tensor  " << r.largest_tensor_name << " " << mib(r.largest_tensor) << '\n';
   if (r.staging_budget > 0 && r.inputs.staged_bytes > 0)
-    out << "staging budget  " << mib(r.staging_budget) << " (max in flight "
-        << mib(r.max_in_flight) << ")\n";
+    out << "staging budget  " << mib(r.staging_budget) << " (max in flight " << mib(r.max_in_flight) << ")\n";
   std::snprintf(line, sizeof line, "\n%-16s%15s%15s%15s%15s\n", "", "total", "anon", "file", "shmem");
   out << line;
   row(out, "baseline", r.baseline);

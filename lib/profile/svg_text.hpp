@@ -80,10 +80,8 @@ inline double to_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 
 // "1.00 GiB" / "512.3 MiB": sizes in the comparison's summary and drawing.
 inline std::string human(std::uint64_t bytes) {
   char text[32];
-  if (bytes >= (1ull << 30))
-    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  else
-    std::snprintf(text, sizeof text, "%.1f MiB", to_mib(bytes));
+  if (bytes >= (1ull << 30)) std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  else std::snprintf(text, sizeof text, "%.1f MiB", to_mib(bytes));
   return text;
 }
 
@@ -115,8 +113,8 @@ inline std::string tick_label(double value, double step) {
 // Each load phase's fill; a phase not listed gets grey.
 inline const char* phase_colour(std::string_view name) {
   static constexpr std::pair<std::string_view, const char*> kColours[] = {
-      {"allocate", "#f6c28b"}, {"import", "#f3e08a"}, {"read", "#a8d5f2"},   {"upload", "#b8e0a8"},
-      {"finish", "#cfe8c4"},   {"verify", "#d4b8ec"}, {"copy", "#f4a9a0"},   {"release", "#e0e0e0"}};
+      {"allocate", "#f6c28b"}, {"import", "#f3e08a"}, {"read", "#a8d5f2"}, {"upload", "#b8e0a8"},
+      {"finish", "#cfe8c4"},   {"verify", "#d4b8ec"}, {"copy", "#f4a9a0"}, {"release", "#e0e0e0"}};
   for (const auto& [phase, colour] : kColours)
     if (name == phase) return colour;
   return "#dddddd";

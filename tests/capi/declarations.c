@@ -79,6 +79,6 @@ _Static_assert(offsetof(lwload_tensor_handle, struct_size) == 0 && offsetof(lwlo
                    offsetof(lwload_tensor_handle, native) == 16 && offsetof(lwload_tensor_handle, file_offset) == 40,
                "lwload_tensor_handle's LWLOAD_1 layout (32-bit ARM)");
 #endif
-_Static_assert(LWLOAD_VERSION_NUMBER == LWLOAD_VERSION_MAJOR * 1000000 + LWLOAD_VERSION_MINOR * 1000 +
-                                            LWLOAD_VERSION_PATCH,
+_Static_assert(LWLOAD_VERSION_NUMBER ==
+                   LWLOAD_VERSION_MAJOR * 1000000 + LWLOAD_VERSION_MINOR * 1000 + LWLOAD_VERSION_PATCH,
                "LWLOAD_VERSION_NUMBER's encoding");

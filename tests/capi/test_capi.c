@@ -20,12 +20,12 @@
 
 static int failures = 0;
 
-#define CHECK(condition)                                                  \
-  do {                                                                    \
-    if (!(condition)) {                                                   \
+#define CHECK(condition)                                                            \
+  do {                                                                              \
+    if (!(condition)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
-      ++failures;                                                         \
-    }                                                                     \
+      ++failures;                                                                   \
+    }                                                                               \
   } while (0)
 
 /* ---- a packed safetensors file, as the reference writer lays it out ---------------------------- */
@@ -304,8 +304,8 @@ static int read_cl(void* user, const lwload_tensor_handle* t, unsigned char* out
   cl_context owner = NULL;
   CHECK(clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof owner, &owner, NULL) == CL_SUCCESS);
   CHECK(owner == app->context); /* allocated (or imported) in the application's context */
-  const cl_int status = clEnqueueReadBuffer(app->queue, mem, CL_TRUE, (size_t)t->offset, (size_t)t->bytes, out, 0,
-                                            NULL, NULL);
+  const cl_int status =
+      clEnqueueReadBuffer(app->queue, mem, CL_TRUE, (size_t)t->offset, (size_t)t->bytes, out, 0, NULL, NULL);
   CHECK(status == CL_SUCCESS);
   return status == CL_SUCCESS ? 0 : -1;
 }
@@ -584,8 +584,9 @@ static void check_consume(const char* path) {
  * could reach the wrong one. The C API refuses the model, naming the tensor, from a path and from
  * memory alike. */
 static void check_nul_names(const char* scratch) {
-  static const char header[] = "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
-                               "\"a\\u0000b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[2,4]}}";
+  static const char header[] =
+      "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+      "\"a\\u0000b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[2,4]}}";
   const uint64_t length = sizeof header - 1;
   unsigned char file[sizeof header - 1 + 8 + 4];
   for (int i = 0; i < 8; ++i) file[i] = (unsigned char)(length >> (8 * i));

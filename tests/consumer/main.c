@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   if (weights) {
     lwload_tensor_info info = {.struct_size = sizeof info};
     lwload_tensor_handle handle = {.struct_size = sizeof handle};
-    if (lwload_version_number() / 1000000 == LWLOAD_VERSION_MAJOR && lwload_manifest_tensor(manifest, 0, &info, &err) == LWLOAD_OK &&
+    if (lwload_version_number() / 1000000 == LWLOAD_VERSION_MAJOR &&
+        lwload_manifest_tensor(manifest, 0, &info, &err) == LWLOAD_OK &&
         lwload_weights_find(weights, info.name, &handle, &err) == LWLOAD_OK) {
       printf("%zu tensors loaded through the C API; %s is %s at offset %llu\n", lwload_manifest_tensor_count(manifest),
              handle.name, handle.placement, (unsigned long long)handle.offset);

@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
     auto device = lwload::open_device("host");
     const lwload::Weights weights = lwload::load(manifest, *device);
     const lwload::TensorHandle* first = weights.find(manifest.tensors.front().name);
-    std::cout << manifest.tensors.size() << " tensors loaded; " << first->info->name << " at offset "
-              << first->offset << " via " << first->mechanism << '\n';
+    std::cout << manifest.tensors.size() << " tensors loaded; " << first->info->name << " at offset " << first->offset
+              << " via " << first->mechanism << '\n';
     if (first->bytes != manifest.tensors.front().bytes) return 1;
     // The library's exceptions are catchable as lwload::Error here (its type info is exported).
     try {

@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   }
   try {
     const lwload::MachineMemory machine = lwload::machine_memory();
-    std::cout << "host memory available: " << machine.host_available() << " bytes ("
-              << machine.host_bound_by() << ")\n";
+    std::cout << "host memory available: " << machine.host_available() << " bytes (" << machine.host_bound_by()
+              << ")\n";
     const lwload::Manifest manifest = lwload::open_manifest(argv[1]);
     auto device = lwload::open_device("host");
     const lwload::profile::Report report = lwload::profile::profile_load(manifest, *device);

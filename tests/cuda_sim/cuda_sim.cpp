@@ -161,9 +161,9 @@ SIM_API CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
 SIM_API CUresult cuDeviceGetAttribute(int* value, int attribute, int) {
   const std::string& mode = config().mode;
   switch (attribute) {
-    case 18: *value = mode != "dgpu"; break;       // INTEGRATED
-    case 19: *value = 1; break;                    // CAN_MAP_HOST_MEMORY
-    case 113: *value = mode == "igpu-ro"; break;   // READ_ONLY_HOST_REGISTER_SUPPORTED
+    case 18: *value = mode != "dgpu"; break;      // INTEGRATED
+    case 19: *value = 1; break;                   // CAN_MAP_HOST_MEMORY
+    case 113: *value = mode == "igpu-ro"; break;  // READ_ONLY_HOST_REGISTER_SUPPORTED
     default: *value = 0; break;
   }
   return kSuccess;
@@ -248,7 +248,7 @@ SIM_API CUresult cuMemHostRegister_v2(void* p, std::size_t bytes, unsigned flags
   if (config().refuse_register || bytes == 0 || address % static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)) != 0)
     return kInvalidValue;
   if ((flags & 0x08) && config().mode != "igpu-ro") return kNotSupported;  // READ_ONLY unsupported
-  if (config().register_out_of_memory) return kOutOfMemory;  // no memory left to pin the pages
+  if (config().register_out_of_memory) return kOutOfMemory;                // no memory left to pin the pages
   if (!(flags & 0x08)) return kInvalidValue;  // lwload registers read-only file pages: it must say so
   s.registered[address] = bytes;
   ++s.live;
@@ -275,7 +275,8 @@ SIM_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, std::siz
   const long long offset = device_offset(s, dst, bytes);
   if (offset >= 0) {
     for (std::size_t done = 0; done < bytes;) {
-      const ssize_t n = ::pwrite(s.memfd, static_cast<const char*>(src) + done, bytes - done, offset + static_cast<long long>(done));
+      const ssize_t n =
+          ::pwrite(s.memfd, static_cast<const char*>(src) + done, bytes - done, offset + static_cast<long long>(done));
       if (n <= 0) return kUnknown;
       done += static_cast<std::size_t>(n);
     }
@@ -291,7 +292,8 @@ SIM_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes) 
   const long long offset = device_offset(s, src, bytes);
   if (offset >= 0) {
     for (std::size_t done = 0; done < bytes;) {
-      const ssize_t n = ::pread(s.memfd, static_cast<char*>(dst) + done, bytes - done, offset + static_cast<long long>(done));
+      const ssize_t n =
+          ::pread(s.memfd, static_cast<char*>(dst) + done, bytes - done, offset + static_cast<long long>(done));
       if (n <= 0) return kUnknown;
       done += static_cast<std::size_t>(n);
     }

@@ -74,7 +74,8 @@ std::string json_string(const std::string& s) {
 
 // A safetensors file as the reference writer lays it out, its header padded with spaces so the data
 // starts at a multiple of `data_alignment` from the file's start.
-fs::path write_safetensors(const std::string& file, const std::vector<Entry>& entries, std::uint64_t data_alignment = 8) {
+fs::path write_safetensors(const std::string& file, const std::vector<Entry>& entries,
+                           std::uint64_t data_alignment = 8) {
   std::string header = "{";
   std::uint64_t offset = 0;
   for (const Entry& e : entries) {
@@ -91,7 +92,8 @@ fs::path write_safetensors(const std::string& file, const std::vector<Entry>& en
   const std::uint64_t length = header.size();
   out.write(reinterpret_cast<const char*>(&length), 8);  // little-endian hosts only, as lwload's CI
   out << header;
-  for (const Entry& e : entries) out.write(reinterpret_cast<const char*>(e.bytes.data()), static_cast<std::streamsize>(e.bytes.size()));
+  for (const Entry& e : entries)
+    out.write(reinterpret_cast<const char*>(e.bytes.data()), static_cast<std::streamsize>(e.bytes.size()));
   return path;
 }
 
@@ -141,7 +143,8 @@ TEST_CASE("a name with a NUL byte is refused, not cut into another tensor's name
   const Entry evil = f32(std::string("w\0evil", 6), 4, 1);
   const Entry w = f32("w", 4, 2);
   const fs::path path = write_safetensors("nul.safetensors", {evil, w});
-  const std::string message = refusal(ErrorCode::unsupported, [&] { lwload::ggml::load(lwload::open_manifest(path), cpu()); });
+  const std::string message =
+      refusal(ErrorCode::unsupported, [&] { lwload::ggml::load(lwload::open_manifest(path), cpu()); });
   CHECK(contains(message, "tensor 'w\\x00evil'"));
   CHECK(contains(message, "NUL byte at byte 1"));
   CHECK(contains(message, "C strings"));
@@ -159,7 +162,8 @@ TEST_CASE("names longer than ggml keeps are refused, naming the tensor and the l
   const std::string stem(63, 'a');
   const std::string first = stem + std::string(26, 'x'), second = stem + std::string(26, 'y');
   const fs::path path = write_safetensors("long.safetensors", {f32(first, 4, 3), f32(second, 4, 4), f32(stem, 4, 5)});
-  const std::string message = refusal(ErrorCode::unsupported, [&] { lwload::ggml::load(lwload::open_manifest(path), cpu()); });
+  const std::string message =
+      refusal(ErrorCode::unsupported, [&] { lwload::ggml::load(lwload::open_manifest(path), cpu()); });
   CHECK(contains(message, "tensor '" + first + "'"));
   CHECK(contains(message, "89 bytes"));
   CHECK(contains(message, "at most 63"));
@@ -186,7 +190,8 @@ TEST_CASE("two loaded tensors of one name are refused: ggml_get_tensor would fin
 TEST_CASE("a refused name is refused before anything is allocated or imported") {
   fake::Config config;
   config.entry = fake::Config::Entry::imports;
-  const fs::path path = write_safetensors("nul-fake.safetensors", {f32(std::string("a\0b", 3), 1024, 7), f32("a", 1024, 8)}, 4096);
+  const fs::path path =
+      write_safetensors("nul-fake.safetensors", {f32(std::string("a\0b", 3), 1024, 7), f32("a", 1024, 8)}, 4096);
   ggml_backend_dev_t dev = fake::device(config);
   refusal(ErrorCode::unsupported, [&] { lwload::ggml::load(lwload::open_manifest(path), dev); });
   CHECK(fake::counts().allocations == 0);
@@ -232,7 +237,8 @@ TEST_CASE("a GGUF with 64-byte names does not load through the adapter as one na
   // ggml's own gguf_init_from_file refuses it ("tensor name 0 is too long: 64 >= 64"); two such
   // names sharing 63 bytes would be one name in ggml.
   const std::string stem(63, 'n');
-  const fs::path path = write_gguf("names64.gguf", {{stem + "1", 0, 4, random_bytes(16, 30)}, {stem + "2", 0, 4, random_bytes(16, 31)}});
+  const fs::path path =
+      write_gguf("names64.gguf", {{stem + "1", 0, 4, random_bytes(16, 30)}, {stem + "2", 0, 4, random_bytes(16, 31)}});
   try {
     lwload::ggml::load(lwload::open_manifest(path), cpu());
     FAIL("the GGUF loaded");
@@ -241,7 +247,9 @@ TEST_CASE("a GGUF with 64-byte names does not load through the adapter as one na
   }
 }
 
-TEST_CASE("every type the linked ggml reads loads through the adapter, checked against ggml's traits, or is refused naming it") {
+TEST_CASE(
+    "every type the linked ggml reads loads through the adapter, checked against ggml's traits, or is refused naming "
+    "it") {
   std::vector<GgufTensor> mapped;
   std::size_t unnamed = 0;
   for (int id = 0; id < GGML_TYPE_COUNT; ++id) {
@@ -259,7 +267,8 @@ TEST_CASE("every type the linked ggml reads loads through the adapter, checked a
       // lwload's table does not name it (yet): the file is refused, naming the type, never misread.
       ++unnamed;
       const fs::path path = write_gguf("type" + std::to_string(id) + ".gguf", {tensor});
-      const std::string message = refusal(ErrorCode::bad_input, [&] { lwload::ggml::load(lwload::open_manifest(path), cpu()); });
+      const std::string message =
+          refusal(ErrorCode::bad_input, [&] { lwload::ggml::load(lwload::open_manifest(path), cpu()); });
       CHECK_MESSAGE(contains(message, "ggml type " + std::to_string(id)), message);
       continue;
     }
@@ -270,7 +279,8 @@ TEST_CASE("every type the linked ggml reads loads through the adapter, checked a
     CHECK_MESSAGE(lwload::ggml::type_of(info, "gguf") == id, traits->type_name);
     mapped.push_back(std::move(tensor));
   }
-  MESSAGE(mapped.size(), " ggml types load through the adapter; ", unnamed, " have no lwload dtype yet and are refused");
+  MESSAGE(mapped.size(), " ggml types load through the adapter; ", unnamed,
+          " have no lwload dtype yet and are refused");
   CHECK(mapped.size() >= 30);
   const fs::path path = write_gguf("every-type.gguf", mapped);
   lwload::ggml::Model model = lwload::ggml::load(lwload::open_manifest(path), cpu());
@@ -322,7 +332,8 @@ TEST_CASE("integer tensors go through the adapter with their ggml type, shape an
   }
 }
 
-TEST_CASE("a device whose buffer_from_host_ptr entry is NULL is never asked to import, even when its caps say it imports") {
+TEST_CASE(
+    "a device whose buffer_from_host_ptr entry is NULL is never asked to import, even when its caps say it imports") {
   const fs::path path = write_safetensors("null-entry.safetensors", {f32("a", 4096, 13), f32("b", 4096, 14)}, 4096);
   fake::Config config;
   config.entry = fake::Config::Entry::none;
@@ -447,7 +458,8 @@ TEST_CASE("imports meet the alignment a probe found and stay below the device's 
   // places a file mapping at any page), lwload declines it before the device is asked, and its
   // tensors load direct. Either way every byte is the file's.
   for (const lwload::ImportRegion& region : plan.regions)
-    if (!region.imported()) CHECK_MESSAGE(contains(region.declined, "not aligned to the import alignment of 16384"), region.declined);
+    if (!region.imported())
+      CHECK_MESSAGE(contains(region.declined, "not aligned to the import alignment of 16384"), region.declined);
   MESSAGE(plan.imported_regions(), " of ", plan.regions.size(), " regions imported");
   for (std::size_t i = 0; i < entries.size(); ++i) CHECK(bytes_of(model.tensors()[i]) == entries[i].bytes);
 }

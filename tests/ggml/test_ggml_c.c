@@ -4,7 +4,7 @@
  * lwload_ggml_slice.
  *
  *   test_ggml_c SCRATCH_DIR */
-#define _POSIX_C_SOURCE 200809L  /* mkdir */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
 #include <sys/stat.h>
 
 #include <stdint.h>
@@ -19,12 +19,12 @@
 #include "lwload/lwload.h"
 
 static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 /* A safetensors file of two tensors whose names are given with their lengths (NUL allowed). */
@@ -50,7 +50,7 @@ static void write_model(const char* path, const char* key_a, const char* key_b, 
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
-  mkdir(argv[1], 0755);  /* may exist */
+  mkdir(argv[1], 0755); /* may exist */
   ggml_backend_load_all_from_path(LWLOAD_GGML_BACKEND_DIR);
   ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
   if (!cpu) {

@@ -33,18 +33,15 @@ int main(int argc, char** argv) {
     for (const lwload::TensorHandle& t : weights.tensors()) {
       boost::json::array shape;
       for (std::int64_t d : t.info->shape) shape.emplace_back(d);
-      boost::json::object entry{{"name", t.info->name},
-                                {"dtype", lwload::dtype_name(t.info->dtype)},
-                                {"shape", std::move(shape)},
-                                {"placement", lwload::placement_name(t.placement)},
-                                {"bytes", nullptr},
-                                {"file", nullptr}};
+      boost::json::object entry{{"name", t.info->name},      {"dtype", lwload::dtype_name(t.info->dtype)},
+                                {"shape", std::move(shape)}, {"placement", lwload::placement_name(t.placement)},
+                                {"bytes", nullptr},          {"file", nullptr}};
       if (t.placement != lwload::Placement::skipped) {
         bytes.resize(t.bytes);
         weights.read_back(t, 0, bytes);
         const std::string file = std::to_string(index.size()) + ".bin";
-        std::ofstream(out / file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                           static_cast<std::streamsize>(bytes.size()));
+        std::ofstream(out / file, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
         entry["bytes"] = t.bytes;
         entry["file"] = file;
       }

@@ -46,7 +46,8 @@ void check_device_budgets(const std::string& device) {
   CHECK(w.plan().imported_regions() == 2);
   CHECK(w.plan().regions.size() == unlimited.regions.size());  // the others declined, keeping their numbers
   CHECK(w.plan().mapped_bytes <= *split.import_limit);
-  CHECK(w.plan().count(Placement::zero_copy) == unlimited.regions[0].tensors.size() + unlimited.regions[1].tensors.size());
+  CHECK(w.plan().count(Placement::zero_copy) ==
+        unlimited.regions[0].tensors.size() + unlimited.regions[1].tensors.size());
   for (const TensorPlan& tp : w.plan().tensors)
     if (tp.placement != Placement::zero_copy) CHECK(tp.reason.find("imports at most") != std::string::npos);
   CHECK(verify(w).tensors == m.tensors.size());

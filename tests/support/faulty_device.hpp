@@ -24,7 +24,8 @@ struct Counters {
 
 class CountedBuffer final : public DeviceBufferImpl {
  public:
-  CountedBuffer(std::unique_ptr<DeviceBuffer> inner, Counters& counters) : inner_(std::move(inner)), counters_(counters) {
+  CountedBuffer(std::unique_ptr<DeviceBuffer> inner, Counters& counters)
+      : inner_(std::move(inner)), counters_(counters) {
     ++counters_.live_buffers;
   }
   ~CountedBuffer() override { --counters_.live_buffers; }
@@ -109,8 +110,8 @@ class FaultyDevice final : public DeviceImpl {
       return;
     }
     auto& counted = static_cast<CountedStaging&>(staging);
-    inner_->upload(counted.inner(), counted.shift() + src_offset, static_cast<CountedBuffer&>(dst).inner(),
-                   dst_offset, bytes, std::move(done));
+    inner_->upload(counted.inner(), counted.shift() + src_offset, static_cast<CountedBuffer&>(dst).inner(), dst_offset,
+                   bytes, std::move(done));
   }
 
  private:

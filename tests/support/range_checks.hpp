@@ -37,9 +37,9 @@ inline void check_buffer_ranges(DeviceBuffer& buffer) {
     std::uint64_t offset, length;
   };
   const Range outside[] = {
-      {size - 10, 11},                                       // one byte past the end
-      {size + 1, 0},                                         // an empty range past the end
-      {std::numeric_limits<std::uint64_t>::max() - 1, 4},   // offset + length wraps around
+      {size - 10, 11},                                     // one byte past the end
+      {size + 1, 0},                                       // an empty range past the end
+      {std::numeric_limits<std::uint64_t>::max() - 1, 4},  // offset + length wraps around
   };
   for (const Range& r : outside) {
     CAPTURE(r.offset);

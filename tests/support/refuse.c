@@ -51,7 +51,8 @@ static int counting;  // --at-most given: answered by the launcher, counted
 static void add(scmp_filter_ctx ctx, int error, int syscall, long advice, const char* name) {
   const struct scmp_arg_cmp arg = SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice, 0);  // datum_b unused by EQ
   const uint32_t action = counting ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(error);
-  const int rc = advice >= 0 ? seccomp_rule_add_array(ctx, action, syscall, 1, &arg) : seccomp_rule_add(ctx, action, syscall, 0);
+  const int rc =
+      advice >= 0 ? seccomp_rule_add_array(ctx, action, syscall, 1, &arg) : seccomp_rule_add(ctx, action, syscall, 0);
   if (rc != 0) {
     fprintf(stderr, "refuse: seccomp_rule_add(%s): %s\n", name, strerror(-rc));
     exit(125);
@@ -116,7 +117,7 @@ static int supervise(int listener, pid_t child) {
     }
     struct pollfd p = {listener, POLLIN, 0};
     if (poll(&p, 1, 100) <= 0 || !(p.revents & POLLIN)) continue;
-    memset(req, 0, sizeof *req);  // the kernel insists on a zeroed request
+    memset(req, 0, sizeof *req);                               // the kernel insists on a zeroed request
     if (seccomp_notify_receive(listener, req) != 0) continue;  // the caller went away meanwhile
     struct Refused* match = NULL;
     for (size_t i = 0; i < refused_count && !match; ++i)
@@ -153,7 +154,7 @@ int main(int argc, char** argv) {
     return 125;
   }
   char* list = strdup(argv[1]);
-  for (char* save = NULL, *what = strtok_r(list, ",", &save); what; what = strtok_r(NULL, ",", &save)) {
+  for (char *save = NULL, *what = strtok_r(list, ",", &save); what; what = strtok_r(NULL, ",", &save)) {
     if (!refuse(ctx, what)) {
       fprintf(stderr, "refuse: unknown refusal '%s'\n", what);
       return 125;
@@ -197,8 +198,8 @@ int main(int argc, char** argv) {
     for (size_t j = 0; j < i; ++j) repeated |= strcmp(refused[j].name, refused[i].name) == 0;
     if (repeated) continue;
     const int over = refused[i].calls > (unsigned long)at_most;
-    fprintf(stderr, "refuse: %s refused %lu time%s%s\n", refused[i].name, refused[i].calls, refused[i].calls == 1 ? "" : "s",
-            over ? " (more than --at-most)" : "");
+    fprintf(stderr, "refuse: %s refused %lu time%s%s\n", refused[i].name, refused[i].calls,
+            refused[i].calls == 1 ? "" : "s", over ? " (more than --at-most)" : "");
     if (over) status = 1;
   }
   seccomp_release(ctx);

@@ -114,8 +114,7 @@ inline constexpr const char* kPython = "/usr/bin/python3";
 // (read back). The reference's tensor count must equal the manifest's; returns it.
 // `options` are passed to the script (reference_tflite.py --densify).
 std::size_t check_against_reference(const std::filesystem::path& model, const std::string& format,
-                                    const Manifest& manifest, const Weights& weights,
-                                    const std::string& options = "");
+                                    const Manifest& manifest, const Weights& weights, const std::string& options = "");
 
 // n bytes counting up from `start` (wrapping at 256): data whose every offset is recognisable.
 std::vector<std::byte> counting_bytes(std::size_t n, std::uint8_t start = 0);

@@ -30,7 +30,8 @@ void check_truncation_after_load(const std::string& device) {
   const Weights weights = load(manifest, *d);
   CHECK(verify(weights).tensors == 4);
 
-  struct sigaction app {}, previous {};
+  struct sigaction app {
+  }, previous{};
   app.sa_handler = app_handler;
   ::sigaction(SIGBUS, &app, &previous);
   app_signals = 0;

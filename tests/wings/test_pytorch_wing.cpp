@@ -53,8 +53,11 @@ std::vector<std::byte> stored_zip(const std::vector<std::pair<std::string, std::
 const std::string kStateDict =
     "\x80\x02}X\x01\x00\x00\x00w"
     "ctorch._utils\n_rebuild_tensor_v2\n"
-    "((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00" "0X\x03\x00\x00\x00" "cpuK\x02tQ"
-    "K\x00K\x02\x85K\x01\x85\x89" "ccollections\nOrderedDict\n)RtRs."s;
+    "((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00"
+    "0X\x03\x00\x00\x00"
+    "cpuK\x02tQ"
+    "K\x00K\x02\x85K\x01\x85\x89"
+    "ccollections\nOrderedDict\n)RtRs."s;
 
 }  // namespace
 

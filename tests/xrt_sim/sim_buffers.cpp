@@ -40,7 +40,7 @@ struct Bo {
   std::byte* host;        // userptr: the caller's; host: ours (mmap); device_only: nullptr
   std::uint64_t address;  // device memory: [address, address + size) in the memfd at address - base
   unsigned flags;
-  const void* device;     // the XRT core device that made it (the `self` of the entry points)
+  const void* device;  // the XRT core device that made it (the `self` of the entry points)
 };
 
 struct Counters {
@@ -61,7 +61,7 @@ class Device {
   unsigned next_handle = 1;
   std::uint64_t next_offset = 0;  // device memory is never reused: a stale address reads nothing
   std::uint64_t device_only_bytes = 0;
-  std::string fail_setting;       // LWLOAD_XRT_SIM_FAIL_ALLOC_AFTER as last read
+  std::string fail_setting;  // LWLOAD_XRT_SIM_FAIL_ALLOC_AFTER as last read
   long long allocations_since = 0;
   int memfd = -1;
 
@@ -72,7 +72,9 @@ class Device {
   }
 };
 
-[[noreturn]] void refuse(int code, const std::string& what) { throw std::system_error(code, std::generic_category(), what); }
+[[noreturn]] void refuse(int code, const std::string& what) {
+  throw std::system_error(code, std::generic_category(), what);
+}
 
 [[noreturn]] void violation(Device& d, const std::string& what) {
   ++d.counters.violations;
@@ -95,7 +97,8 @@ void admit(Device& d, std::size_t size, Kind kind) {
   if (!setting.empty() && d.allocations_since >= std::atoll(setting.c_str()))
     refuse(ENOMEM, "xrt_sim: out of memory (LWLOAD_XRT_SIM_FAIL_ALLOC_AFTER=" + setting + ")");
   const std::string limit = env("LWLOAD_XRT_SIM_DEVICE_MEMORY");
-  if (kind == Kind::device_only && !limit.empty() && d.device_only_bytes + size > std::strtoull(limit.c_str(), nullptr, 0))
+  if (kind == Kind::device_only && !limit.empty() &&
+      d.device_only_bytes + size > std::strtoull(limit.c_str(), nullptr, 0))
     refuse(ENOMEM, "xrt_sim: out of device memory");
   ++d.allocations_since;
 }
@@ -224,7 +227,8 @@ void sync_bo(void*, unsigned handle, xclBOSyncDirection dir, std::size_t size, s
 namespace {
 
 // A device-side copy between two buffers' device memory; the lock is held.
-void copy_locked(Device& d, unsigned dst, unsigned src, std::size_t size, std::size_t dst_offset, std::size_t src_offset) {
+void copy_locked(Device& d, unsigned dst, unsigned src, std::size_t size, std::size_t dst_offset,
+                 std::size_t src_offset) {
   const Bo& to = find(d, dst, "copy_bo (destination)");
   const Bo& from = find(d, src, "copy_bo (source)");
   check_range(d, to, size, dst_offset, "copy_bo into the destination");

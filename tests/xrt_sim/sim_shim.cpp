@@ -19,19 +19,20 @@ namespace {
 // library's constructor may run before its static initialisers.
 std::vector<std::pair<const char*, void*>> taken_over() {
   return {
-    {"_ZN8xrt_core4shimINS_11device_pcieEE8alloc_boEmj", reinterpret_cast<void*>(&xrt_sim::alloc_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE8alloc_boEPvmj", reinterpret_cast<void*>(&xrt_sim::alloc_userptr_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE7free_boEj", reinterpret_cast<void*>(&xrt_sim::free_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE6map_boEjb", reinterpret_cast<void*>(&xrt_sim::map_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE8unmap_boEjPv", reinterpret_cast<void*>(&xrt_sim::unmap_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE7sync_boEj18xclBOSyncDirectionmm", reinterpret_cast<void*>(&xrt_sim::sync_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE7copy_boEjjmmm", reinterpret_cast<void*>(&xrt_sim::copy_bo)},
-    {"_ZNK8xrt_core4shimINS_11device_pcieEE17get_bo_propertiesEjP15xclBOProperties",
-     reinterpret_cast<void*>(&xrt_sim::get_bo_properties)},
-    {"_ZNK8xrt_core4shimINS_11device_pcieEE9export_boEj", reinterpret_cast<void*>(&xrt_sim::export_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE9import_boEi", reinterpret_cast<void*>(&xrt_sim::import_bo)},
-    {"_ZN8xrt_core4shimINS_11device_pcieEE8exec_bufEj", reinterpret_cast<void*>(&xrt_sim::exec_buf)},
-    {"_ZNK8xrt_core4shimINS_11device_pcieEE9exec_waitEi", reinterpret_cast<void*>(&xrt_sim::exec_wait)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE8alloc_boEmj", reinterpret_cast<void*>(&xrt_sim::alloc_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE8alloc_boEPvmj", reinterpret_cast<void*>(&xrt_sim::alloc_userptr_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE7free_boEj", reinterpret_cast<void*>(&xrt_sim::free_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE6map_boEjb", reinterpret_cast<void*>(&xrt_sim::map_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE8unmap_boEjPv", reinterpret_cast<void*>(&xrt_sim::unmap_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE7sync_boEj18xclBOSyncDirectionmm",
+       reinterpret_cast<void*>(&xrt_sim::sync_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE7copy_boEjjmmm", reinterpret_cast<void*>(&xrt_sim::copy_bo)},
+      {"_ZNK8xrt_core4shimINS_11device_pcieEE17get_bo_propertiesEjP15xclBOProperties",
+       reinterpret_cast<void*>(&xrt_sim::get_bo_properties)},
+      {"_ZNK8xrt_core4shimINS_11device_pcieEE9export_boEj", reinterpret_cast<void*>(&xrt_sim::export_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE9import_boEi", reinterpret_cast<void*>(&xrt_sim::import_bo)},
+      {"_ZN8xrt_core4shimINS_11device_pcieEE8exec_bufEj", reinterpret_cast<void*>(&xrt_sim::exec_buf)},
+      {"_ZNK8xrt_core4shimINS_11device_pcieEE9exec_waitEi", reinterpret_cast<void*>(&xrt_sim::exec_wait)},
   };
 }
 

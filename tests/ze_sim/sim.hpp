@@ -128,7 +128,10 @@ struct _ze_event_handle_t {
   std::condition_variable changed;
   State state = State::clear;
   void set(State s) {
-    { std::lock_guard lock(mutex); state = s; }
+    {
+      std::lock_guard lock(mutex);
+      state = s;
+    }
     changed.notify_all();
   }
 };

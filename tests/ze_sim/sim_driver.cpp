@@ -209,7 +209,10 @@ ze_result_t ZE_APICALL sim_zeDeviceGetMemoryProperties(ze_device_handle_t, uint3
     props[i].maxBusWidth = 64;
     const std::uint64_t half = config().device_memory / 2;
     props[i].totalSize = regions == 1 ? config().device_memory : i == 0 ? half : config().device_memory - half;
-    copy_name(props[i].name, ZE_MAX_DEVICE_NAME, config().integrated ? "DDR (shared)" : i == 0 ? "HBM tile 0 (memfd)" : "HBM tile 1 (memfd)");
+    copy_name(props[i].name, ZE_MAX_DEVICE_NAME,
+              config().integrated ? "DDR (shared)"
+              : i == 0            ? "HBM tile 0 (memfd)"
+                                  : "HBM tile 1 (memfd)");
   }
   *count = n;
   return ZE_RESULT_SUCCESS;

@@ -33,7 +33,7 @@ struct HostRange {
 
 struct Memory {
   std::mutex mutex;
-  std::map<std::uintptr_t, HostRange> host;          // zeMemAllocHost results (incl. memmap imports)
+  std::map<std::uintptr_t, HostRange> host;           // zeMemAllocHost results (incl. memmap imports)
   std::map<std::uintptr_t, std::size_t> zex_imports;  // zexDriverImportExternalPointer ranges
   std::map<std::uint64_t, std::uint64_t> device;      // memfd offset -> size
   int memfd = -1;
@@ -95,8 +95,8 @@ bool writable(const void* p, std::size_t size) {
   return covered >= end;
 }
 
-ze_result_t memmap_import(const ze_host_mem_alloc_desc_t* desc, const lwload::level_zero::ExternalMemmapSysmemExtDesc& ext,
-                          std::size_t size, void** out) {
+ze_result_t memmap_import(const ze_host_mem_alloc_desc_t* desc,
+                          const lwload::level_zero::ExternalMemmapSysmemExtDesc& ext, std::size_t size, void** out) {
   const auto base = reinterpret_cast<std::uintptr_t>(ext.pSystemMemory);
   if (config().refuse_import) return config().refusal;
   if (base % page() != 0 || ext.size % page() != 0 || ext.size == 0 || size != ext.size)
@@ -122,7 +122,8 @@ ze_result_t alloc_host(const ze_host_mem_alloc_desc_t* desc, std::size_t size, s
        ext = static_cast<const ze_base_desc_t*>(ext->pNext)) {
     if (static_cast<std::uint32_t>(ext->stype) == lwload::level_zero::kStructureTypeExternalMemmapSysmemExtDesc) {
       if (config().import != ImportKind::memmap) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-      return memmap_import(desc, *reinterpret_cast<const lwload::level_zero::ExternalMemmapSysmemExtDesc*>(ext), size, out);
+      return memmap_import(desc, *reinterpret_cast<const lwload::level_zero::ExternalMemmapSysmemExtDesc*>(ext), size,
+                           out);
     }
   }
   if (size > config().max_alloc) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;

@@ -91,10 +91,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t v, ze
 }
 
 // Tables the simulation leaves empty.
-#define LWLOAD_ZE_SIM_EMPTY_TABLE(getter, table_type)                             \
-  ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t v, table_type* t) { \
-    return check_version(v, t);                                                   \
-  }
+#define LWLOAD_ZE_SIM_EMPTY_TABLE(getter, table_type) \
+  ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t v, table_type* t) { return check_version(v, t); }
 
 LWLOAD_ZE_SIM_EMPTY_TABLE(zeGetDeviceExpProcAddrTable, ze_device_exp_dditable_t)
 LWLOAD_ZE_SIM_EMPTY_TABLE(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)

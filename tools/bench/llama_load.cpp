@@ -63,7 +63,11 @@ int main(int argc, char** argv) {
     std::cerr << "usage: llama_load MODEL.gguf [--backend cpu|vulkan] [--load-mode auto|none|mmap]\n";
     return 2;
   }
-  llama_log_set([](ggml_log_level level, const char* text, void*) { if (level >= GGML_LOG_LEVEL_ERROR) std::cerr << text; }, nullptr);
+  llama_log_set(
+      [](ggml_log_level level, const char* text, void*) {
+        if (level >= GGML_LOG_LEVEL_ERROR) std::cerr << text;
+      },
+      nullptr);
   const char* dir = std::getenv("GGML_BACKEND_DIR");
   ggml_backend_load_all_from_path(dir ? dir : LWLOAD_GGML_BACKEND_DIR);
   llama_backend_init();
@@ -84,7 +88,9 @@ int main(int argc, char** argv) {
     params.devices = devices;  // none: the CPU
     params.n_gpu_layers = 0;
   }
-  params.load_mode = mode == "none" ? LLAMA_LOAD_MODE_NONE : mode == "mmap" ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_AUTO;
+  params.load_mode = mode == "none"   ? LLAMA_LOAD_MODE_NONE
+                     : mode == "mmap" ? LLAMA_LOAD_MODE_MMAP
+                                      : LLAMA_LOAD_MODE_AUTO;
 
   const Memory before = memory_now();
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM from here
@@ -100,7 +106,7 @@ int main(int argc, char** argv) {
   if (touch) {
     const auto touch_start = std::chrono::steady_clock::now();
     const int fd = ::open(model.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (fd < 0 || ::fstat(fd, &st) != 0) return 1;
     const auto size = static_cast<std::size_t>(st.st_size);
     auto* pages = static_cast<const volatile unsigned char*>(::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0));
@@ -112,8 +118,8 @@ int main(int argc, char** argv) {
     touch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - touch_start).count();
   }
   std::cout << "{\"loader\": \"llama.cpp\", \"backend\": \"" << backend << "\", \"load_mode\": \"" << mode
-            << "\", \"peak_rss_growth\": " << (after.hwm - before.rss) << ", \"anon_growth\": " << (after.anon - before.anon)
-            << ", \"load_seconds\": " << seconds;
+            << "\", \"peak_rss_growth\": " << (after.hwm - before.rss)
+            << ", \"anon_growth\": " << (after.anon - before.anon) << ", \"load_seconds\": " << seconds;
   if (touch) std::cout << ", \"touch_seconds\": " << touch_seconds;
   std::cout << "}" << std::endl;
   llama_model_free(loaded);

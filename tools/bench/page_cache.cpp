@@ -30,11 +30,12 @@ int main(int, char** argv) {
   const std::uint64_t size = file->size();
   std::printf("cachestat %s\n", io::cachestat().available ? "available" : "refused");
   std::uint64_t sink = 0;
-  std::printf("count_cached (this change)            %8.3f ms\n", median_ms([&] { sink += io::count_cached(*file, 0, size).bytes; }));
+  std::printf("count_cached (this change)            %8.3f ms\n",
+              median_ms([&] { sink += io::count_cached(*file, 0, size).bytes; }));
   std::printf("64 x 4 MiB mincore windows (before)   %8.3f ms\n", median_ms([&] {
-    const std::uint64_t w = 4 << 20, stride = (size - w) / 63;
-    for (int i = 0; i < 64; ++i) sink += io::cached_bytes(*file, i * stride, w);
-  }));
+                const std::uint64_t w = 4 << 20, stride = (size - w) / 63;
+                for (int i = 0; i < 64; ++i) sink += io::cached_bytes(*file, i * stride, w);
+              }));
   auto mapping = file->map(0, size, MapAccess::resident);
   mapping->make_resident(0, size);
   std::printf("mincore every page, populated mapping %8.3f ms (the old resident count at ready)\n",

@@ -31,7 +31,12 @@ int main(int argc, char** argv) {
     std::function<void()> run;
   };
   const std::vector<Way> ways = {
-      {"MADV_POPULATE_READ", [&] { void* p = map(0); ::madvise(p, n, 22); ::munmap(p, n); }},
+      {"MADV_POPULATE_READ",
+       [&] {
+         void* p = map(0);
+         ::madvise(p, n, 22);
+         ::munmap(p, n);
+       }},
       {"MAP_POPULATE", [&] { ::munmap(map(MAP_POPULATE), n); }},
       {"MAP_POPULATE + mincore",
        [&] {

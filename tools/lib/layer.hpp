@@ -4,5 +4,6 @@
 #pragma once
 
 #if !defined(LWLOAD_LAYER_TOOLS)
-#error "lwload layering: tools/lib/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: tools/lib/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

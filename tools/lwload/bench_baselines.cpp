@@ -105,7 +105,8 @@ std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::fu
     for (const auto& t : manifest.tensors) {
       if (t.encoding != Encoding::raw) continue;  // decoded at load time; not part of this baseline
       std::unique_ptr<std::byte, FreeDeleter> copy(naive_block(t.bytes, memory));
-      if (!copy) fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", t.bytes, " bytes for tensor '", t.name, "'");
+      if (!copy)
+        fail(ErrorCode::out_of_memory, "bench naive: cannot allocate ", t.bytes, " bytes for tensor '", t.name, "'");
       files.copy_tensor(t, copy.get());
       if (t.bytes > 0) sum = static_cast<std::uint8_t>(sum + std::to_integer<std::uint8_t>(copy.get()[t.bytes - 1]));
       copied += t.bytes;

@@ -50,8 +50,7 @@ enum class NaiveStep { read, copy, ready, released };
 // allocation — what loaders built on `f.read()` + per-tensor tensors do. Everything is freed (and
 // returned to the OS with malloc_trim) before it returns. Returns the tensor bytes copied.
 // `lwload bench` times it; `lwload profile --loader naive` (and --compare naive) profiles it.
-std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs,
-                         const std::function<void(NaiveStep)>& on_step = {},
+std::uint64_t naive_load(const Manifest& manifest, FileSystem& fs, const std::function<void(NaiveStep)>& on_step = {},
                          NaiveMemory memory = NaiveMemory::plain);
 
 // The naive loader on a device (what a first Vulkan, OpenCL or CUDA loader does): the whole file
@@ -63,7 +62,8 @@ std::uint64_t naive_device_load(const Manifest& manifest, FileSystem& fs, Device
 
 // Sequential pread of every model file through one reused buffer of `buffer_bytes`.
 // Returns the bytes read.
-std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes, const Ready& ready = {});
+std::uint64_t pread_files(const Manifest& manifest, FileSystem& fs, std::uint64_t buffer_bytes,
+                          const Ready& ready = {});
 
 // Sequential pread of every model file into one new, never-touched allocation of the files' size:
 // the floor for any loader that must own a copy (the direct placement), because the kernel must

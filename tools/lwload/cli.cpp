@@ -57,8 +57,8 @@ bool Args::parse(int argc, char** argv) {
     positional_.emplace_back(arg);
   }
   if (positional_.size() != positional_names_.size())
-    fail(ErrorCode::usage, "lwload ", command_, ": expected ", positional_names_.size(),
-         " argument(s), got ", positional_.size(), " (see --help)");
+    fail(ErrorCode::usage, "lwload ", command_, ": expected ", positional_names_.size(), " argument(s), got ",
+         positional_.size(), " (see --help)");
   return true;
 }
 

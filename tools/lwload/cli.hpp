@@ -18,12 +18,12 @@ namespace lwload::cli {
 // a load (Ctrl-C ends the process with the signal), so it counts as a load failure.
 enum ExitCode : int {
   exit_ok = 0,
-  exit_failure = 1,         // load or device failure: device, out_of_memory, does_not_fit, anything else
-  exit_usage = 2,           // bad usage: unknown option, bad value, unknown device
-  exit_bad_input = 3,       // bad input file: malformed, truncated or inconsistent model
-  exit_io = 4,              // I/O error: the OS refused an open, read, map or write (missing file, EIO, disk full)
-  exit_unsupported = 5,     // valid input lwload cannot handle (yet)
-  exit_contract = 6,        // `lwload profile`: the memory contract was violated
+  exit_failure = 1,      // load or device failure: device, out_of_memory, does_not_fit, anything else
+  exit_usage = 2,        // bad usage: unknown option, bad value, unknown device
+  exit_bad_input = 3,    // bad input file: malformed, truncated or inconsistent model
+  exit_io = 4,           // I/O error: the OS refused an open, read, map or write (missing file, EIO, disk full)
+  exit_unsupported = 5,  // valid input lwload cannot handle (yet)
+  exit_contract = 6,     // `lwload profile`: the memory contract was violated
 };
 
 // The table above as text, for `lwload --help` (the README's "Exit codes:" line says the same).
@@ -52,7 +52,7 @@ class Args {
 
   const std::string& positional(std::size_t i) const;
   std::size_t positional_count() const { return positional_.size(); }
-  bool flag(std::string_view name) const;  // given and not =false
+  bool flag(std::string_view name) const;        // given and not =false
   std::string get(std::string_view name) const;  // value, or the declared default
   std::optional<std::string> get_optional(std::string_view name) const;
   std::uint64_t get_size(std::string_view name) const;
@@ -73,7 +73,7 @@ class Args {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
-using lwload::parse_size;  // "64MiB", "2GiB", "4096" → bytes (load/option_text.hpp)
+using lwload::parse_size;                       // "64MiB", "2GiB", "4096" → bytes (load/option_text.hpp)
 std::string format_bytes(std::uint64_t bytes);  // "2.00 GiB"
 
 // `text` with terminal control characters (C0, DEL, C1) written as \xNN, so a tensor name or an

@@ -142,9 +142,12 @@ std::vector<Variant> collect_variants(const Setup& s, const std::vector<Placemen
     const std::string thp = memory == bench::NaiveMemory::huge_pages ? " THP" : "";
     if (backend == "host" || backend == "null")
       baseline("naive read+copy" + thp, Reference::naive, [&s, memory](const Ready& ready) {
-        bench::naive_load(s.manifest, *s.fs, [&ready](bench::NaiveStep step) {
-          if (step == bench::NaiveStep::ready) ready();
-        }, memory);
+        bench::naive_load(
+            s.manifest, *s.fs,
+            [&ready](bench::NaiveStep step) {
+              if (step == bench::NaiveStep::ready) ready();
+            },
+            memory);
       });
     else
       baseline("naive " + backend + " upload" + thp, Reference::naive, [&s, memory](const Ready& ready) {
@@ -162,17 +165,25 @@ std::vector<Variant> collect_variants(const Setup& s, const std::vector<Placemen
   // lwload as a user gets it (the plan chooses placements and reads from the device and the page
   // cache), then each choice forced: every placement buffered, and staged with O_DIRECT too.
   const auto lwload_variant = [&](std::string name, std::optional<Placement> force, std::optional<bool> direct_io) {
-    variants.push_back({s.device.info().backend + " " + name, Reference::none, [&s, force, direct_io] {
+    variants.push_back({s.device.info().backend + " " + name,
+                        Reference::none,
+                        [&s, force, direct_io] {
                           profile::ProfileOptions po;
                           po.load = s.load_options;
                           po.load.plan.force = force;
                           po.load.plan.direct_io = direct_io;
                           const profile::Report r = profile::profile_load(s.manifest, s.device, po);
-                          return Run{r.load_ms / 1000.0, r.growth, r.contract.held,
-                                     r.placement + (r.direct_io ? " + O_DIRECT" : ""), r.populate_ms,
-                                     r.inputs.resident_bytes, r.inputs.zero_copy_bytes,
+                          return Run{r.load_ms / 1000.0,
+                                     r.growth,
+                                     r.contract.held,
+                                     r.placement + (r.direct_io ? " + O_DIRECT" : ""),
+                                     r.populate_ms,
+                                     r.inputs.resident_bytes,
+                                     r.inputs.zero_copy_bytes,
                                      r.inputs.lazy && r.inputs.zero_copy_bytes > 0};
-                        }, {}, {}});
+                        },
+                        {},
+                        {}});
   };
   if (s.default_plan) lwload_variant("default", std::nullopt, s.load_options.plan.direct_io);
   for (const Placement p : placements) {
@@ -321,8 +332,8 @@ void print_table(const std::vector<Row>& rows, std::uint64_t model_bytes) {
     char ms[32], gibs[32];
     std::snprintf(ms, sizeof ms, "%.1f ms", row.seconds * 1000);
     std::snprintf(gibs, sizeof gibs, "%.2f", gib_per_s(model_bytes, row.seconds));
-    std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s", v.name.c_str(), ms, gibs, profile::mib(row.grown).c_str(),
-                  profile::mib(row.anon).c_str());
+    std::snprintf(line, sizeof line, "%-22s %11s %11s %13s %13s", v.name.c_str(), ms, gibs,
+                  profile::mib(row.grown).c_str(), profile::mib(row.anon).c_str());
     std::cout << line;
     for (const Reference ref : kReferences) {
       char cell[32] = "-";
@@ -337,10 +348,12 @@ void print_table(const std::vector<Row>& rows, std::uint64_t model_bytes) {
     const Run& first = v.runs.front();
     if (first.zero_copy > 0 && !row.lazy_mapping) {
       char note[256];
-      std::snprintf(note, sizeof note, "%s: pages made resident in %.1f ms (median); %.0f%% of the zero_copy bytes "
-                    "resident when load() returned", v.name.c_str(),
-                    median<double>(v.runs, [](const Run& r) { return r.populate_ms; }),
-                    100.0 * static_cast<double>(median<std::uint64_t>(v.runs, [](const Run& r) { return r.resident; })) /
+      std::snprintf(note, sizeof note,
+                    "%s: pages made resident in %.1f ms (median); %.0f%% of the zero_copy bytes "
+                    "resident when load() returned",
+                    v.name.c_str(), median<double>(v.runs, [](const Run& r) { return r.populate_ms; }),
+                    100.0 *
+                        static_cast<double>(median<std::uint64_t>(v.runs, [](const Run& r) { return r.resident; })) /
                         static_cast<double>(first.zero_copy));
       notes.emplace_back(note);
     }
@@ -365,11 +378,18 @@ int cmd_bench(int argc, char** argv) {
             "device and the page cache) and with each choice forced: every placement buffered, staged\n"
             "with O_DIRECT too.",
             {"MODEL"},
-            {device_option(), links_option(), densify_option(),
+            {device_option(),
+             links_option(),
+             densify_option(),
              {"--placements", "LIST", "comma-separated placements, or auto (every one the device can do)", "auto"},
              {"--reps", "N", "repetitions of each variant", "5"},
              {"--cold", "", "evict the page cache before every repetition", ""},
-             budget_option(), slots_option(), io_option(), lazy_option(), memory_option(), max_alloc_option(),
+             budget_option(),
+             slots_option(),
+             io_option(),
+             lazy_option(),
+             memory_option(),
+             max_alloc_option(),
              {"--buffer", "BYTES", "read buffer of the pread and O_DIRECT variants", "16MiB"},
              {"--no-naive", "", "skip the naive loader (it needs twice the model in memory)", ""},
              {"--json", "", "print the results as one JSON object", ""}});
@@ -389,7 +409,12 @@ int cmd_bench(int argc, char** argv) {
   const auto device = open_device(args.get("--device"), overrides);
   const DeviceInfo& info = device->info();
   const std::uint64_t model_bytes = manifest.total_bytes();
-  const Setup setup{manifest, *device, load_options, posix_file_system(), buffer, !args.flag("--no-naive"),
+  const Setup setup{manifest,
+                    *device,
+                    load_options,
+                    posix_file_system(),
+                    buffer,
+                    !args.flag("--no-naive"),
                     args.get("--placements") == "auto"};
 
   std::vector<Variant> variants = collect_variants(setup, applicable_placements(info, args.get("--placements")));
@@ -414,8 +439,8 @@ int cmd_bench(int argc, char** argv) {
     return exit_ok;
   }
 
-  std::cout << "model    " << printable(args.positional(0)) << " (" << manifest.format << ", " << manifest.tensors.size()
-            << " tensors, " << format_bytes(model_bytes) << ")\n";
+  std::cout << "model    " << printable(args.positional(0)) << " (" << manifest.format << ", "
+            << manifest.tensors.size() << " tensors, " << format_bytes(model_bytes) << ")\n";
   std::cout << "device   " << info.id() << " (" << info.name << ", " << memory_model_name(info.memory) << " memory)\n";
   char line[512];
   if (cold)

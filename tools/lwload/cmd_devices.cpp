@@ -18,15 +18,22 @@ int cmd_devices(int argc, char** argv) {
     for (const auto& d : devices) {
       boost::json::object details;
       for (const auto& [k, v] : d.details) details[k] = v;
-      out.push_back(boost::json::object{
-          {"id", d.id()}, {"name", d.name}, {"kind", device_kind_name(d.kind)},
-          {"memory", memory_model_name(d.memory)}, {"import_host_ptr", d.caps.import_host_ptr},
-          {"import_pins", pinning_name(d.caps.import_pins)},
-          {"import_alignment", d.caps.import_alignment}, {"size_multiple", d.caps.size_multiple},
-          {"max_alloc", d.caps.max_alloc}, {"sub_buffer_alignment", d.caps.sub_buffer_alignment},
-          {"host_visible_alloc", d.caps.host_visible_alloc}, {"pinned_staging", d.caps.pinned_staging},
-          {"device_memory", d.caps.device_memory}, {"memory_available", d.caps.memory_available},
-          {"import_limit", d.caps.import_limit}, {"details", details}});
+      out.push_back(boost::json::object{{"id", d.id()},
+                                        {"name", d.name},
+                                        {"kind", device_kind_name(d.kind)},
+                                        {"memory", memory_model_name(d.memory)},
+                                        {"import_host_ptr", d.caps.import_host_ptr},
+                                        {"import_pins", pinning_name(d.caps.import_pins)},
+                                        {"import_alignment", d.caps.import_alignment},
+                                        {"size_multiple", d.caps.size_multiple},
+                                        {"max_alloc", d.caps.max_alloc},
+                                        {"sub_buffer_alignment", d.caps.sub_buffer_alignment},
+                                        {"host_visible_alloc", d.caps.host_visible_alloc},
+                                        {"pinned_staging", d.caps.pinned_staging},
+                                        {"device_memory", d.caps.device_memory},
+                                        {"memory_available", d.caps.memory_available},
+                                        {"import_limit", d.caps.import_limit},
+                                        {"details", details}});
     }
     std::cout << valid_utf8_json(boost::json::serialize(out)) << '\n';
     return exit_ok;

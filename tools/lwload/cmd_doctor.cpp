@@ -28,9 +28,7 @@ struct Line {
   std::string detail;  // why, or what it means
 };
 
-std::string refused(const char* call, const io::KernelFeature& f) {
-  return str(call, " refused (", f.refusal(), ")");
-}
+std::string refused(const char* call, const io::KernelFeature& f) { return str(call, " refused (", f.refusal(), ")"); }
 
 std::vector<Line> kernel_lines() {
   std::vector<Line> lines;
@@ -38,24 +36,28 @@ std::vector<Line> kernel_lines() {
   if (populate.available)
     lines.push_back({"population", "MADV_POPULATE_READ", false, "zero-copy pages made resident in place, no copy"});
   else
-    lines.push_back({"population", "MAP_POPULATE", true,
-                     refused("MADV_POPULATE_READ", populate) +
-                         " (Linux < 5.14): regions populated as they are mapped, no copy; a lost page found by one guarded read"});
+    lines.push_back(
+        {"population", "MAP_POPULATE", true,
+         refused("MADV_POPULATE_READ", populate) +
+             " (Linux < 5.14): regions populated as they are mapped, no copy; a lost page found by one guarded read"});
   const auto& cachestat = io::cachestat();
-  if (cachestat.available)
-    lines.push_back({"page_cache", "cachestat", false, "page-cache residency per file range"});
+  if (cachestat.available) lines.push_back({"page_cache", "cachestat", false, "page-cache residency per file range"});
   else
-    lines.push_back({"page_cache", "mincore", true, refused("cachestat", cachestat) + " (Linux < 6.5): mincore over a transient mapping"});
+    lines.push_back({"page_cache", "mincore", true,
+                     refused("cachestat", cachestat) + " (Linux < 6.5): mincore over a transient mapping"});
   const auto& uring = io::probe_io_uring();
   if (uring.usable)
     lines.push_back({"io_uring", "io_uring", false, "usable (--io io_uring; the default reads by pread)"});
   else
-    lines.push_back({"io_uring", "pread", true, (uring.note.empty() ? std::string("not usable") : uring.note) + ": reads by pread"});
+    lines.push_back({"io_uring", "pread", true,
+                     (uring.note.empty() ? std::string("not usable") : uring.note) + ": reads by pread"});
   const auto& vm_readv = io::vm_readv();
   if (vm_readv.available)
-    lines.push_back({"guarded_copy", "process_vm_readv", false, "verify and read-back through mappings: a lost page is an error, not SIGBUS"});
+    lines.push_back({"guarded_copy", "process_vm_readv", false,
+                     "verify and read-back through mappings: a lost page is an error, not SIGBUS"});
   else
-    lines.push_back({"guarded_copy", "pipe", true, refused("process_vm_readv", vm_readv) + ": verify and read-back copy through a pipe"});
+    lines.push_back({"guarded_copy", "pipe", true,
+                     refused("process_vm_readv", vm_readv) + ": verify and read-back copy through a pipe"});
   const std::size_t page = page_size(), system_page = system_page_size();
   lines.push_back({"page_size", str(page), page != system_page,
                    page == system_page ? str(page / 1024, " KiB pages: regions and imports round to them")
@@ -65,7 +67,8 @@ std::vector<Line> kernel_lines() {
   const unsigned bits = sizeof(void*) * 8;
   std::string space = str(bits, "-bit pointers");
   if (bits == 32) space += " (at most 4 GiB of address space: mappings of large models may not fit)";
-  space += limited ? str(", RLIMIT_AS ", format_bytes(static_cast<std::uint64_t>(as.rlim_cur))) : ", RLIMIT_AS unlimited";
+  space +=
+      limited ? str(", RLIMIT_AS ", format_bytes(static_cast<std::uint64_t>(as.rlim_cur))) : ", RLIMIT_AS unlimited";
   lines.push_back({"address_space", str(bits, "-bit"), bits == 32 || limited, space});
   return lines;
 }

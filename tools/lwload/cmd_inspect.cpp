@@ -23,9 +23,10 @@ std::string shape_text(const TensorInfo& t) {
 void print_table(const Manifest& m) {
   std::size_t name_width = 4;
   for (const auto& t : m.tensors) name_width = std::max(name_width, std::min<std::size_t>(t.name.size(), 48));
-  std::cout << std::left << std::setw(static_cast<int>(name_width)) << "name" << "  " << std::setw(8) << "dtype"
-            << std::setw(22) << "shape" << std::right << std::setw(14) << "bytes" << "  file  " << std::setw(14)
-            << "offset" << "  a64 a4096\n";
+  std::cout << std::left << std::setw(static_cast<int>(name_width)) << "name"
+            << "  " << std::setw(8) << "dtype" << std::setw(22) << "shape" << std::right << std::setw(14) << "bytes"
+            << "  file  " << std::setw(14) << "offset"
+            << "  a64 a4096\n";
   std::size_t page_aligned = 0;
   for (const auto& t : m.tensors) {
     std::cout << std::left << std::setw(static_cast<int>(name_width)) << printable(t.name) << "  " << std::setw(8)
@@ -45,8 +46,8 @@ void print_table(const Manifest& m) {
     const Piece& first = t.pieces.front();
     const bool a64 = first.offset % 64 == 0, a4096 = first.offset % 4096 == 0;
     page_aligned += a4096 && t.pieces.size() == 1;
-    std::cout << "  " << std::setw(4) << first.file << "  " << std::setw(14) << first.offset << "  "
-              << std::setw(3) << (a64 ? "yes" : "no") << ' ' << std::setw(5) << (a4096 ? "yes" : "no");
+    std::cout << "  " << std::setw(4) << first.file << "  " << std::setw(14) << first.offset << "  " << std::setw(3)
+              << (a64 ? "yes" : "no") << ' ' << std::setw(5) << (a4096 ? "yes" : "no");
     if (t.pieces.size() > 1) std::cout << "  (+" << t.pieces.size() - 1 << " pieces)";
     if (t.sparsity) std::cout << "  (sparse: the stored values; --densify loads it dense)";
     std::cout << '\n';
@@ -54,7 +55,8 @@ void print_table(const Manifest& m) {
   const auto largest = std::max_element(m.tensors.begin(), m.tensors.end(),
                                         [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   std::cout << "\nformat:        " << m.format << "\nfiles:         " << m.files.size() << '\n';
-  for (std::size_t i = 0; i < m.files.size(); ++i) std::cout << "  [" << i << "] " << printable(m.files[i].string()) << '\n';
+  for (std::size_t i = 0; i < m.files.size(); ++i)
+    std::cout << "  [" << i << "] " << printable(m.files[i].string()) << '\n';
   std::cout << "tensors:       " << m.tensors.size() << "\ntotal bytes:   " << m.total_bytes() << " ("
             << format_bytes(m.total_bytes()) << ")\n";
   if (largest != m.tensors.end())
@@ -90,7 +92,10 @@ int cmd_inspect(int argc, char** argv) {
   Args args("inspect", "Reads a model's headers (no tensor data) and lists its tensors.", {"MODEL"},
             {{"--json", "", "print one JSON object (docs/ARCHITECTURE.md's schema)", ""},
              {"--metadata", "", "with --json: include model metadata (GGUF KVs, ...)", ""},
-             {"--format", "NAME", "skip detection and use this reader", ""}, links_option(), densify_option(), range_option(),
+             {"--format", "NAME", "skip detection and use this reader", ""},
+             links_option(),
+             densify_option(),
+             range_option(),
              {"--stats", "", "print to stderr the bytes read and the time taken to open the model", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   OpenOptions options;
@@ -107,8 +112,8 @@ int cmd_inspect(int argc, char** argv) {
       file_bytes += std::filesystem::file_size(f, ec);
     }
     std::cerr << "opened in " << std::chrono::duration<double, std::milli>(elapsed).count() << " ms, read "
-              << read_bytes << " bytes of " << file_bytes << " (" << manifest.tensors.size()
-              << " tensors), peak RSS " << peak_rss_kib() << " KiB\n";
+              << read_bytes << " bytes of " << file_bytes << " (" << manifest.tensors.size() << " tensors), peak RSS "
+              << peak_rss_kib() << " KiB\n";
   }
   // The rule every load applies before reading (lwload/plan.hpp): decoding each encoded tensor
   // (--densify's sparse tensors among them) must fit this machine's memory. A model load would

@@ -44,12 +44,25 @@ std::string_view resident_count_name(ResidentCount how) {
 int cmd_load(int argc, char** argv) {
   Args args("load", "Loads a model onto a device; --verify compares every tensor on the device with the file.",
             {"MODEL"},
-            {device_option(), links_option(), densify_option(), range_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), direct_io_option(), io_option(), lazy_option(), only_option("load"),
+            {device_option(),
+             links_option(),
+             densify_option(),
+             range_option(),
+             placement_option(),
+             budget_option(),
+             slots_option(),
+             memory_option(),
+             max_alloc_option(),
+             direct_io_option(),
+             io_option(),
+             lazy_option(),
+             only_option("load"),
              {"--verify", "", "read every tensor back from the device and compare it with the file", ""},
              {"--verbose", "", "per-tensor placement, mechanism and offset; read engine details", ""},
-             {"--hold", "SECONDS", "keep the weights loaded this long before exiting (to measure page sharing "
-                                   "with another process)", "0"},
+             {"--hold", "SECONDS",
+              "keep the weights loaded this long before exiting (to measure page sharing "
+              "with another process)",
+              "0"},
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   const DeviceOverrides overrides = device_overrides(args);
@@ -84,38 +97,39 @@ int cmd_load(int argc, char** argv) {
   }
 
   if (json) {
-    boost::json::object out{{"device", weights.device().id()},
-                            {"tensors", weights.tensors().size()},
-                            {"loaded", plan.tensors.size() - plan.count(Placement::skipped)},
-                            {"model_bytes", plan.model_bytes},
-                            {"seconds", stats.seconds},
-                            {"allocate_seconds", stats.allocate_seconds},
-                            {"bytes_per_second", throughput},
-                            {"populate_seconds", stats.populate_seconds},
-                            {"zero_copy_bytes", stats.zero_copy_bytes},
-                            {"resident_bytes", stats.resident_bytes},
-                            {"resident_count", resident_count_name(stats.resident_count)},
-                            // What ran, as the executed plan records it (a mechanism refused at load re-planned with the reason).
-                            {"io_engine", io_engine_name(plan.schedule.engine)},
-                            {"io_note", plan.schedule.engine_reason},
-                            {"direct_io", plan.direct_io},
-                            {"direct_io_note", plan.direct_io_reason},
-                            {"direct_io_bytes", weights.io().direct_io_bytes},
-                            {"buffered_bytes", weights.io().buffered_bytes},
-                            {"bytes_read", stats.bytes_read},
-                            {"reads", stats.reads},
-                            {"uploads", stats.uploads}};
+    boost::json::object out{
+        {"device", weights.device().id()},
+        {"tensors", weights.tensors().size()},
+        {"loaded", plan.tensors.size() - plan.count(Placement::skipped)},
+        {"model_bytes", plan.model_bytes},
+        {"seconds", stats.seconds},
+        {"allocate_seconds", stats.allocate_seconds},
+        {"bytes_per_second", throughput},
+        {"populate_seconds", stats.populate_seconds},
+        {"zero_copy_bytes", stats.zero_copy_bytes},
+        {"resident_bytes", stats.resident_bytes},
+        {"resident_count", resident_count_name(stats.resident_count)},
+        // What ran, as the executed plan records it (a mechanism refused at load re-planned with the reason).
+        {"io_engine", io_engine_name(plan.schedule.engine)},
+        {"io_note", plan.schedule.engine_reason},
+        {"direct_io", plan.direct_io},
+        {"direct_io_note", plan.direct_io_reason},
+        {"direct_io_bytes", weights.io().direct_io_bytes},
+        {"buffered_bytes", weights.io().buffered_bytes},
+        {"bytes_read", stats.bytes_read},
+        {"reads", stats.reads},
+        {"uploads", stats.uploads}};
     boost::json::object counts;
     for (Placement p : {Placement::zero_copy, Placement::direct, Placement::staged, Placement::skipped})
       counts[placement_name(p)] = plan.count(p);
     out["placements"] = std::move(counts);
     out["plan"] = boost::json::parse(plan_to_json(plan, weights.manifest()));
     if (verified)
-      out["verify"] = boost::json::object{{"verified", true}, {"tensors", verified->tensors}, {"bytes", verified->bytes}};
+      out["verify"] =
+          boost::json::object{{"verified", true}, {"tensors", verified->tensors}, {"bytes", verified->bytes}};
     else if (!not_verifiable.empty())
       out["verify"] = boost::json::object{{"verified", false}, {"reason", not_verifiable}};
-    else
-      out["verify"] = nullptr;
+    else out["verify"] = nullptr;
     std::cout << valid_utf8_json(boost::json::serialize(out)) << '\n';
     return exit_ok;
   }
@@ -125,13 +139,14 @@ int cmd_load(int argc, char** argv) {
       const TensorPlan& tp = plan.tensors[h.index];
       if (!tp.selected) continue;
       std::cout << "  " << printable(h.info->name) << ": " << placement_name(h.placement);
-      if (h.buffer) std::cout << " via " << h.mechanism << " (" << native_type_name(h.native.type) << ") at offset " << h.offset;
+      if (h.buffer)
+        std::cout << " via " << h.mechanism << " (" << native_type_name(h.native.type) << ") at offset " << h.offset;
       std::cout << ", " << h.bytes << " bytes — " << tp.reason << '\n';
     }
   }
   std::cout << "loaded " << plan.model_bytes << " bytes (" << format_bytes(plan.model_bytes) << ") in "
-            << plan.tensors.size() - plan.count(Placement::skipped) << " tensors onto " << weights.device().id() << " in " << std::fixed
-            << std::setprecision(3) << stats.seconds * 1000 << " ms (" << std::setprecision(2)
+            << plan.tensors.size() - plan.count(Placement::skipped) << " tensors onto " << weights.device().id()
+            << " in " << std::fixed << std::setprecision(3) << stats.seconds * 1000 << " ms (" << std::setprecision(2)
             << throughput / (1 << 30) << " GiB/s)\n";
   std::cout << "placements: zero_copy " << plan.count(Placement::zero_copy) << ", direct "
             << plan.count(Placement::direct) << ", staged " << plan.count(Placement::staged) << ", skipped "
@@ -145,8 +160,7 @@ int cmd_load(int argc, char** argv) {
   }
   if (stats.zero_copy_bytes > 0)
     std::cout << "zero_copy: " << (stats.resident_count == ResidentCount::sampled ? "~" : "")
-              << format_bytes(stats.resident_bytes) << " of " << format_bytes(stats.zero_copy_bytes)
-              << " resident"
+              << format_bytes(stats.resident_bytes) << " of " << format_bytes(stats.zero_copy_bytes) << " resident"
               << (options.lazy ? " (lazy: pages fault in on first use)"
                                : str(", populated in ", stats.populate_seconds * 1000, " ms"))
               << '\n';
@@ -156,8 +170,7 @@ int cmd_load(int argc, char** argv) {
   if (verified)
     std::cout << "verify: ok, " << verified->tensors << " tensors (" << format_bytes(verified->bytes)
               << ") match the file\n";
-  else if (!not_verifiable.empty())
-    std::cout << "verify: " << not_verifiable << '\n';
+  else if (!not_verifiable.empty()) std::cout << "verify: " << not_verifiable << '\n';
   return exit_ok;
 }
 

@@ -25,8 +25,10 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
   std::size_t not_selected = 0;
   for (std::size_t i = 0; i < plan.tensors.size(); ++i)
     if (plan.tensors[i].selected) width = std::max(width, std::min<std::size_t>(manifest.tensors[i].name.size(), 40));
-  std::cout << std::left << std::setw(static_cast<int>(width)) << "name" << "  " << std::right << std::setw(12)
-            << "bytes" << "  " << std::left << std::setw(10) << "placement" << "reason\n";
+  std::cout << std::left << std::setw(static_cast<int>(width)) << "name"
+            << "  " << std::right << std::setw(12) << "bytes"
+            << "  " << std::left << std::setw(10) << "placement"
+            << "reason\n";
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
     const TensorPlan& tp = plan.tensors[i];
     const TensorInfo& t = manifest.tensors[i];
@@ -34,8 +36,9 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
       ++not_selected;
       continue;
     }
-    std::cout << std::left << std::setw(static_cast<int>(width)) << printable(t.name) << "  " << std::right << std::setw(12)
-              << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement) << tp.reason;
+    std::cout << std::left << std::setw(static_cast<int>(width)) << printable(t.name) << "  " << std::right
+              << std::setw(12) << t.bytes << "  " << std::left << std::setw(10) << placement_name(tp.placement)
+              << tp.reason;
     if (tp.region != no_region) std::cout << " [region " << tp.region << ", +" << tp.region_offset << "]";
     std::cout << '\n';
   }
@@ -49,9 +52,9 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
                   << region.declined << '\n';
         continue;
       }
-      std::cout << "  [" << r << "] file " << region.file << " offset " << region.offset << " length "
-                << region.length << " (" << format_bytes(region.length) << "), " << region.tensors.size()
-                << " tensor" << (region.tensors.size() == 1 ? "" : "s") << ", " << percent(region.cached, region.length)
+      std::cout << "  [" << r << "] file " << region.file << " offset " << region.offset << " length " << region.length
+                << " (" << format_bytes(region.length) << "), " << region.tensors.size() << " tensor"
+                << (region.tensors.size() == 1 ? "" : "s") << ", " << percent(region.cached, region.length)
                 << " in the page cache\n";
     }
   }
@@ -70,9 +73,10 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
   for (std::size_t f = 0; f < plan.residency.size(); ++f) {
     const FileResidency& r = plan.residency[f];
     if (r.known)
-      std::cout << "page cache:          " << printable(manifest.files[f].string()) << ": " << (r.exact ? "" : "~") << format_bytes(r.cached)
-                << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span)
-                << (r.exact ? std::string(")") : str(", estimated from ", r.samples, " sampled pages: the kernel has no cachestat)"))
+      std::cout << "page cache:          " << printable(manifest.files[f].string()) << ": " << (r.exact ? "" : "~")
+                << format_bytes(r.cached) << " of " << format_bytes(r.span) << " read (" << percent(r.cached, r.span)
+                << (r.exact ? std::string(")")
+                            : str(", estimated from ", r.samples, " sampled pages: the kernel has no cachestat)"))
                 << '\n';
   }
   std::cout << "staged reads:        " << plan.direct_io_reason << '\n';
@@ -84,14 +88,16 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
   if (plan.decode_bytes) std::cout << "decode scratch:      " << format_bytes(plan.decode_bytes) << '\n';
   std::cout << "predicted host peak: " << format_bytes(plan.predicted_host_peak) << " over the baseline\n";
   const HostMemory& h = plan.host;
-  std::cout << "host memory:         pinned " << format_bytes(h.pinned) << " (imports " << format_bytes(h.pinned_imports)
-            << ", device allocations " << format_bytes(h.device_allocations) << "), evictable file pages "
-            << format_bytes(h.evictable) << ", anonymous " << format_bytes(h.anonymous) << '\n';
+  std::cout << "host memory:         pinned " << format_bytes(h.pinned) << " (imports "
+            << format_bytes(h.pinned_imports) << ", device allocations " << format_bytes(h.device_allocations)
+            << "), evictable file pages " << format_bytes(h.evictable) << ", anonymous " << format_bytes(h.anonymous)
+            << '\n';
   const MachineMemory& m = h.machine;
   std::cout << "machine:             " << (m.mem_available ? format_bytes(m.mem_available) : std::string("unknown"))
             << " MemAvailable";
-  if (m.cgroup_limit) std::cout << "; " << printable(m.cgroup) << " " << format_bytes(m.cgroup_limit) << " (headroom "
-                                << format_bytes(m.cgroup_headroom()) << ")";
+  if (m.cgroup_limit)
+    std::cout << "; " << printable(m.cgroup) << " " << format_bytes(m.cgroup_limit) << " (headroom "
+              << format_bytes(m.cgroup_headroom()) << ")";
   if (m.address_space_limit) std::cout << "; RLIMIT_AS leaves " << format_bytes(m.address_space_left());
   std::cout << "\nmemory verdict:      " << h.verdict << '\n';
 }
@@ -100,8 +106,18 @@ void print_plan(const Plan& plan, const Manifest& manifest, const DeviceInfo& de
 
 int cmd_plan(int argc, char** argv) {
   Args args("plan", "Shows where each tensor would go on a device and why, without loading anything.", {"MODEL"},
-            {device_option(), links_option(), densify_option(), range_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), direct_io_option(), lazy_option(), only_option("plan"),
+            {device_option(),
+             links_option(),
+             densify_option(),
+             range_option(),
+             placement_option(),
+             budget_option(),
+             slots_option(),
+             memory_option(),
+             max_alloc_option(),
+             direct_io_option(),
+             lazy_option(),
+             only_option("plan"),
              {"--json", "", "print one JSON object", ""}});
   if (!args.parse(argc, argv)) return exit_ok;
   const DeviceOverrides overrides = device_overrides(args);
@@ -111,10 +127,8 @@ int cmd_plan(int argc, char** argv) {
   const Manifest manifest = open_model(args);
   const auto device = open_device(args.get("--device"), overrides);
   const Plan plan = make_plan(manifest, device->info(), options);
-  if (args.flag("--json"))
-    std::cout << valid_utf8_json(plan_to_json(plan, manifest)) << '\n';
-  else
-    print_plan(plan, manifest, device->info());
+  if (args.flag("--json")) std::cout << valid_utf8_json(plan_to_json(plan, manifest)) << '\n';
+  else print_plan(plan, manifest, device->info());
   return exit_ok;
 }
 

@@ -63,7 +63,8 @@ int profile_comparison(const Args& args, const std::string& compare) {
     const boost::json::object out{{"model", args.positional(0)}, {"series", std::move(series)}};
     write_text(*path, valid_utf8_json(boost::json::serialize(out)) + "\n", "comparison JSON");
   }
-  if (const auto path = args.get_optional("--svg")) write_text(*path, profile::comparison_to_svg(result.series), "comparison SVG");
+  if (const auto path = args.get_optional("--svg"))
+    write_text(*path, profile::comparison_to_svg(result.series), "comparison SVG");
   return result.series.back().report.contract.held ? exit_ok : exit_contract;
 }
 
@@ -76,8 +77,17 @@ int cmd_profile(int argc, char** argv) {
             "(zero-copy: anonymous growth <= 16 MiB); discrete peak <= baseline + budget + 16 MiB.\n"
             "Exit status 6 when the contract is violated.",
             {"MODEL"},
-            {device_option(), links_option(), densify_option(), placement_option(), budget_option(), slots_option(), memory_option(),
-             max_alloc_option(), io_option(), direct_io_option(), lazy_option(),
+            {device_option(),
+             links_option(),
+             densify_option(),
+             placement_option(),
+             budget_option(),
+             slots_option(),
+             memory_option(),
+             max_alloc_option(),
+             io_option(),
+             direct_io_option(),
+             lazy_option(),
              {"--verify", "", "read every tensor back and compare (a verify phase)", ""},
              {"--period", "MS", "sampling period in milliseconds", "2"},
              {"--json", "FILE", "write the report and timeline as JSON ('-' = stdout)", ""},
@@ -85,7 +95,8 @@ int cmd_profile(int argc, char** argv) {
              {"--svg", "FILE", "write the timeline as SVG", ""},
              {"--compare", "LOADERS",
               "also profile these loaders, each in its own process, and draw all in one SVG: naive "
-              "(read the file, copy each tensor), ggml (ggml's own loading), ort (ONNX Runtime's own loading) and/or placements "
+              "(read the file, copy each tensor), ggml (ggml's own loading), ort (ONNX Runtime's own loading) and/or "
+              "placements "
               "(zero-copy, direct, staged, auto), "
               "comma-separated",
               ""},
@@ -126,7 +137,8 @@ int cmd_profile(int argc, char** argv) {
 
   const bool json_to_stdout = args.get("--json") == "-";
   write_summary(json_to_stdout ? std::cerr : std::cout, report);
-  if (const auto path = args.get_optional("--json")) write_text(*path, valid_utf8_json(profile::report_to_json(report)) + "\n", "JSON report");
+  if (const auto path = args.get_optional("--json"))
+    write_text(*path, valid_utf8_json(profile::report_to_json(report)) + "\n", "JSON report");
   if (const auto path = args.get_optional("--csv")) write_text(*path, profile::report_to_csv(report), "CSV samples");
   if (const auto path = args.get_optional("--svg")) write_text(*path, profile::report_to_svg(report), "SVG timeline");
   return report.contract.held ? exit_ok : exit_contract;

@@ -16,8 +16,7 @@
 namespace lwload::cli {
 
 int cmd_strip(int argc, char** argv) {
-  Args args("strip", "Writes an ONNX model's graph without its weights' bytes: each referenced where it is.",
-            {"MODEL"},
+  Args args("strip", "Writes an ONNX model's graph without its weights' bytes: each referenced where it is.", {"MODEL"},
             {{"--output", "GRAPH", "the weightless graph to write (.onnx)", "", "-o"},
              {"--min-bytes", "N", "constants under N bytes stay in the graph (shape inference reads them)", "1024"},
              links_option()});
@@ -25,7 +24,8 @@ int cmd_strip(int argc, char** argv) {
   const std::string output = args.get("--output");
   if (output.empty()) fail(ErrorCode::usage, "strip: name the graph to write with -o GRAPH");
   const Manifest manifest = open_model(args);
-  if (manifest.format != "onnx") fail(ErrorCode::usage, "strip: ", manifest.files[0].string(), " is ", manifest.format, ", not ONNX");
+  if (manifest.format != "onnx")
+    fail(ErrorCode::usage, "strip: ", manifest.files[0].string(), " is ", manifest.format, ", not ONNX");
   const std::uint64_t min_bytes = args.get_size("--min-bytes");
   const std::filesystem::path folder = std::filesystem::absolute(output).parent_path();
   std::uint64_t referenced = 0, kept = 0;

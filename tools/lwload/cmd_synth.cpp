@@ -53,7 +53,8 @@ int cmd_synth(int argc, char** argv) {
     // An explicit alignment wins; it only contradicts a layout that was named too.
     spec.alignment = args.get_size("--alignment");
     if (named_layout && *layout == synth::Layout::packed && spec.format == "safetensors" && spec.alignment > 8)
-      fail(ErrorCode::usage, "--alignment ", spec.alignment, ": a packed safetensors file has no alignment (use --layout aligned)");
+      fail(ErrorCode::usage, "--alignment ", spec.alignment,
+           ": a packed safetensors file has no alignment (use --layout aligned)");
     if (named_layout && *layout == synth::Layout::aligned && spec.alignment == 0)
       fail(ErrorCode::usage, "--alignment 0 contradicts --layout aligned");
   }
@@ -83,8 +84,8 @@ int cmd_synth(int argc, char** argv) {
   } else {
     std::cout << "wrote " << printable(out.string()) << ": " << m.format << ", " << m.tensors.size() << " tensors of "
               << dtype_name(spec.dtype) << ", " << format_bytes(m.total_bytes()) << " of data ("
-              << format_bytes(std::filesystem::file_size(out)) << " file), " << layout_of(spec)
-              << " layout (alignment " << spec.alignment << "), seed " << spec.seed << '\n';
+              << format_bytes(std::filesystem::file_size(out)) << " file), " << layout_of(spec) << " layout (alignment "
+              << spec.alignment << "), seed " << spec.seed << '\n';
   }
   return exit_ok;
 }

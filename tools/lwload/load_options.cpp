@@ -13,7 +13,9 @@ namespace lwload::cli {
 
 OptionSpec device_option() { return {"--device", "D", "BACKEND[:INDEX] or auto", "auto"}; }
 OptionSpec memory_option() { return {"--memory", "M", "override the device's memory model: unified or discrete", ""}; }
-OptionSpec max_alloc_option() { return {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""}; }
+OptionSpec max_alloc_option() {
+  return {"--max-alloc", "BYTES", "override (lower) the device's largest allocation", ""};
+}
 OptionSpec placement_option() { return {"--placement", "P", "auto, zero-copy, direct or staged", "auto"}; }
 OptionSpec budget_option() { return {"--budget", "BYTES", "staging budget", "64MiB"}; }
 OptionSpec slots_option() { return {"--slots", "N", "staging slots", "4"}; }
@@ -22,7 +24,8 @@ OptionSpec only_option(std::string_view verb) {
 }
 OptionSpec io_option() { return {"--io", "E", "auto, io_uring or pread", "auto"}; }
 OptionSpec direct_io_option() {
-  return {"--direct-io", "", "read staged tensors with O_DIRECT (default: when their files are not in the page cache)", ""};
+  return {"--direct-io", "", "read staged tensors with O_DIRECT (default: when their files are not in the page cache)",
+          ""};
 }
 OptionSpec links_option() {
   return {"--allow-outside-links", "", "follow links out of the model folder (weights linked from a shared cache)", ""};

@@ -23,7 +23,7 @@ OptionSpec only_option(std::string_view verb);  // "load", "plan"
 OptionSpec io_option();
 OptionSpec direct_io_option();
 OptionSpec lazy_option();
-OptionSpec links_option();  // --allow-outside-links
+OptionSpec links_option();    // --allow-outside-links
 OptionSpec densify_option();  // --densify
 OptionSpec range_option();    // --range OFFSET:LENGTH (open_model opens the file's descriptor)
 

@@ -86,16 +86,19 @@ std::string read_all(const std::string& path) {
 
 std::vector<std::string> parse_compare_list(const std::string& text) {
   std::vector<std::string> loaders = split_names(text);
-  if (loaders.empty()) fail(ErrorCode::usage, "--compare: name at least one loader (naive, ggml, ort, zero-copy, direct, staged)");
+  if (loaders.empty())
+    fail(ErrorCode::usage, "--compare: name at least one loader (naive, ggml, ort, zero-copy, direct, staged)");
   for (const auto& l : loaders)
     if (!is_baseline_loader(l) && l != "auto" && !parse_placement(l))
       fail(ErrorCode::usage, "--compare: '", l, "' is not naive, ggml, ort, auto, zero-copy, direct or staged");
   for (const auto& l : loaders) {
     if (l == "ggml" && !ggml_loader_available())
-      fail(ErrorCode::unsupported, "--compare ggml: this lwload was built without ggml (scripts/deps/prepare-ggml.sh, -Dggml=enabled)");
+      fail(ErrorCode::unsupported,
+           "--compare ggml: this lwload was built without ggml (scripts/deps/prepare-ggml.sh, -Dggml=enabled)");
     if (l == "ort" && !ort_loader_available())
       fail(ErrorCode::unsupported,
-           "--compare ort: this lwload was built without ONNX Runtime (scripts/deps/prepare-onnxruntime.sh, -Donnxruntime=enabled)");
+           "--compare ort: this lwload was built without ONNX Runtime (scripts/deps/prepare-onnxruntime.sh, "
+           "-Donnxruntime=enabled)");
   }
   return loaders;
 }

@@ -60,13 +60,14 @@ profile::Report profile_ggml(const std::string& path, const Manifest& manifest, 
   using profile::Clock;
   ggml_backend_dev_t dev = ggml_device_for(device);
   // Started as an application starts it, before loading (the baseline includes it).
-  const std::unique_ptr<ggml_backend, void (*)(ggml_backend_t)> backend(ggml_backend_dev_init(dev, nullptr), ggml_backend_free);
+  const std::unique_ptr<ggml_backend, void (*)(ggml_backend_t)> backend(ggml_backend_dev_init(dev, nullptr),
+                                                                        ggml_backend_free);
   if (!backend) fail(ErrorCode::device, "profile --loader ggml: ggml could not start ", ggml_backend_dev_name(dev));
 
   return run_engine_load(
-      baseline_report(manifest,
-                      std::string("ggml ") + ggml_backend_dev_name(dev) + " (" + ggml_backend_dev_description(dev) + ")",
-                      "ggml", "pread", period),
+      baseline_report(
+          manifest, std::string("ggml ") + ggml_backend_dev_name(dev) + " (" + ggml_backend_dev_description(dev) + ")",
+          "ggml", "pread", period),
       period, [&](profile::Timeline& timeline) -> std::shared_ptr<void> {
         auto w = std::make_shared<GgmlWeights>();
         timeline.phase_begin("header", Clock::now());

@@ -8,7 +8,8 @@ namespace lwload::cli {
 bool ggml_loader_available() noexcept { return false; }
 
 profile::Report profile_ggml(const std::string&, const Manifest&, const std::string&, std::chrono::microseconds) {
-  fail(ErrorCode::unsupported, "profile --loader ggml: this lwload was built without ggml (scripts/deps/prepare-ggml.sh, -Dggml=enabled)");
+  fail(ErrorCode::unsupported,
+       "profile --loader ggml: this lwload was built without ggml (scripts/deps/prepare-ggml.sh, -Dggml=enabled)");
 }
 
 }  // namespace lwload::cli

@@ -31,7 +31,8 @@ bool ort_loader_available() noexcept { return true; }
 
 profile::Report profile_ort(const std::string& path, const Manifest& manifest, std::chrono::microseconds period) {
   if (manifest.format != "onnx")
-    fail(ErrorCode::unsupported, "profile --loader ort: ONNX Runtime reads ONNX models; ", path, " is ", manifest.format);
+    fail(ErrorCode::unsupported, "profile --loader ort: ONNX Runtime reads ONNX models; ", path, " is ",
+         manifest.format);
   using profile::Clock;
   const OrtApi& api = *OrtGetApiBase()->GetApi(ORT_API_VERSION);
   // Started as an application starts it, before loading (the baseline includes it).
@@ -40,7 +41,8 @@ profile::Report profile_ort(const std::string& path, const Manifest& manifest, s
   const std::unique_ptr<OrtEnv, void (*)(OrtEnv*)> env(raw_env, api.ReleaseEnv);
   OrtSessionOptions* raw_options = nullptr;
   check(api, api.CreateSessionOptions(&raw_options), "CreateSessionOptions");
-  const std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> options(raw_options, api.ReleaseSessionOptions);
+  const std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> options(raw_options,
+                                                                                 api.ReleaseSessionOptions);
 
   return run_engine_load(
       baseline_report(manifest, std::string("ONNX Runtime ") + OrtGetApiBase()->GetVersionString() + " CPU", "ort",

@@ -34,7 +34,8 @@ void restride(const TensorInfo& tensor, std::span<const std::byte> encoded, std:
     if (inner_stride == 1) {
       std::memcpy(dst, encoded.data() + source * elem, inner * elem);
     } else {
-      for (std::uint64_t i = 0; i < inner; ++i) std::memcpy(dst + i * elem, encoded.data() + (source + i * inner_stride) * elem, elem);
+      for (std::uint64_t i = 0; i < inner; ++i)
+        std::memcpy(dst + i * elem, encoded.data() + (source + i * inner_stride) * elem, elem);
     }
     written += static_cast<std::size_t>(inner * elem);
     for (std::size_t d = index.size(); d-- > 0;) {  // next row: an odometer over the outer dimensions

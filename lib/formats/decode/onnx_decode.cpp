@@ -38,14 +38,14 @@ class FieldDecoder {
           onnx::is_attribute_alias(tensor_.dtype, static_cast<std::uint32_t>(number)))
         number_ = static_cast<std::uint32_t>(number);
       if (number != number_)
-        fail_at(tag_at, "field number ", number, " where ", onnx::tensor_field_name(field_.number),
-                " (", number_, ") was expected");
+        fail_at(tag_at, "field number ", number, " where ", onnx::tensor_field_name(field_.number), " (", number_,
+                ") was expected");
       const std::uint64_t wire = tag & 7;
       if (wire == 2) {
         const std::uint64_t length = varint("packed length");
         if (length > in_.size() - pos_)
-          fail_at(tag_at, "packed run of ", length, " bytes runs past the encoded data (",
-                  in_.size() - pos_, " bytes left)");
+          fail_at(tag_at, "packed run of ", length, " bytes runs past the encoded data (", in_.size() - pos_,
+                  " bytes left)");
         const std::size_t end = pos_ + static_cast<std::size_t>(length);
         if (field_.wire == onnx::TypedWire::varint) {
           while (pos_ < end) {
@@ -53,8 +53,7 @@ class FieldDecoder {
             if (pos_ > end) fail_at(end, "a packed varint runs past its field");
           }
         } else {
-          if (length % width_ != 0)
-            fail_at(tag_at, "packed length ", length, " is not a multiple of ", width_);
+          if (length % width_ != 0) fail_at(tag_at, "packed length ", length, " is not a multiple of ", width_);
           copy_fixed(static_cast<std::size_t>(length));
         }
       } else if (wire == 0 && field_.wire == onnx::TypedWire::varint) {
@@ -68,8 +67,8 @@ class FieldDecoder {
       }
     }
     if (written_ != out_.size())
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", tensor_.name, "': ",
-           onnx::tensor_field_name(field_.number), " holds ", written_ / element_bytes(), " elements but ",
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", tensor_.name,
+           "': ", onnx::tensor_field_name(field_.number), " holds ", written_ / element_bytes(), " elements but ",
            dtype_name(tensor_.dtype), " shape needs ", out_.size() / element_bytes());
   }
 
@@ -79,14 +78,14 @@ class FieldDecoder {
 
   template <typename... Parts>
   [[noreturn]] void fail_at(std::size_t at, const Parts&... detail) const {
-    fail(ErrorCode::bad_input, file_.string(), ": tensor '", tensor_.name, "': ",
-         onnx::tensor_field_name(field_.number), " at encoded byte ", at, ": ", detail...);
+    fail(ErrorCode::bad_input, file_.string(), ": tensor '", tensor_.name,
+         "': ", onnx::tensor_field_name(field_.number), " at encoded byte ", at, ": ", detail...);
   }
 
   void too_many() const {
-    fail(ErrorCode::bad_input, file_.string(), ": tensor '", tensor_.name, "': ",
-         onnx::tensor_field_name(field_.number), " holds more elements than the ",
-         dtype_name(tensor_.dtype), " shape's ", out_.size() / element_bytes());
+    fail(ErrorCode::bad_input, file_.string(), ": tensor '", tensor_.name,
+         "': ", onnx::tensor_field_name(field_.number), " holds more elements than the ", dtype_name(tensor_.dtype),
+         " shape's ", out_.size() / element_bytes());
   }
 
   std::uint64_t varint(std::string_view what) {
@@ -122,7 +121,7 @@ class FieldDecoder {
   std::span<std::byte> out_;
   const std::filesystem::path& file_;
   onnx::TypedField field_;
-  std::size_t width_;  // bytes one wire element becomes
+  std::size_t width_;                     // bytes one wire element becomes
   std::uint32_t number_ = field_.number;  // the field number every element carries
   std::size_t pos_ = 0;
   std::size_t written_ = 0;
@@ -133,11 +132,10 @@ class FieldDecoder {
 void decode_onnx_fields(const TensorInfo& tensor, std::span<const std::byte> encoded, std::span<std::byte> out,
                         const std::filesystem::path& file) {
   const auto field = onnx::typed_field_for(tensor.dtype);
-  const auto expected = field && field->wire == onnx::TypedWire::varint ? Encoding::onnx_varint
-                                                                         : Encoding::onnx_fixed;
+  const auto expected = field && field->wire == onnx::TypedWire::varint ? Encoding::onnx_varint : Encoding::onnx_fixed;
   if (!field || expected != tensor.encoding)
-    fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor.name, "': ",
-         dtype_name(tensor.dtype), " cannot be decoded from ", encoding_name(tensor.encoding));
+    fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor.name, "': ", dtype_name(tensor.dtype),
+         " cannot be decoded from ", encoding_name(tensor.encoding));
   const std::size_t width = field->wire == onnx::TypedWire::fixed32   ? 4
                             : field->wire == onnx::TypedWire::fixed64 ? 8
                                                                       : dtype_layout(tensor.dtype)->block_bytes;

@@ -15,8 +15,13 @@ class Densifier {
  public:
   Densifier(const TensorInfo& tensor, std::span<const std::byte> values, std::span<std::byte> out,
             const std::filesystem::path& file)
-      : tensor_(tensor), sparsity_(*tensor.sparsity), values_(values), out_(out), file_(file),
-        rank_(tensor.shape.size()), coordinates_(sparsity_.levels.size()) {
+      : tensor_(tensor),
+        sparsity_(*tensor.sparsity),
+        values_(values),
+        out_(out),
+        file_(file),
+        rank_(tensor.shape.size()),
+        coordinates_(sparsity_.levels.size()) {
     const auto layout = dtype_layout(tensor.dtype);
     width_ = layout && layout->block_elems == 1 ? layout->block_bytes : 0;
     if (width_ == 0 || sparsity_.levels.size() != sparsity_.traversal_order.size() ||

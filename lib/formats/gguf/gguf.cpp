@@ -44,10 +44,10 @@ namespace {
 constexpr std::string_view kMagic = "GGUF";
 constexpr std::uint64_t kDefaultAlignment = 32;
 constexpr std::string_view kAlignmentKey = "general.alignment";
-constexpr std::uint64_t kGgmlMaxName = 64;        // GGML_MAX_NAME: a name's bytes and its NUL
-constexpr std::uint64_t kQuotedNameBytes = 4096;  // a too-long name longer than this is not quoted
-constexpr std::uint64_t kMaxKeyLength = 65535;    // GGUF spec: keys are at most 2^16 - 1 bytes
-constexpr std::uint32_t kMaxDims = 4;             // GGML_MAX_DIMS
+constexpr std::uint64_t kGgmlMaxName = 64;          // GGML_MAX_NAME: a name's bytes and its NUL
+constexpr std::uint64_t kQuotedNameBytes = 4096;    // a too-long name longer than this is not quoted
+constexpr std::uint64_t kMaxKeyLength = 65535;      // GGUF spec: keys are at most 2^16 - 1 bytes
+constexpr std::uint32_t kMaxDims = 4;               // GGML_MAX_DIMS
 constexpr std::uint64_t kMaxMetaValues = 1u << 24;  // big vocabularies hold ~10^6 values in all
 constexpr std::uint64_t kGgufMaxString = 1u << 30;  // GGUF_MAX_STRING_LENGTH (ggml/src/gguf.cpp)
 
@@ -58,8 +58,19 @@ constexpr std::uint64_t kMinKvBytes = 8 + 1 + 4 + 1;
 
 // gguf_metadata_value_type
 enum ValueType : std::uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8,
-  kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 std::string_view value_type_name(std::uint32_t type) {
@@ -85,11 +96,18 @@ std::string_view value_type_name(std::uint32_t type) {
 // counts can be checked against the bytes left before anything is allocated for them.
 std::uint64_t min_value_bytes(std::uint32_t type) {
   switch (type) {
-    case kU8: case kI8: case kBool: return 1;
-    case kU16: case kI16: return 2;
-    case kU32: case kI32: case kF32: return 4;
-    case kU64: case kI64: case kF64: return 8;
-    case kString: return 8;   // the length prefix of an empty string
+    case kU8:
+    case kI8:
+    case kBool: return 1;
+    case kU16:
+    case kI16: return 2;
+    case kU32:
+    case kI32:
+    case kF32: return 4;
+    case kU64:
+    case kI64:
+    case kF64: return 8;
+    case kString: return 8;  // the length prefix of an empty string
     default: return 0;
   }
 }
@@ -156,8 +174,8 @@ Manifest GgufParser::parse() {
 
   // Tighter now that the KVs are consumed: every tensor info still to come needs its bytes.
   if (tensor_count_ > in_.remaining() / kMinTensorInfoBytes)
-    in_.fail_at(in_.offset(), "tensor infos", tensor_count_, " tensors need at least ",
-                kMinTensorInfoBytes, " bytes each but only ", in_.remaining(), " bytes remain");
+    in_.fail_at(in_.offset(), "tensor infos", tensor_count_, " tensors need at least ", kMinTensorInfoBytes,
+                " bytes each but only ", in_.remaining(), " bytes remain");
   // Grown as infos are read (not reserved from the count): memory follows the bytes actually parsed.
   for (std::uint64_t i = 0; i < tensor_count_; ++i) read_tensor_info(i);
   place_tensors();
@@ -187,8 +205,8 @@ void GgufParser::read_preamble() {
   kv_count_ = in_.u64("GGUF metadata KV count");
   // Loose bounds for now (the tensor infos follow the KVs); they catch absurd counts at once.
   if (tensor_count_ > in_.remaining() / kMinTensorInfoBytes)
-    in_.fail_at(counts_offset, "GGUF tensor count", tensor_count_, " tensors cannot fit in the ",
-                in_.remaining(), " bytes left in the file");
+    in_.fail_at(counts_offset, "GGUF tensor count", tensor_count_, " tensors cannot fit in the ", in_.remaining(),
+                " bytes left in the file");
   caps_.check_declared(path_, str("GGUF tensor count at offset ", counts_offset), tensor_count_);
   if (kv_count_ > in_.remaining() / kMinKvBytes)
     in_.fail_at(counts_offset + 8, "GGUF metadata KV count", kv_count_, " key/values cannot fit in the ",
@@ -198,8 +216,8 @@ void GgufParser::read_preamble() {
 
 void GgufParser::count_meta_values(std::uint64_t n, const std::string& what) {
   if (n > kMaxMetaValues - meta_values_)
-    fail(ErrorCode::unsupported, path_.string(), ": ", what, ": ", n,
-         " more values exceed lwload's header limit of ", kMaxMetaValues, " metadata values in all");
+    fail(ErrorCode::unsupported, path_.string(), ": ", what, ": ", n, " more values exceed lwload's header limit of ",
+         kMaxMetaValues, " metadata values in all");
   meta_values_ += n;
 }
 
@@ -254,8 +272,7 @@ MetaValue GgufParser::read_value(std::uint32_t type, const std::string& what, st
       return {in_.string(length, what)};
     }
     case kArray: return read_array(what);
-    default:
-      in_.fail_at(type_offset, what, "unknown value type ", type, " (GGUF defines 0 to 12)");
+    default: in_.fail_at(type_offset, what, "unknown value type ", type, " (GGUF defines 0 to 12)");
   }
 }
 
@@ -263,16 +280,17 @@ MetaValue GgufParser::read_array(const std::string& what) {
   const std::uint64_t type_offset = in_.offset();
   const std::uint32_t element_type = in_.u32(what);
   if (element_type == kArray)
-    in_.fail_at(type_offset, what, "an array of arrays: ggml's gguf_init_from_file refuses an array whose "
-                "elements are arrays (invalid GGUF type ", element_type, ")");
+    in_.fail_at(type_offset, what,
+                "an array of arrays: ggml's gguf_init_from_file refuses an array whose "
+                "elements are arrays (invalid GGUF type ",
+                element_type, ")");
   const std::uint64_t min_bytes = min_value_bytes(element_type);
   if (min_bytes == 0)
     in_.fail_at(type_offset, what, "array of unknown value type ", element_type, " (GGUF defines 0 to 12)");
   const std::uint64_t count = in_.u64(what);
   if (count > in_.remaining() / min_bytes)
     in_.fail_at(type_offset + 4, what, "array of ", count, " ", value_type_name(element_type),
-                " values needs at least ", min_bytes, " bytes each but only ", in_.remaining(),
-                " bytes remain");
+                " values needs at least ", min_bytes, " bytes each but only ", in_.remaining(), " bytes remain");
   count_meta_values(count, what);
 
   // Numbers and booleans stay as the file's bytes: a MetaValue each would cost 40 bytes of memory
@@ -285,8 +303,7 @@ MetaValue GgufParser::read_array(const std::string& what) {
   }
   MetaValue::Array items;
   items.reserve(static_cast<std::size_t>(count));  // checked above against both limits
-  for (std::uint64_t i = 0; i < count; ++i)
-    items.push_back(read_value(element_type, what, type_offset));
+  for (std::uint64_t i = 0; i < count; ++i) items.push_back(read_value(element_type, what, type_offset));
   return {std::move(items)};
 }
 
@@ -300,8 +317,8 @@ void GgufParser::read_tensor_info(std::uint64_t index) {
     std::string named;
     if (name_length <= kQuotedNameBytes && name_length <= in_.remaining())
       named = "tensor '" + in_.string(name_length, where) + "': ";
-    in_.fail_at(info_offset, where, named, "name length ", name_length, " is not below ggml's limit of ",
-                kGgmlMaxName, " bytes (GGML_MAX_NAME, the NUL included); gguf_init_from_file refuses the file");
+    in_.fail_at(info_offset, where, named, "name length ", name_length, " is not below ggml's limit of ", kGgmlMaxName,
+                " bytes (GGML_MAX_NAME, the NUL included); gguf_init_from_file refuses the file");
   }
   TensorInfo tensor;
   tensor.name = in_.string(name_length, where);
@@ -313,8 +330,7 @@ void GgufParser::read_tensor_info(std::uint64_t index) {
 
   const std::uint64_t dims_offset = in_.offset();
   const std::uint32_t n_dims = in_.u32(what);
-  if (n_dims > kMaxDims)
-    in_.fail_at(dims_offset, what, "n_dims ", n_dims, " exceeds GGUF's limit of ", kMaxDims);
+  if (n_dims > kMaxDims) in_.fail_at(dims_offset, what, "n_dims ", n_dims, " exceeds GGUF's limit of ", kMaxDims);
   for (std::uint32_t d = 0; d < n_dims; ++d) {
     const std::uint64_t ne = in_.u64(what);
     if (ne > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
@@ -379,8 +395,7 @@ void GgufParser::place_tensors() {
     // A 0 anywhere makes the count 0, however large the dimensions beside it (ggml's test, too).
     const bool empty = std::find(tensor.shape.begin(), tensor.shape.end(), 0) != tensor.shape.end();
     if (!empty && !element_count(tensor.shape))
-      in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape),
-                  " overflows 64 bits");
+      in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape), " overflows 64 bits");
     if (!ggml_counts(tensor.shape))
       in_.fail_at(raw.info_offset, info, "the element count of shape ", shape_text(tensor.shape),
                   " is not below INT64_MAX, which gguf_init_from_file requires");

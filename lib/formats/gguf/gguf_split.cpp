@@ -38,7 +38,8 @@ std::optional<std::uint64_t> meta_uint(const Manifest& m, std::string_view key) 
 
 std::uint64_t require_uint(const Manifest& m, const std::filesystem::path& file, std::string_view key) {
   const auto v = meta_uint(m, key);
-  if (!v) fail(ErrorCode::bad_input, file.string(), ": split GGUF: key '", key, "' is missing or not a non-negative integer");
+  if (!v)
+    fail(ErrorCode::bad_input, file.string(), ": split GGUF: key '", key, "' is missing or not a non-negative integer");
   return *v;
 }
 
@@ -100,9 +101,11 @@ Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Ma
   const std::uint64_t total_tensors = require_uint(opened_manifest, opened, kSplitTensors);
   const auto architecture = meta_string(opened_manifest, kArchitecture);
   if (count == 0 || count > kMaxParts)
-    fail(ErrorCode::bad_input, opened.string(), ": split GGUF: split.count ", count, " is not between 1 and ", kMaxParts);
+    fail(ErrorCode::bad_input, opened.string(), ": split GGUF: split.count ", count, " is not between 1 and ",
+         kMaxParts);
   if (opened_no >= count)
-    fail(ErrorCode::bad_input, opened.string(), ": split GGUF: split.no ", opened_no, " is not below split.count ", count);
+    fail(ErrorCode::bad_input, opened.string(), ": split GGUF: split.no ", opened_no, " is not below split.count ",
+         count);
   const auto name = parse_name(opened.filename().string());
   if (!name)
     fail(ErrorCode::bad_input, opened.string(), ": split GGUF (split.count ", count,
@@ -117,8 +120,8 @@ Manifest read_gguf_split(FileSystem& fs, const std::filesystem::path& opened, Ma
   for (std::uint64_t k = 0; k < count; ++k) {
     const std::filesystem::path path = opened.parent_path() / part_name(*name, k + 1);
     if (k != opened_no && !fs.exists(path))
-      fail(ErrorCode::bad_input, opened.string(), ": split GGUF: part ", k + 1, " of ", count, " ('",
-           path.string(), "') is missing");
+      fail(ErrorCode::bad_input, opened.string(), ": split GGUF: part ", k + 1, " of ", count, " ('", path.string(),
+           "') is missing");
     Manifest part = k == opened_no ? std::move(opened_manifest) : read_gguf_file(fs, path, caps);
     if (!is_gguf_split(part))
       fail(ErrorCode::bad_input, path.string(), ": split GGUF part ", k + 1, " of ", count, " has no split.count key");

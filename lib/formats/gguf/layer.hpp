@@ -4,5 +4,6 @@
 #pragma once
 
 #if !defined(LWLOAD_LAYER_FORMATS_GGUF)
-#error "lwload layering: lib/formats/gguf/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: lib/formats/gguf/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

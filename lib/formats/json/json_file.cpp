@@ -145,9 +145,8 @@ struct TopKeys : JsonHandlerBasics {
 
 // Parses [begin, begin + length) of `file`. On a syntax error returns nullopt and sets
 // *error_offset (absolute in the file) and *error_message; read errors propagate.
-std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin,
-                                       std::uint64_t length, std::uint64_t* error_offset,
-                                       std::string* error_message) {
+std::optional<json::value> parse_range(const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
+                                       std::uint64_t* error_offset, std::string* error_message) {
   json::parse_options options;
   options.max_depth = 64;
   json::basic_parser<ExactNumbers> parser(options, json::storage_ptr());
@@ -164,14 +163,13 @@ void set_json_chunk_bytes(std::size_t bytes) noexcept {
   chunk_bytes.store(std::max<std::size_t>(bytes, 1), std::memory_order_relaxed);
 }
 
-json::value read_json(const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length,
-                      std::string_view what) {
+json::value read_json(const RandomAccessFile& file, std::uint64_t begin, std::uint64_t length, std::string_view what) {
   std::uint64_t error_offset = 0;
   std::string message;
   auto value = parse_range(file, begin, length, &error_offset, &message);
   if (!value)
-    fail(ErrorCode::bad_input, file.path().string(), ": ", what, ": malformed JSON at byte ",
-         error_offset, " of the file: ", message);
+    fail(ErrorCode::bad_input, file.path().string(), ": ", what, ": malformed JSON at byte ", error_offset,
+         " of the file: ", message);
   return std::move(*value);
 }
 
@@ -229,22 +227,19 @@ std::optional<JsonTop> sniff_json_top(FileSystem& fs, const std::filesystem::pat
   return JsonTop{scan->array, scan->has};  // exact for `wanted`, whatever the number of keys
 }
 
-const json::object& as_object(const json::value& v, const std::filesystem::path& file,
-                              std::string_view where) {
+const json::object& as_object(const json::value& v, const std::filesystem::path& file, std::string_view where) {
   if (!v.is_object())
     fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a JSON object, found ", describe(v));
   return v.get_object();
 }
 
-const json::array& as_array(const json::value& v, const std::filesystem::path& file,
-                            std::string_view where) {
+const json::array& as_array(const json::value& v, const std::filesystem::path& file, std::string_view where) {
   if (!v.is_array())
     fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a JSON array, found ", describe(v));
   return v.get_array();
 }
 
-std::string_view as_string(const json::value& v, const std::filesystem::path& file,
-                           std::string_view where) {
+std::string_view as_string(const json::value& v, const std::filesystem::path& file, std::string_view where) {
   if (!v.is_string())
     fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a string, found ", describe(v));
   return v.get_string();
@@ -253,8 +248,8 @@ std::string_view as_string(const json::value& v, const std::filesystem::path& fi
 std::uint64_t as_u64(const json::value& v, const std::filesystem::path& file, std::string_view where) {
   if (v.is_uint64()) return v.get_uint64();
   if (v.is_int64() && v.get_int64() >= 0) return static_cast<std::uint64_t>(v.get_int64());
-  fail(ErrorCode::bad_input, file.string(), ": ", where,
-       ": expected a non-negative integer below 2^64, found ", describe(v));
+  fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a non-negative integer below 2^64, found ",
+       describe(v));
 }
 
 double as_double(const json::value& v, const std::filesystem::path& file, std::string_view where) {
@@ -264,15 +259,14 @@ double as_double(const json::value& v, const std::filesystem::path& file, std::s
   fail(ErrorCode::bad_input, file.string(), ": ", where, ": expected a number, found ", describe(v));
 }
 
-const json::value& required(const json::object& obj, std::string_view key,
-                            const std::filesystem::path& file, std::string_view where) {
+const json::value& required(const json::object& obj, std::string_view key, const std::filesystem::path& file,
+                            std::string_view where) {
   const json::value* v = obj.if_contains(key);
   if (!v) fail(ErrorCode::bad_input, file.string(), ": ", where, ": missing field '", key, "'");
   return *v;
 }
 
-std::vector<std::int64_t> as_shape(const json::value& v, const std::filesystem::path& file,
-                                   std::string_view where) {
+std::vector<std::int64_t> as_shape(const json::value& v, const std::filesystem::path& file, std::string_view where) {
   const json::array& dims = as_array(v, file, where);
   std::vector<std::int64_t> shape;
   shape.reserve(dims.size());  // bounded by the JSON text already in memory

@@ -108,12 +108,9 @@ const boost::json::object& as_object(const boost::json::value& v, const std::fil
                                      std::string_view where);
 const boost::json::array& as_array(const boost::json::value& v, const std::filesystem::path& file,
                                    std::string_view where);
-std::string_view as_string(const boost::json::value& v, const std::filesystem::path& file,
-                           std::string_view where);
-std::uint64_t as_u64(const boost::json::value& v, const std::filesystem::path& file,
-                     std::string_view where);
-double as_double(const boost::json::value& v, const std::filesystem::path& file,
-                 std::string_view where);
+std::string_view as_string(const boost::json::value& v, const std::filesystem::path& file, std::string_view where);
+std::uint64_t as_u64(const boost::json::value& v, const std::filesystem::path& file, std::string_view where);
+double as_double(const boost::json::value& v, const std::filesystem::path& file, std::string_view where);
 
 // obj[key], or Error(bad_input) "<file>: <where>: missing field '<key>'".
 const boost::json::value& required(const boost::json::object& obj, std::string_view key,

@@ -55,30 +55,30 @@ struct Selecting : JsonHandlerBasics {
   json::value_stack st;
   std::vector<std::string_view> keep;
   explicit Selecting(json::storage_ptr temp) : st(temp), item(temp) {}
-  std::size_t depth = 0;          // containers open
+  std::size_t depth = 0;  // containers open
   bool root_object = false;
-  bool skipping = false;          // inside a dropped member's value
-  std::size_t skip_depth = 0;     // the depth its container opened at
-  bool next_dropped = false;      // the top-level key just read is not kept
-  std::size_t dropped = 0;        // top-level members dropped
-  std::string key;                // a top-level key while it arrives (at most 64 bytes kept)
+  bool skipping = false;       // inside a dropped member's value
+  std::size_t skip_depth = 0;  // the depth its container opened at
+  bool next_dropped = false;   // the top-level key just read is not kept
+  std::size_t dropped = 0;     // top-level members dropped
+  std::string key;             // a top-level key while it arrives (at most 64 bytes kept)
   bool key_too_long = false;
-  std::string number;             // a number's text received in parts
+  std::string number;  // a number's text received in parts
 
   // Streaming (StreamedItems): where the holders are and which of them is open.
   const StreamedItems* streamed = nullptr;
-  json::storage_ptr item_storage;  // each item's tree, freed once handed over
-  std::string member;              // the top-level member being read (object documents)
-  std::size_t holders = 0;         // values begun at the holders' level so far (objects or not)
-  std::string holder_key;          // a holder's key while it arrives (at most 64 bytes kept)
-  bool next_streamed = false;      // the holder key just read is StreamedItems::key
-  bool streamed_in_holder = false; // the open holder's container was streamed already
-  bool streaming = false;          // inside the streamed container
-  std::size_t container_depth = 0; // the depth inside it
-  json::value_stack item;          // the item being built
-  bool in_item = false;            // a container item is open
-  bool in_string_item = false;     // a string item is arriving in parts
-  std::string item_key;            // an object container's member key
+  json::storage_ptr item_storage;   // each item's tree, freed once handed over
+  std::string member;               // the top-level member being read (object documents)
+  std::size_t holders = 0;          // values begun at the holders' level so far (objects or not)
+  std::string holder_key;           // a holder's key while it arrives (at most 64 bytes kept)
+  bool next_streamed = false;       // the holder key just read is StreamedItems::key
+  bool streamed_in_holder = false;  // the open holder's container was streamed already
+  bool streaming = false;           // inside the streamed container
+  std::size_t container_depth = 0;  // the depth inside it
+  json::value_stack item;           // the item being built
+  bool in_item = false;             // a container item is open
+  bool in_string_item = false;      // a string item is arriving in parts
+  std::string item_key;             // an object container's member key
 
   bool top_level_key() const { return root_object && depth == 1; }
   std::size_t holder_depth() const {
@@ -318,8 +318,8 @@ json::value read_json_members(const RandomAccessFile& file, std::uint64_t begin,
     boost::system::error_code ec;
     std::uint64_t done = 0;
     const auto malformed = [&](std::uint64_t at) {
-      fail(ErrorCode::bad_input, file.path().string(), ": ", what, ": malformed JSON at byte ", at, " of the file: ",
-           ec.message());
+      fail(ErrorCode::bad_input, file.path().string(), ": ", what, ": malformed JSON at byte ", at,
+           " of the file: ", ec.message());
     };
     while (done < length) {
       const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), length - done));

@@ -1,8 +1,9 @@
-// Layer guard of lib/formats/json/, the JSON reading safetensors and TFJS share (docs/ARCHITECTURE.md, "Layers"): every header of
-// the layer includes it. The layer table in meson.build defines LWLOAD_LAYER_FORMATS_JSON only where this
+// Layer guard of lib/formats/json/, the JSON reading safetensors and TFJS share (docs/ARCHITECTURE.md, "Layers"): every
+// header of the layer includes it. The layer table in meson.build defines LWLOAD_LAYER_FORMATS_JSON only where this
 // layer is visible: in its own library and in the layers that declare it (directly or through another).
 #pragma once
 
 #if !defined(LWLOAD_LAYER_FORMATS_JSON)
-#error "lwload layering: lib/formats/json/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: lib/formats/json/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

@@ -96,10 +96,10 @@ DType dtype_from_onnx(std::int64_t code, const std::filesystem::path& file, std:
                             : code == 23 ? "FLOAT4E2M1"
                                          : nullptr;
   if (unsupported)
-    fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor, "': field data_type at offset ",
-         offset, ": ONNX type ", code, " (", unsupported, ") has no lwload dtype");
-  fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': field data_type at offset ",
-       offset, ": ", code, " is not an ONNX data type");
+    fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor, "': field data_type at offset ", offset,
+         ": ONNX type ", code, " (", unsupported, ") has no lwload dtype");
+  fail(ErrorCode::bad_input, file.string(), ": tensor '", tensor, "': field data_type at offset ", offset, ": ", code,
+       " is not an ONNX data type");
 }
 
 // Byte ranges of the .onnx file, merged when one starts where the previous ended.
@@ -109,20 +109,18 @@ struct Ranges {
   void add(std::uint64_t offset, std::uint64_t length) {
     total += length;
     if (length == 0) return;
-    if (!pieces.empty() && pieces.back().offset + pieces.back().length == offset)
-      pieces.back().length += length;
-    else
-      pieces.push_back(Piece{0, offset, length});
+    if (!pieces.empty() && pieces.back().offset + pieces.back().length == offset) pieces.back().length += length;
+    else pieces.push_back(Piece{0, offset, length});
   }
 };
 
 // One typed *_data field of a TensorProto (it may occur many times: packed runs or single
 // unpacked elements).
 struct TypedRecord {
-  Ranges whole;              // complete fields, tags included: what decode_tensor parses
-  Ranges payload;            // packed payloads of fixed-width fields: raw elements
-  bool unpacked = false;     // some element was written as a single tagged scalar
-  std::uint64_t first = 0;   // offset of the first occurrence (for errors)
+  Ranges whole;             // complete fields, tags included: what decode_tensor parses
+  Ranges payload;           // packed payloads of fixed-width fields: raw elements
+  bool unpacked = false;    // some element was written as a single tagged scalar
+  std::uint64_t first = 0;  // offset of the first occurrence (for errors)
 };
 
 // What a TensorProto says, gathered first and interpreted once its name (field 8, written after
@@ -157,8 +155,12 @@ std::optional<std::uint64_t> parse_decimal(std::string_view text) {
 class OnnxScan {
  public:
   OnnxScan(FileSystem& fs, std::filesystem::path file, const HeaderLimits& limits)
-      : fs_(fs), file_(std::move(file)), caps_(limits), handle_(fs_.open(file_)),
-        source_(std::make_unique<protobuf::WindowedReader>(*handle_)), id_mask_(id_mask(limits.max_tensors)),
+      : fs_(fs),
+        file_(std::move(file)),
+        caps_(limits),
+        handle_(fs_.open(file_)),
+        source_(std::make_unique<protobuf::WindowedReader>(*handle_)),
+        id_mask_(id_mask(limits.max_tensors)),
         names_(id_mask_) {
     manifest_.format = "onnx";
     manifest_.files.push_back(file_);
@@ -176,9 +178,7 @@ class OnnxScan {
           meta("ir_version", static_cast<std::int64_t>(f.value));
           break;
         case mf::producer_name: meta("producer_name", model.read_string("producer_name")); break;
-        case mf::producer_version:
-          meta("producer_version", model.read_string("producer_version"));
-          break;
+        case mf::producer_version: meta("producer_version", model.read_string("producer_version")); break;
         case mf::domain: meta("domain", model.read_string("domain")); break;
         case mf::model_version:
           model.expect(WireType::varint, "model_version");
@@ -243,8 +243,7 @@ class OnnxScan {
   // nodes in the file, so the attribute holding it names it instead).
   void scan_graph(MessageScanner graph, int depth, const std::string& where = "the main graph") {
     if (depth > kMaxGraphDepth)
-      source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ",
-                       kMaxGraphDepth, " deep");
+      source_->fail_at(graph.begin(), graph.context(), "subgraphs nested more than ", kMaxGraphDepth, " deep");
     std::uint64_t nodes = 0, initializers = 0, sparse = 0;
     // The onnx checker refuses a graph whose initializers and sparse_initializers repeat a name
     // (as the file gives it). A name given again was taken when it came, so its tensor was renamed
@@ -273,17 +272,15 @@ class OnnxScan {
              "' is not unique in its graph (the onnx checker refuses it; which one a runtime uses is undefined)");
       if (manifest_.tensors[position].name != name) file_names.emplace(id, name);
       if (indexed) initializer_names.insert(id, file_name);
-      if (!runs.empty() && runs.back().second + 1 == id)
-        runs.back().second = id;
-      else
-        runs.emplace_back(id, id);
+      if (!runs.empty() && runs.back().second + 1 == id) runs.back().second = id;
+      else runs.emplace_back(id, id);
     };
     while (graph.next()) {
       const std::uint32_t number = graph.field().number;
       if (number == onnx::graph_field::node) {
         graph.expect(WireType::length_delimited, "node");
-        scan_node(graph.nested(graph.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
-                  depth, where);
+        scan_node(graph.nested(graph.context() + " node #" + std::to_string(nodes++), onnx::node_field_name), depth,
+                  where);
       } else if (number == onnx::graph_field::initializer) {
         graph.expect(WireType::length_delimited, "initializer");
         const std::string context = graph.context() + " initializer #" + std::to_string(initializers++);
@@ -295,7 +292,8 @@ class OnnxScan {
         graph.expect(WireType::length_delimited, "sparse_initializer");
         const std::string context = graph.context() + " sparse_initializer #" + std::to_string(sparse++);
         const std::size_t position = manifest_.tensors.size();  // its values, named "<name>.values"
-        const std::string name = scan_sparse(graph.nested(context, onnx::sparse_field_name), {}, "sparse_initializer of " + where);
+        const std::string name =
+            scan_sparse(graph.nested(context, onnx::sparse_field_name), {}, "sparse_initializer of " + where);
         unique_initializer(position, name, manifest_.tensors[position].name != name + ".values", context);
       }
     }
@@ -311,8 +309,8 @@ class OnnxScan {
         where = "function '" + brief(function.read_string("name", kMaxName)) + "'";
       } else if (number == onnx::function_field::node) {
         function.expect(WireType::length_delimited, "node");
-        scan_node(function.nested(function.context() + " node #" + std::to_string(nodes++), onnx::node_field_name),
-                  1, where);
+        scan_node(function.nested(function.context() + " node #" + std::to_string(nodes++), onnx::node_field_name), 1,
+                  where);
       }
     }
   }
@@ -321,9 +319,9 @@ class OnnxScan {
   // put them first, but protobuf does not promise it).
   struct DataAttribute {
     std::string name;
-    std::uint32_t field = 0;      // attribute_field::t, f, i, floats, ints, s, strings, sparse_tensor, ...
+    std::uint32_t field = 0;  // attribute_field::t, f, i, floats, ints, s, strings, sparse_tensor, ...
     WireType wire = WireType::varint;
-    std::uint64_t begin = 0;      // the payload (messages, packed runs) or the value (scalars)
+    std::uint64_t begin = 0;  // the payload (messages, packed runs) or the value (scalars)
     std::uint64_t end = 0;
     std::uint64_t tag_offset = 0;
     std::uint64_t field_end = 0;  // just past the whole field, tag included
@@ -374,14 +372,14 @@ class OnnxScan {
     namespace af = onnx::attribute_field;
     for (const DataAttribute& a : data)
       if (a.field == af::t || a.field == af::tensors || a.field == af::sparse_tensor || a.field == af::sparse_tensors)
-          add_constant(a, base + "." + a.name,
-                     str("attribute '", brief(a.name), "' of ", node_words, " (", brief(op_type), ") in ", where), label);
+        add_constant(a, base + "." + a.name,
+                     str("attribute '", brief(a.name), "' of ", node_words, " (", brief(op_type), ") in ", where),
+                     label);
   }
 
   // Subgraph-valued attributes (If then/else_branch, Loop/Scan body) are walked at once; data
   // attributes are noted for scan_node.
-  void scan_attribute(MessageScanner attribute, int depth, const std::string& label,
-                      std::vector<DataAttribute>& data) {
+  void scan_attribute(MessageScanner attribute, int depth, const std::string& label, std::vector<DataAttribute>& data) {
     namespace af = onnx::attribute_field;
     std::string name;
     std::vector<DataAttribute> found;
@@ -389,13 +387,14 @@ class OnnxScan {
     std::uint64_t type_offset = 0;
     std::vector<std::uint32_t> value_fields;  // the value fields present (the checker's "used fields")
     const auto used = [&](std::uint32_t number) {
-      if (std::find(value_fields.begin(), value_fields.end(), number) == value_fields.end()) value_fields.push_back(number);
+      if (std::find(value_fields.begin(), value_fields.end(), number) == value_fields.end())
+        value_fields.push_back(number);
     };
     while (attribute.next()) {
       const Field& f = attribute.field();
       // Repeated scalars written packed count when they hold an element (an empty run is no value).
-      const bool has_value = !((f.number == af::floats || f.number == af::ints) &&
-                               f.wire == WireType::length_delimited && f.length == 0);
+      const bool has_value =
+          !((f.number == af::floats || f.number == af::ints) && f.wire == WireType::length_delimited && f.length == 0);
       if (af::attribute_type_for(f.number) != 0 && has_value) used(f.number);
       switch (f.number) {
         case af::name: name = attribute.read_string("name", kMaxName); break;
@@ -432,11 +431,12 @@ class OnnxScan {
     // would have lwload load a value the model does not use.
     if (value_fields.size() > 1)
       source_->fail_at(attribute.begin(), label, ": attribute '", name, "' holds values in both ",
-                       onnx::attribute_field_name(value_fields[0]), " and ", onnx::attribute_field_name(value_fields[1]),
-                       " (the onnx checker allows one)");
+                       onnx::attribute_field_name(value_fields[0]), " and ",
+                       onnx::attribute_field_name(value_fields[1]), " (the onnx checker allows one)");
     if (type && !value_fields.empty() && *type != af::attribute_type_for(value_fields[0]))
-      source_->fail_at(type_offset, label, ": attribute '", name, "': field type is ", *type, " but its value is in field ",
-                       onnx::attribute_field_name(value_fields[0]), " (type ", af::attribute_type_for(value_fields[0]),
+      source_->fail_at(type_offset, label, ": attribute '", name, "': field type is ", *type,
+                       " but its value is in field ", onnx::attribute_field_name(value_fields[0]), " (type ",
+                       af::attribute_type_for(value_fields[0]),
                        "); ONNX reads the field its type names, the onnx checker refuses the mismatch");
     // Only a Constant's scalars and lists are weights; a Conv's `pads` are not. scan_node decides,
     // so keep them all here, merged per attribute (repeated unpacked elements come one field each).
@@ -446,8 +446,7 @@ class OnnxScan {
           (a.field == af::floats || a.field == af::ints || a.field == af::strings || a.field == af::tensors ||
            a.field == af::sparse_tensors))
         data.back().field_end = a.field_end;  // one more element of the same list
-      else
-        data.push_back(std::move(a));
+      else data.push_back(std::move(a));
     }
   }
 
@@ -510,8 +509,7 @@ class OnnxScan {
       if (f.number != a.field) continue;
       if (f.wire == WireType::length_delimited)
         count += floats ? f.length / 4 : protobuf::for_each_varint(run, "ints", [](std::uint64_t, std::uint64_t) {});
-      else
-        ++count;
+      else ++count;
     }
     return count;
   }
@@ -528,8 +526,7 @@ class OnnxScan {
       const std::string element_origin = origin + " element " + std::to_string(index++);
       if (a.field == af::tensors)
         scan_initializer(run.nested(context, onnx::tensor_field_name), element, element_origin);
-      else
-        scan_sparse(run.nested(context, onnx::sparse_field_name), element, element_origin);
+      else scan_sparse(run.nested(context, onnx::sparse_field_name), element, element_origin);
     }
   }
 
@@ -554,9 +551,9 @@ class OnnxScan {
       source_->fail_at(sparse.begin(), sparse.context(), ": a sparse tensor without ", values ? "indices" : "values");
     // The sparse tensor's name is its values' name (onnx.proto), unless a Constant names it.
     const std::size_t first = manifest_.tensors.size();
-    const std::string values_name = scan_initializer(MessageScanner(*source_, values->first, values->second, sparse.context() + " values",
-                                    onnx::tensor_field_name),
-                     name ? std::optional<std::string>(*name + ".values") : std::nullopt, origin + " (values)");
+    const std::string values_name = scan_initializer(
+        MessageScanner(*source_, values->first, values->second, sparse.context() + " values", onnx::tensor_field_name),
+        name ? std::optional<std::string>(*name + ".values") : std::nullopt, origin + " (values)");
     TensorInfo& v = manifest_.tensors[first];
     std::string base = name ? *name : v.name;
     if (!name) rename(first, base + ".values");
@@ -613,7 +610,8 @@ class OnnxScan {
     return kKeptName | ((std::uint32_t{1} << bits) - 1);
   }
   std::string_view taken_name(std::uint32_t id) const {
-    return id & kKeptName ? std::string_view(kept_names_[id & ~kKeptName]) : std::string_view(manifest_.tensors[id].name);
+    return id & kKeptName ? std::string_view(kept_names_[id & ~kKeptName])
+                          : std::string_view(manifest_.tensors[id].name);
   }
 
   // A TensorProto: an initializer, or a constant attribute's value (`name` then overrides the
@@ -627,8 +625,7 @@ class OnnxScan {
       switch (f.number) {
         case tf::dims:
           protobuf::for_each_varint(tensor, "dims", [&](std::uint64_t value, std::uint64_t at) {
-            if (t.dims.size() >= kMaxRank)
-              tensor.fail_field("dims", at, "more than ", kMaxRank, " dimensions");
+            if (t.dims.size() >= kMaxRank) tensor.fail_field("dims", at, "more than ", kMaxRank, " dimensions");
             t.dims.push_back(static_cast<std::int64_t>(value));
             t.dim_offsets.push_back(at);
           });
@@ -687,8 +684,7 @@ class OnnxScan {
     if (fresh) record.first = f.tag_offset;
     if (f.wire == WireType::length_delimited) {
       if ((is_float && f.length % 4 != 0) || (is_double && f.length % 8 != 0))
-        tensor.fail_field(name, f.tag_offset, "packed length ", f.length, " is not a multiple of ",
-                          is_float ? 4 : 8);
+        tensor.fail_field(name, f.tag_offset, "packed length ", f.length, " is not a multiple of ", is_float ? 4 : 8);
       record.payload.add(f.offset, f.length);
     } else {
       const WireType scalar = is_float ? WireType::fixed32 : is_double ? WireType::fixed64 : WireType::varint;
@@ -702,8 +698,7 @@ class OnnxScan {
 
   void add_external(MessageScanner entry, std::uint64_t offset, TensorFields& t) {
     if (t.external.empty()) t.external_offset = offset;
-    if (t.external.size() >= 16)
-      entry.fail_field("external_data", t.external_offset, "more than 16 entries");
+    if (t.external.size() >= 16) entry.fail_field("external_data", t.external_offset, "more than 16 entries");
     std::string key, value;
     while (entry.next()) {
       if (entry.field().number == onnx::entry_field::key) key = entry.read_string("key", 4096);
@@ -713,10 +708,9 @@ class OnnxScan {
   }
 
   template <typename... Parts>
-  [[noreturn]] void fail_tensor(ErrorCode code, const TensorFields& t, std::string_view field,
-                                std::uint64_t offset, const Parts&... detail) const {
-    fail(code, file_.string(), ": tensor '", t.name, "': field ", field, " at offset ", offset, ": ",
-         detail...);
+  [[noreturn]] void fail_tensor(ErrorCode code, const TensorFields& t, std::string_view field, std::uint64_t offset,
+                                const Parts&... detail) const {
+    fail(code, file_.string(), ": tensor '", t.name, "': field ", field, " at offset ", offset, ": ", detail...);
   }
 
   TensorInfo make_tensor(TensorFields& t) {
@@ -725,12 +719,11 @@ class OnnxScan {
     if (t.segment)
       fail_tensor(ErrorCode::unsupported, t, "segment", *t.segment,
                   "segmented tensors (data split across TensorProtos) are not supported");
-    if (!t.data_type)
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': no data_type (field 2)");
+    if (!t.data_type) fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': no data_type (field 2)");
     for (std::size_t i = 0; i < t.dims.size(); ++i)
       if (t.dims[i] < 0)
-        fail_tensor(ErrorCode::bad_input, t, "dims", t.dim_offsets[i], "dimension ", i, " is negative (",
-                    t.dims[i], ")");
+        fail_tensor(ErrorCode::bad_input, t, "dims", t.dim_offsets[i], "dimension ", i, " is negative (", t.dims[i],
+                    ")");
 
     TensorInfo info;
     info.name = t.name;
@@ -739,8 +732,8 @@ class OnnxScan {
 
     // Exactly one place may hold the data.
     if (t.data_location > onnx::kDataLocationExternal)
-      fail_tensor(ErrorCode::bad_input, t, "data_location", t.data_location_offset, "value ",
-                  t.data_location, " is neither DEFAULT (0) nor EXTERNAL (1)");
+      fail_tensor(ErrorCode::bad_input, t, "data_location", t.data_location_offset, "value ", t.data_location,
+                  " is neither DEFAULT (0) nor EXTERNAL (1)");
     const bool external = t.data_location == onnx::kDataLocationExternal;
     if (external && t.external.empty())
       fail_tensor(ErrorCode::bad_input, t, "data_location", t.data_location_offset,
@@ -760,30 +753,28 @@ class OnnxScan {
     if (t.string_data) source("string_data");
     for (const auto& [number, record] : t.typed) source(onnx::tensor_field_name(number));
     if (source_count > 1)
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': data is stored in both ",
-           sources[0], " and ", sources[1], " (ONNX allows one)");
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': data is stored in both ", sources[0],
+           " and ", sources[1], " (ONNX allows one)");
 
     if (info.dtype == DType::STRING) {
       // Variable-length strings: reported so the model's tensors are complete, never loaded.
       if (source_count > 0 && !t.string_data)
-        fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': a STRING tensor stores ",
-             sources[0], " (ONNX keeps strings in string_data)");
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': a STRING tensor stores ", sources[0],
+             " (ONNX keeps strings in string_data)");
       if (!element_count(info.shape))
-        fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name,
-             "': shape's element count overflows 64 bits");
+        fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': shape's element count overflows 64 bits");
       return info;
     }
     info.bytes = tensor_bytes(file_, t.name, info.dtype, info.shape);
 
     if (source_count == 0) {
       if (info.bytes == 0) return info;  // an empty tensor needs no data
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': ", info.bytes,
-           " bytes of ", dtype_name(info.dtype),
-           " but no data (no raw_data, typed *_data field or external_data)");
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': ", info.bytes, " bytes of ",
+           dtype_name(info.dtype), " but no data (no raw_data, typed *_data field or external_data)");
     }
     if (t.string_data)
-      fail_tensor(ErrorCode::bad_input, t, "string_data", *t.string_data,
-                  "holds strings but data_type is ", dtype_name(info.dtype));
+      fail_tensor(ErrorCode::bad_input, t, "string_data", *t.string_data, "holds strings but data_type is ",
+                  dtype_name(info.dtype));
     if (t.raw_data) {
       check_tensor_length(file_, t.name, info.dtype, info.shape, t.raw_data->length);
       if (t.raw_data->length > 0) info.pieces.push_back(Piece{0, t.raw_data->offset, t.raw_data->length});
@@ -824,14 +815,16 @@ class OnnxScan {
       const std::string& key = entry.first;
       const std::string& value = entry.second;
       auto number = [&](std::optional<std::uint64_t>& out) {
-        if (out) fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key '", key, "' appears twice");
+        if (out)
+          fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key '", key, "' appears twice");
         out = parse_decimal(value);
         if (!out)
           fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, key, " '", value,
                       "' is not a decimal byte count");
       };
       if (key == "location") {
-        if (location) fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key 'location' appears twice");
+        if (location)
+          fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "key 'location' appears twice");
         location = value;
       } else if (key == "offset") {
         number(offset);
@@ -842,14 +835,12 @@ class OnnxScan {
                     "' (expected location, offset, length or checksum)");
       }
     }
-    if (!location)
-      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "no 'location' key");
-    const std::filesystem::path path = resolve_inside(
-        file_.parent_path(), *location, file_, str("tensor '", t.name, "': external_data location"));
+    if (!location) fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "no 'location' key");
+    const std::filesystem::path path =
+        resolve_inside(file_.parent_path(), *location, file_, str("tensor '", t.name, "': external_data location"));
     if (!fs_.exists(path) || fs_.is_directory(path))
-      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "external data file ",
-                  path.string(), " (location '", *location, "') ",
-                  fs_.exists(path) ? "is a directory, not a file" : "does not exist");
+      fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, "external data file ", path.string(),
+                  " (location '", *location, "') ", fs_.exists(path) ? "is a directory, not a file" : "does not exist");
     const std::uint64_t size = external_size(path);
     const std::uint64_t data_offset = offset.value_or(0);
     // onnx (external_data_helper.load_external_data_for_tensor) reads `length` bytes, or, when the
@@ -858,12 +849,12 @@ class OnnxScan {
     // agree only when the rest of the file is exactly the tensor.
     const bool to_end = !length || *length == 0;
     const std::uint64_t data_length = to_end ? info.bytes : *length;
-    check_extent(path, str("tensor '", t.name, "' external data (from ", file_.string(), ")"),
-                 data_offset, data_length, size);
+    check_extent(path, str("tensor '", t.name, "' external data (from ", file_.string(), ")"), data_offset, data_length,
+                 size);
     if (to_end && size - data_offset != info.bytes)
       fail_tensor(ErrorCode::bad_input, t, "external_data", t.external_offset, length ? "length 0" : "no 'length'",
-                  ": onnx reads from offset ", data_offset, " to the end of ", path.string(), " (",
-                  size - data_offset, " bytes) but the tensor is ", info.bytes,
+                  ": onnx reads from offset ", data_offset, " to the end of ", path.string(), " (", size - data_offset,
+                  " bytes) but the tensor is ", info.bytes,
                   " bytes: which bytes are meant is ambiguous (give its length)");
     check_tensor_length(file_, t.name, info.dtype, info.shape, data_length);
     const std::uint32_t index = file_index(manifest_, path);
@@ -885,9 +876,9 @@ class OnnxScan {
   std::unique_ptr<protobuf::WindowedReader> source_;  // on the heap: it holds a 64 KiB buffer
   Manifest manifest_;
   std::map<std::filesystem::path, std::uint64_t> sizes_;
-  const std::uint32_t id_mask_;          // the bits names_'s ids use (the rest tag names)
-  NameSet names_;                       // every tensor's name, and kept_names_
-  std::vector<std::string> kept_names_;  // names taken by no tensor now (rename())
+  const std::uint32_t id_mask_;                                 // the bits names_'s ids use (the rest tag names)
+  NameSet names_;                                               // every tensor's name, and kept_names_
+  std::vector<std::string> kept_names_;                         // names taken by no tensor now (rename())
   std::unordered_map<std::string, std::uint64_t> next_suffix_;  // unique(): the next "#n" to try per name
   std::uint64_t functions_ = 0;
 };
@@ -912,8 +903,8 @@ bool looks_like_model_proto(std::span<const std::byte> head, bool onnx_extension
     if (!varint(tag)) break;
     const std::uint64_t number = tag >> 3, wire = tag & 7;
     const bool is_varint_field = number == 1 || number == 5;
-    const bool is_message_field = (number >= 2 && number <= 4) || (number >= 6 && number <= 8) ||
-                                  number == 14 || number == 20 || number == 25;
+    const bool is_message_field =
+        (number >= 2 && number <= 4) || (number >= 6 && number <= 8) || number == 14 || number == 20 || number == 25;
     if (is_varint_field ? wire != 0 : !(is_message_field && wire == 2)) return false;
     std::uint64_t value = 0;
     if (!varint(value)) break;

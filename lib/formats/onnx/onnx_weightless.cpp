@@ -118,8 +118,7 @@ class Walk {
         put_bytes(out, f.number, graph(s.nested("graph"), Scope{}));
       else if (f.number == ff::model_field::functions && f.wire == WireType::length_delimited)
         put_bytes(out, f.number, function(s.nested("function")));
-      else
-        out += copy_field(s);
+      else out += copy_field(s);
     }
     return out;
   }
@@ -130,8 +129,7 @@ class Walk {
       const Field& f = s.field();
       if (f.number == ff::function_field::node && f.wire == WireType::length_delimited)
         put_bytes(out, f.number, node(s.nested("node"), Scope{true, false}));
-      else
-        out += copy_field(s);
+      else out += copy_field(s);
     }
     return out;
   }
@@ -177,8 +175,7 @@ class Walk {
       const Field& f = s.field();
       if (f.number == ff::node_field::attribute && f.wire == WireType::length_delimited)
         put_bytes(out, f.number, attribute(s.nested("attribute"), scope, constant ? &output : nullptr));
-      else
-        out += copy_field(s);
+      else out += copy_field(s);
     }
     return out;
   }
@@ -304,12 +301,10 @@ class Walk {
 
 }  // namespace
 
-std::vector<OnnxConstant> onnx_constants(const Manifest& manifest) {
-  return Walk(manifest, nullptr).run().constants;
-}
+std::vector<OnnxConstant> onnx_constants(const Manifest& manifest) { return Walk(manifest, nullptr).run().constants; }
 
 WeightlessGraph onnx_weightless_graph(const Manifest& manifest,
-                                 const std::function<std::optional<DataReference>(const OnnxConstant&)>& locate) {
+                                      const std::function<std::optional<DataReference>(const OnnxConstant&)>& locate) {
   return Walk(manifest, &locate).run();
 }
 

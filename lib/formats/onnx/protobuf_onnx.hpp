@@ -15,9 +15,8 @@
 namespace lwload::formats::onnx {
 
 namespace model_field {
-inline constexpr std::uint32_t ir_version = 1, producer_name = 2, producer_version = 3, domain = 4,
-                               model_version = 5, doc_string = 6, graph = 7, opset_import = 8,
-                               metadata_props = 14, functions = 25;
+inline constexpr std::uint32_t ir_version = 1, producer_name = 2, producer_version = 3, domain = 4, model_version = 5,
+                               doc_string = 6, graph = 7, opset_import = 8, metadata_props = 14, functions = 25;
 }
 namespace opset_field {  // OperatorSetIdProto
 inline constexpr std::uint32_t domain = 1, version = 2;
@@ -61,12 +60,11 @@ inline constexpr std::uint64_t attribute_type_for(std::uint32_t field) noexcept 
     default: return 0;
   }
 }
-}
+}  // namespace attribute_field
 namespace tensor_field {
-inline constexpr std::uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5,
-                               string_data = 6, int64_data = 7, name = 8, raw_data = 9,
-                               double_data = 10, uint64_data = 11, doc_string = 12,
-                               external_data = 13, data_location = 14;
+inline constexpr std::uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5, string_data = 6,
+                               int64_data = 7, name = 8, raw_data = 9, double_data = 10, uint64_data = 11,
+                               doc_string = 12, external_data = 13, data_location = 14;
 }
 
 inline constexpr std::uint64_t kDataLocationExternal = 1;
@@ -154,10 +152,10 @@ inline std::string_view function_field_name(std::uint32_t number) noexcept {
   return number == function_field::name ? "name" : number == function_field::node ? "node" : "";
 }
 inline std::string_view sparse_field_name(std::uint32_t number) noexcept {
-  return number == sparse_field::values ? "values"
+  return number == sparse_field::values    ? "values"
          : number == sparse_field::indices ? "indices"
-         : number == sparse_field::dims ? "dims"
-                                        : "";
+         : number == sparse_field::dims    ? "dims"
+                                           : "";
 }
 
 // StringStringEntryProto and OperatorSetIdProto share numbers 1 and 2.

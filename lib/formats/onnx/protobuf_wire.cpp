@@ -53,12 +53,12 @@ HeaderReader& WindowedReader::at(std::uint64_t offset, std::uint64_t need, std::
   return *reader_;
 }
 
-MessageScanner::MessageScanner(WindowedReader& source, std::uint64_t begin, std::uint64_t end,
-                               std::string context, FieldNamer namer)
+MessageScanner::MessageScanner(WindowedReader& source, std::uint64_t begin, std::uint64_t end, std::string context,
+                               FieldNamer namer)
     : source_(source), begin_(begin), next_(begin), end_(end), context_(std::move(context)), namer_(namer) {
   if (begin > end || end > source.size())
-    source_.fail_at(begin, context_, "message [", begin, ", ", end, ") lies outside the file (",
-                    source.size(), " bytes)");
+    source_.fail_at(begin, context_, "message [", begin, ", ", end, ") lies outside the file (", source.size(),
+                    " bytes)");
 }
 
 bool MessageScanner::next() {
@@ -100,8 +100,7 @@ bool MessageScanner::next() {
   }
   f.wire = static_cast<WireType>(wire);
   f.end = f.wire == WireType::length_delimited ? f.offset + f.length : reader.offset();
-  if (f.end > end_)
-    fail_field(name, f.tag_offset, "runs past the end of its message (ends at ", end_, ")");
+  if (f.end > end_) fail_field(name, f.tag_offset, "runs past the end of its message (ends at ", end_, ")");
   next_ = f.end;
   field_ = f;
   return true;
@@ -110,15 +109,14 @@ bool MessageScanner::next() {
 void MessageScanner::expect(WireType wire, std::string_view name) const {
   if (field_.wire != wire)
     fail_field(name, field_.tag_offset, "wire type ", static_cast<int>(field_.wire), " (",
-               wire_name(static_cast<std::uint64_t>(field_.wire)), "), expected ",
-               static_cast<int>(wire), " (", wire_name(static_cast<std::uint64_t>(wire)), ")");
+               wire_name(static_cast<std::uint64_t>(field_.wire)), "), expected ", static_cast<int>(wire), " (",
+               wire_name(static_cast<std::uint64_t>(wire)), ")");
 }
 
 std::string MessageScanner::read_string(std::string_view name, std::uint64_t max_length) {
   expect(WireType::length_delimited, name);
   if (field_.length > max_length)
-    fail_field(name, field_.tag_offset, "string of ", field_.length, " bytes exceeds the limit of ",
-               max_length);
+    fail_field(name, field_.tag_offset, "string of ", field_.length, " bytes exceeds the limit of ", max_length);
   return source_.at(field_.offset, field_.length, name)
       .string(field_.length, context_ + ": field " + std::string(name));
 }

@@ -31,12 +31,12 @@ enum class WireType : std::uint8_t {
 struct Field {
   std::uint32_t number = 0;
   WireType wire = WireType::varint;
-  std::uint64_t tag_offset = 0;  // where the field's tag starts
+  std::uint64_t tag_offset = 0;    // where the field's tag starts
   std::uint64_t value_offset = 0;  // just past the tag: where the value (or the length) starts
-  std::uint64_t value = 0;       // varint / fixed32 / fixed64 fields
-  std::uint64_t offset = 0;      // length-delimited fields: the payload's absolute offset
-  std::uint64_t length = 0;      // ... and its length
-  std::uint64_t end = 0;         // just past the whole field
+  std::uint64_t value = 0;         // varint / fixed32 / fixed64 fields
+  std::uint64_t offset = 0;        // length-delimited fields: the payload's absolute offset
+  std::uint64_t length = 0;        // ... and its length
+  std::uint64_t end = 0;           // just past the whole field
 };
 
 // The scanner's bytes: HeaderReaders over windows of the file, re-opened as the scan moves.

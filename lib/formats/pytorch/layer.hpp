@@ -1,8 +1,9 @@
-// Layer guard of lib/formats/pytorch/, the PyTorch wing (ZIP and pickle) (docs/ARCHITECTURE.md, "Layers"): every header of
-// the layer includes it. The layer table in meson.build defines LWLOAD_LAYER_FORMATS_PYTORCH only where this
-// layer is visible: in its own library and in the layers that declare it (directly or through another).
+// Layer guard of lib/formats/pytorch/, the PyTorch wing (ZIP and pickle) (docs/ARCHITECTURE.md, "Layers"): every header
+// of the layer includes it. The layer table in meson.build defines LWLOAD_LAYER_FORMATS_PYTORCH only where this layer
+// is visible: in its own library and in the layers that declare it (directly or through another).
 #pragma once
 
 #if !defined(LWLOAD_LAYER_FORMATS_PYTORCH)
-#error "lwload layering: lib/formats/pytorch/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: lib/formats/pytorch/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

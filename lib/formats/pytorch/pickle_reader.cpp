@@ -40,8 +40,12 @@ class Machine {
  public:
   Machine(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
           const Options& options, bool partial = false)
-      : data_(data), file_(file), what_(what), options_(options),
-        budget_(kMemoryFloor + kMemoryPerByte * data.size()), partial_(partial) {}
+      : data_(data),
+        file_(file),
+        what_(what),
+        options_(options),
+        budget_(kMemoryFloor + kMemoryPerByte * data.size()),
+        partial_(partial) {}
 
   Tree run();
 
@@ -60,7 +64,9 @@ class Machine {
     return p;
   }
   template <typename T>
-  T arg() { return load_le<T>(take(sizeof(T))); }
+  T arg() {
+    return load_le<T>(take(sizeof(T)));
+  }
   std::string text(std::uint64_t n) {
     const std::byte* p = take(n);
     charge(n);
@@ -247,7 +253,7 @@ Tree Machine::run() {
         break;
       }
       case 0x95: (void)arg<std::uint64_t>(); break;  // FRAME: a hint for buffered readers
-      case '.': {  // STOP
+      case '.': {                                    // STOP
         if (stack_.size() != 1 || !marks_.empty()) bad("STOP with ", stack_.size(), " values on the stack");
         return Tree{std::move(arena_), stack_.back(), std::move(persistent_), pos_};
       }
@@ -256,10 +262,14 @@ Tree Machine::run() {
       case ']': push(make(Node::Kind::list)); break;
       case ')': push(shared(Node::Kind::tuple)); break;
       case 'N': push(shared(Node::Kind::none)); break;
-      case 0x88: case 0x89: push(shared(Node::Kind::boolean, op == 0x88)); break;  // NEWTRUE, NEWFALSE
-      case 'J': case 'K': case 'M': {  // BININT, BININT1, BININT2
-        const std::int64_t value = op == 'J' ? std::int64_t{arg<std::int32_t>()}
-                                   : op == 'K' ? std::int64_t{arg<std::uint8_t>()} : std::int64_t{arg<std::uint16_t>()};
+      case 0x88:
+      case 0x89: push(shared(Node::Kind::boolean, op == 0x88)); break;  // NEWTRUE, NEWFALSE
+      case 'J':
+      case 'K':
+      case 'M': {  // BININT, BININT1, BININT2
+        const std::int64_t value = op == 'J'   ? std::int64_t{arg<std::int32_t>()}
+                                   : op == 'K' ? std::int64_t{arg<std::uint8_t>()}
+                                               : std::int64_t{arg<std::uint16_t>()};
         if (value >= 0 && value < 256) {
           push(shared(Node::Kind::integer, value));
           break;
@@ -289,8 +299,14 @@ Tree Machine::run() {
         push(std::move(v));
         break;
       }
-      case 'X': case 0x8c: case 0x8d:  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
-      case 'T': case 'U': case 'B': case 'C': case 0x8e: {  // BINSTRING, SHORT_BINSTRING, BINBYTES(8), SHORT_BINBYTES
+      case 'X':
+      case 0x8c:
+      case 0x8d:  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
+      case 'T':
+      case 'U':
+      case 'B':
+      case 'C':
+      case 0x8e: {  // BINSTRING, SHORT_BINSTRING, BINBYTES(8), SHORT_BINBYTES
         std::uint64_t n = 0;
         if (op == 0x8c || op == 'U' || op == 'C') n = arg<std::uint8_t>();
         else if (op == 0x8d || op == 0x8e) n = arg<std::uint64_t>();
@@ -315,14 +331,16 @@ Tree Machine::run() {
         push(global(module->text, name->text));
         break;
       }
-      case 'q': put(arg<std::uint8_t>()); break;   // BINPUT
-      case 'r': put(arg<std::uint32_t>()); break;  // LONG_BINPUT
-      case 0x94: put(memo_count()); break;         // MEMOIZE
+      case 'q': put(arg<std::uint8_t>()); break;         // BINPUT
+      case 'r': put(arg<std::uint32_t>()); break;        // LONG_BINPUT
+      case 0x94: put(memo_count()); break;               // MEMOIZE
       case 'h': push(get(arg<std::uint8_t>())); break;   // BINGET
       case 'j': push(get(arg<std::uint32_t>())); break;  // LONG_BINGET
       case 't': push(tuple(pop_mark())); break;          // TUPLE
-      case 0x85: case 0x86: case 0x87: push(tuple(pop_n(op - 0x84))); break;  // TUPLE1..3
-      case 'l': {  // LIST (from mark)
+      case 0x85:
+      case 0x86:
+      case 0x87: push(tuple(pop_n(op - 0x84))); break;  // TUPLE1..3
+      case 'l': {                                       // LIST (from mark)
         Value l = make(Node::Kind::list);
         l->items = pop_mark();
         push(std::move(l));
@@ -334,12 +352,14 @@ Tree Machine::run() {
         set_items(stack_.back(), items);
         break;
       }
-      case 's': case 'u': {  // SETITEM: one key and value; SETITEMS: the pairs from the mark
+      case 's':
+      case 'u': {  // SETITEM: one key and value; SETITEMS: the pairs from the mark
         std::vector<Value> items = op == 's' ? pop_n(2) : pop_mark();
         set_items(top(), items);
         break;
       }
-      case 'a': case 'e': {  // APPEND: one item; APPENDS: the items from the mark
+      case 'a':
+      case 'e': {  // APPEND: one item; APPENDS: the items from the mark
         std::vector<Value> items = op == 'a' ? pop_n(1) : pop_mark();
         append(top(), items);
         break;
@@ -376,14 +396,15 @@ Tree Machine::run() {
         }
         break;
       }
-      case '0': (void)pop(); break;  // POP
+      case '0': (void)pop(); break;       // POP
       case '1': (void)pop_mark(); break;  // POP_MARK
-      case '2': push(top()); break;  // DUP
-      case 0x81: {  // NEWOBJ: only an inert record of an accepted class (is_record_type)
+      case '2': push(top()); break;       // DUP
+      case 0x81: {                        // NEWOBJ: only an inert record of an accepted class (is_record_type)
         Value args = pop();
         Value cls = pop();
         if (cls->kind != Node::Kind::global || !options_.is_record_type || !options_.is_record_type(cls->text))
-          bad("opcode NEWOBJ builds an object of ", cls->kind == Node::Kind::global ? "'" + cls->text + "'" : "a non-class",
+          bad("opcode NEWOBJ builds an object of ",
+              cls->kind == Node::Kind::global ? "'" + cls->text + "'" : "a non-class",
               "; lwload's unpickler refuses it");
         if (args->kind != Node::Kind::tuple || !args->items.empty())
           bad("NEWOBJ of '", cls->text, "' passes constructor arguments; lwload's unpickler refuses it");
@@ -392,11 +413,15 @@ Tree Machine::run() {
         push(std::move(object));
         break;
       }
-      case 'i': case 'o': case 0x92:
-        bad("opcode ", op == 'i' ? "INST" : op == 'o' ? "OBJ" : "NEWOBJ_EX",
+      case 'i':
+      case 'o':
+      case 0x92:
+        bad("opcode ",
+            op == 'i'   ? "INST"
+            : op == 'o' ? "OBJ"
+                        : "NEWOBJ_EX",
             " builds an arbitrary object; lwload's unpickler refuses it");
-      default:
-        bad("opcode 0x", std::hex, int{op}, std::dec, " is not one a torch state dict uses");
+      default: bad("opcode 0x", std::hex, int{op}, std::dec, " is not one a torch state dict uses");
     }
   }
   op_offset_ = pos_;
@@ -407,7 +432,7 @@ Tree Machine::run() {
 }  // namespace
 
 Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
-               const Options& options) {
+              const Options& options) {
   return Machine(data, file, what, options).run();
 }
 

@@ -32,13 +32,27 @@ struct Node;
 using Value = Node*;
 
 struct Node {
-  enum class Kind { none, boolean, integer, floating, string, bytes, list, tuple, dict, global, call, persistent, object };
+  enum class Kind {
+    none,
+    boolean,
+    integer,
+    floating,
+    string,
+    bytes,
+    list,
+    tuple,
+    dict,
+    global,
+    call,
+    persistent,
+    object
+  };
   Kind kind = Kind::none;
-  std::int64_t integer = 0;          // boolean (0/1) and integer
+  std::int64_t integer = 0;  // boolean (0/1) and integer
   double floating = 0;
-  std::string text;                  // string, bytes; global: "module.name"
-  std::vector<Value> items;          // list, tuple; call: [callee, args tuple]; persistent: [pid];
-                                     // object: [state] once BUILD gave it one (text: its class)
+  std::string text;                              // string, bytes; global: "module.name"
+  std::vector<Value> items;                      // list, tuple; call: [callee, args tuple]; persistent: [pid];
+                                                 // object: [state] once BUILD gave it one (text: its class)
   std::vector<std::pair<Value, Value>> entries;  // dict, in insertion order
 };
 
@@ -81,7 +95,7 @@ inline constexpr std::uint64_t kMemoryFloor = std::uint64_t{64} << 20;
 // values (None, booleans, the empty tuple, ints 0-255) are one shared node each; a dict's keys
 // are hashed, so SETITEMS costs constant time per item.
 Tree unpickle(std::span<const std::byte> data, const std::filesystem::path& file, std::string_view what,
-               const Options& options);
+              const Options& options);
 
 // The same for a pickle followed by other bytes (legacy torch.save: several pickles in a row, then
 // raw storage bytes): `data` may end before the pickle does, and then the answer is nullopt (read

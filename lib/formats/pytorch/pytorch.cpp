@@ -42,7 +42,7 @@ using pickle::Value;
 using Kind = Node::Kind;
 
 constexpr std::uint64_t kMaxPickleBytes = 256u << 20;  // data.pkl of 10^5 tensors is a few MiB
-constexpr int kMaxDepth = 64;                           // nested containers in the state dict
+constexpr int kMaxDepth = 64;                          // nested containers in the state dict
 // Naming walks every path to a tensor, and a memoized container reached through several paths
 // (tied submodules) is walked once per path: legitimate sharing costs a few times the pickle's
 // nodes, a memo DAG (a list holding the level below twice, 22 levels deep) doubles per level.
@@ -59,12 +59,18 @@ struct StorageType {
 };
 // The storage classes torch.save names in its persistent ids (torch/storage.py `pickle_storage_type`).
 constexpr std::array<StorageType, 12> kStorageTypes{{
-    {"torch.DoubleStorage", DType::F64}, {"torch.FloatStorage", DType::F32},
-    {"torch.HalfStorage", DType::F16}, {"torch.BFloat16Storage", DType::BF16},
-    {"torch.LongStorage", DType::I64}, {"torch.IntStorage", DType::I32},
-    {"torch.ShortStorage", DType::I16}, {"torch.CharStorage", DType::I8},
-    {"torch.ByteStorage", DType::U8}, {"torch.BoolStorage", DType::BOOL},
-    {"torch.ComplexFloatStorage", DType::C64}, {"torch.ComplexDoubleStorage", DType::C128},
+    {"torch.DoubleStorage", DType::F64},
+    {"torch.FloatStorage", DType::F32},
+    {"torch.HalfStorage", DType::F16},
+    {"torch.BFloat16Storage", DType::BF16},
+    {"torch.LongStorage", DType::I64},
+    {"torch.IntStorage", DType::I32},
+    {"torch.ShortStorage", DType::I16},
+    {"torch.CharStorage", DType::I8},
+    {"torch.ByteStorage", DType::U8},
+    {"torch.BoolStorage", DType::BOOL},
+    {"torch.ComplexFloatStorage", DType::C64},
+    {"torch.ComplexDoubleStorage", DType::C128},
 }};
 
 const StorageType* storage_type(std::string_view global) {
@@ -82,19 +88,19 @@ constexpr std::string_view kRestoreTypeTag = "torch.jit._pickle.restore_type_tag
 bool is_script_class(std::string_view global) { return global.starts_with(kScriptClassPrefix); }
 
 bool allowed_global(std::string_view global) {
-  return global == kOrderedDict || global == kRebuildTensor || global == kRebuildTensorV1 || global == kRebuildParameter ||
-         storage_type(global) != nullptr || is_script_class(global) || global.starts_with(kScriptListPrefix) ||
-         global == kRestoreTypeTag;
+  return global == kOrderedDict || global == kRebuildTensor || global == kRebuildTensorV1 ||
+         global == kRebuildParameter || storage_type(global) != nullptr || is_script_class(global) ||
+         global.starts_with(kScriptListPrefix) || global == kRestoreTypeTag;
 }
 
 // A storage as torch.load makes it: from the first persistent id naming its key.
 struct Storage {
   DType dtype{};
-  std::string type;            // "torch.FloatStorage"
-  std::uint64_t bytes = 0;     // numel × element size: what torch allocates and bounds tensors by
-  std::uint64_t offset = 0;    // where its bytes start in the file
-  std::string where;           // for messages: "record 'archive/data/0'" or "legacy storage '…'"
-  bool located = false;        // legacy: its bytes were found after the key list
+  std::string type;          // "torch.FloatStorage"
+  std::uint64_t bytes = 0;   // numel × element size: what torch allocates and bounds tensors by
+  std::uint64_t offset = 0;  // where its bytes start in the file
+  std::string where;         // for messages: "record 'archive/data/0'" or "legacy storage '…'"
+  bool located = false;      // legacy: its bytes were found after the key list
 };
 
 // The legacy format's magic number pickle: PROTO 2-5, maybe a FRAME, LONG1 of the 10 bytes of
@@ -116,8 +122,8 @@ std::optional<std::size_t> legacy_magic_end(std::span<const std::byte> data) {
 // its parameters and buffers (`__parameters__ = ["weight", ]`, `__buffers__ = [...]`), and only those,
 // and its submodules, are in state_dict().
 struct ScriptClass {
-  bool known = false;   // its source was found and names the class
-  bool module = false;  // `class X(Module):`
+  bool known = false;                     // its source was found and names the class
+  bool module = false;                    // `class X(Module):`
   std::unordered_set<std::string> state;  // parameters and buffers
 };
 
@@ -141,7 +147,8 @@ std::unordered_map<std::string, ScriptClass> parse_script_classes(std::string_vi
     source = newline == std::string_view::npos ? std::string_view() : source.substr(newline + 1);
     if (line.starts_with("class ")) {
       const std::size_t paren = line.find('(');
-      const std::string_view name = line.substr(6, paren == std::string_view::npos ? std::string_view::npos : paren - 6);
+      const std::string_view name =
+          line.substr(6, paren == std::string_view::npos ? std::string_view::npos : paren - 6);
       current = &out[std::string(name.substr(0, name.find(':')))];
       current->known = true;
       current->module = line.find("(Module)") != std::string_view::npos;
@@ -194,10 +201,10 @@ class CheckpointReader {
   std::optional<ZipArchive> zip_;
   bool legacy_ = false;
   std::string pickle_name_ = "data.pkl";  // for messages
-  std::string prefix_;  // "<archive>/"
+  std::string prefix_;                    // "<archive>/"
   std::unordered_map<std::string, Storage> storages_;
   std::unordered_map<std::string, std::unordered_map<std::string, ScriptClass>> code_files_;  // by record name
-  std::unordered_map<std::string, ScriptClass> classes_;  // by qualified name
+  std::unordered_map<std::string, ScriptClass> classes_;                                      // by qualified name
   std::uint64_t code_bytes_ = 0;
   std::uint64_t visits_ = 0;
   std::uint64_t max_visits_ = 0;
@@ -241,7 +248,8 @@ Manifest CheckpointReader::read_zip() {
   for (const ZipRecord& record : zip_->records()) {
     const auto slash = record.name.find('/');
     if (slash != std::string::npos && record.name.substr(slash) == "/data.pkl") {
-      if (pickle_record) bad("zip archive holds two data.pkl records ('", pickle_record->name, "', '", record.name, "')");
+      if (pickle_record)
+        bad("zip archive holds two data.pkl records ('", pickle_record->name, "', '", record.name, "')");
       pickle_record = &record;
     }
   }
@@ -268,7 +276,8 @@ Manifest CheckpointReader::read_zip() {
 Manifest CheckpointReader::read_legacy() {
   manifest_.format = "pytorch";
   manifest_.files.push_back(path_);
-  manifest_.metadata.push_back(MetaEntry{"pytorch.serialization", MetaValue{std::string("legacy (before PyTorch 1.6)")}});
+  manifest_.metadata.push_back(
+      MetaEntry{"pytorch.serialization", MetaValue{std::string("legacy (before PyTorch 1.6)")}});
   legacy_ = true;
   pickle_name_ = "the legacy pickle";
   const std::uint64_t size = file_.size();
@@ -294,18 +303,20 @@ Manifest CheckpointReader::read_legacy() {
     if (!keys) {
       if (want == size) bad("the legacy pickles run past the end of the file (truncated?)");
       if (want >= kMaxPickleBytes)
-        fail(ErrorCode::unsupported, path_.string(), ": the legacy pickles exceed lwload's limit of ",
-             kMaxPickleBytes, " bytes");
+        fail(ErrorCode::unsupported, path_.string(), ": the legacy pickles exceed lwload's limit of ", kMaxPickleBytes,
+             " bytes");
       want = std::min({size, want * 2, kMaxPickleBytes});
       continue;
     }
     if (protocol->root->kind != Kind::integer || protocol->root->integer != 1001)
       bad("the legacy protocol version is not 1001 (torch.load refuses any other)");
-    if (sys_info->root->kind != Kind::dict) bad("the legacy system info is a ", pickle::kind_name(sys_info->root->kind), ", not a dict");
+    if (sys_info->root->kind != Kind::dict)
+      bad("the legacy system info is a ", pickle::kind_name(sys_info->root->kind), ", not a dict");
     for (const auto& [key, value] : sys_info->root->entries)
       if (key->kind == Kind::string && key->text == "little_endian" &&
           (value->kind != Kind::boolean || value->integer != 1))
-        fail(ErrorCode::unsupported, path_.string(), ": the checkpoint was saved on a big-endian machine; lwload reads "
+        fail(ErrorCode::unsupported, path_.string(),
+             ": the checkpoint was saved on a big-endian machine; lwload reads "
              "little-endian checkpoints only");
     resolve_storages(*tree);
     locate_legacy_storages(keys->root, pos);
@@ -318,7 +329,8 @@ void CheckpointReader::resolve_storages(const pickle::Tree& tree) {
   for (const Value pid : tree.persistent) {
     const Value t = pid->items[0];
     const std::size_t fields = legacy_ ? 6 : 5;
-    if (t->kind == Kind::tuple && !t->items.empty() && t->items[0]->kind == Kind::string && t->items[0]->text == "module")
+    if (t->kind == Kind::tuple && !t->items.empty() && t->items[0]->kind == Kind::string &&
+        t->items[0]->text == "module")
       fail(ErrorCode::unsupported, path_.string(), ": ", pickle_name_,
            " pickles a whole module (its source code); lwload reads tensors, save the state_dict()");
     if (t->kind != Kind::tuple || t->items.size() != fields || t->items[0]->kind != Kind::string ||
@@ -397,7 +409,8 @@ void CheckpointReader::walk(Value value, const std::string& name, int depth, boo
     case Kind::dict:
       for (const auto& [key, item] : value->entries) {
         if (key->kind == Kind::string) walk(item, child(key->text), depth + 1, in_script_object);
-        else if (key->kind == Kind::integer) walk(item, child(std::to_string(key->integer)), depth + 1, in_script_object);
+        else if (key->kind == Kind::integer)
+          walk(item, child(std::to_string(key->integer)), depth + 1, in_script_object);
         else if (item->kind == Kind::call || item->kind == Kind::dict || item->kind == Kind::list)
           bad(pickle_name_, ": a key of '", name, "' is a ", pickle::kind_name(key->kind), ", not a string or int");
       }
@@ -431,8 +444,7 @@ void CheckpointReader::walk(Value value, const std::string& name, int depth, boo
     case Kind::object:  // a TorchScript module: its attributes, named as state_dict() names them
       walk_script_object(value, name, depth);
       break;
-    default:
-      break;  // numbers, strings, None: metadata beside the tensors (epoch, config), not weights
+    default: break;  // numbers, strings, None: metadata beside the tensors (epoch, config), not weights
   }
 }
 
@@ -491,15 +503,15 @@ void CheckpointReader::walk_script_object(Value object, const std::string& name,
                (item->items[0]->text == kRebuildTensor || item->items[0]->text == kRebuildParameter)) {
       std::string shape;
       const Value args = item->items[1];
-      const Value tensor_args = item->items[0]->text == kRebuildParameter && !args->items.empty() &&
-                                        args->items[0]->kind == Kind::call
-                                    ? args->items[0]->items[1]
-                                    : args;
+      const Value tensor_args =
+          item->items[0]->text == kRebuildParameter && !args->items.empty() && args->items[0]->kind == Kind::call
+              ? args->items[0]->items[1]
+              : args;
       if (tensor_args->items.size() > 2 && tensor_args->items[2]->kind == Kind::tuple)
         for (const Value d : tensor_args->items[2]->items)
           shape += (shape.empty() ? "" : ",") + std::to_string(d->integer);
-      manifest_.metadata.push_back(MetaEntry{"torchscript.attribute_not_in_state_dict." + path,
-                                             MetaValue{"tensor [" + shape + "]"}});
+      manifest_.metadata.push_back(
+          MetaEntry{"torchscript.attribute_not_in_state_dict." + path, MetaValue{"tensor [" + shape + "]"}});
     } else if (item->kind == Kind::dict) {
       manifest_.metadata.push_back(MetaEntry{"torchscript.attribute_not_in_state_dict." + path,
                                              MetaValue{"dict of " + std::to_string(item->entries.size())}});
@@ -565,8 +577,9 @@ void CheckpointReader::add_tensor(Value call, const std::string& name) {
     std::uint64_t extent = 1;  // elements spanned by the dimensions so far
     for (const std::size_t d : dims) {
       if (stride[d] < 0 || static_cast<std::uint64_t>(stride[d]) < extent)
-        fail(ErrorCode::unsupported, path_.string(), ": ", what, " has strides (", stride.size(), " dims, dimension ", d,
-             " stride ", stride[d], ") under which elements overlap or repeat (a broadcast or as_strided view); "
+        fail(ErrorCode::unsupported, path_.string(), ": ", what, " has strides (", stride.size(), " dims, dimension ",
+             d, " stride ", stride[d],
+             ") under which elements overlap or repeat (a broadcast or as_strided view); "
              "lwload loads each stored element once — save tensor.contiguous()");
       const auto step = static_cast<std::uint64_t>(stride[d]), count = static_cast<std::uint64_t>(tensor.shape[d] - 1);
       if (step != 0 && count > (std::numeric_limits<std::uint64_t>::max() - extent) / step)
@@ -581,8 +594,8 @@ void CheckpointReader::add_tensor(Value call, const std::string& name) {
         " bytes)");
   const std::uint64_t begin = storage_offset * elem;
   if (span > (storage.bytes - begin) / elem)
-    bad(what, ": elements [", storage_offset, ", +", span, ") of its storage ", storage.where,
-        " extend past its ", storage.bytes / elem, " ", dtype_name(tensor.dtype), " elements");
+    bad(what, ": elements [", storage_offset, ", +", span, ") of its storage ", storage.where, " extend past its ",
+        storage.bytes / elem, " ", dtype_name(tensor.dtype), " elements");
   if (!names_.insert(name).second) bad(what, ": the name appears twice");
   if (tensor.bytes != 0) tensor.pieces.push_back(Piece{0, storage.offset + begin, span * elem});
   if (!contiguous && tensor.bytes != 0) {
@@ -592,10 +605,9 @@ void CheckpointReader::add_tensor(Value call, const std::string& name) {
   manifest_.tensors.push_back(std::move(tensor));
 }
 
-
 bool starts_with(std::span<const std::byte> head, std::string_view magic) {
-  return head.size() >= magic.size() &&
-         std::equal(magic.begin(), magic.end(), head.begin(), [](char c, std::byte b) { return static_cast<std::byte>(c) == b; });
+  return head.size() >= magic.size() && std::equal(magic.begin(), magic.end(), head.begin(),
+                                                   [](char c, std::byte b) { return static_cast<std::byte>(c) == b; });
 }
 
 bool has_torch_extension(const std::filesystem::path& path) {

@@ -22,11 +22,11 @@ constexpr std::uint32_t kZip64EndSignature = 0x06064b50;
 constexpr std::uint32_t kZip64LocatorSignature = 0x07064b50;
 constexpr std::uint32_t kCentralSignature = 0x02014b50;
 constexpr std::uint32_t kLocalSignature = 0x04034b50;
-constexpr std::uint64_t kEndBytes = 22;             // end record without its comment
+constexpr std::uint64_t kEndBytes = 22;  // end record without its comment
 constexpr std::uint64_t kLocatorBytes = 20;
 constexpr std::uint64_t kMaxComment = 0xFFFF;
-constexpr std::uint64_t kCentralBytes = 46;          // fixed part of a directory entry
-constexpr std::uint64_t kLocalBytes = 30;            // fixed part of a local header
+constexpr std::uint64_t kCentralBytes = 46;  // fixed part of a directory entry
+constexpr std::uint64_t kLocalBytes = 30;    // fixed part of a local header
 constexpr std::uint16_t kZip64ExtraId = 0x0001;
 constexpr std::uint16_t kEncryptedFlag = 0x0001;
 constexpr std::uint16_t kStored = 0;
@@ -58,8 +58,8 @@ std::uint64_t find_end_record(const RandomAccessFile& file) {
     else if (!exact && i + kEndBytes + comment == window) exact = i;
   }
   if (!last)
-    fail(ErrorCode::bad_input, file.path().string(),
-         ": no zip end of central directory record in the last ", window, " bytes (truncated archive?)");
+    fail(ErrorCode::bad_input, file.path().string(), ": no zip end of central directory record in the last ", window,
+         " bytes (truncated archive?)");
   if (exact)
     fail(ErrorCode::bad_input, file.path().string(), ": two zip end of central directory records, at offsets ",
          size - window + *exact, " (its comment reaches the end of the file) and ", size - window + *last,
@@ -105,8 +105,8 @@ Directory read_directory(HeaderReader& in, std::uint64_t end_offset) {
 }
 
 // Reads the ZIP64 extra field's 64-bit values for the fields the entry marked 0xFFFFFFFF.
-void read_zip64_extra(HeaderReader& in, std::uint64_t extra_end, const std::string& what,
-                      std::uint64_t& size, std::uint64_t& compressed, std::uint64_t& local) {
+void read_zip64_extra(HeaderReader& in, std::uint64_t extra_end, const std::string& what, std::uint64_t& size,
+                      std::uint64_t& compressed, std::uint64_t& local) {
   while (in.offset() + 4 <= extra_end) {
     const std::uint16_t id = in.u16(what);
     const std::uint16_t length = in.u16(what);
@@ -133,8 +133,8 @@ ZipArchive::ZipArchive(const RandomAccessFile& file) {
   const Directory dir = read_directory(in, end_offset);
   check_extent(path, "zip central directory", dir.offset, dir.size, file_size);
   if (dir.entries > dir.size / kCentralBytes)
-    fail(ErrorCode::bad_input, path.string(), ": zip central directory: ", dir.entries,
-         " entries cannot fit in its ", dir.size, " bytes");
+    fail(ErrorCode::bad_input, path.string(), ": zip central directory: ", dir.entries, " entries cannot fit in its ",
+         dir.size, " bytes");
 
   in.seek(dir.offset, "zip central directory");
   const std::uint64_t dir_end = dir.offset + dir.size;
@@ -272,7 +272,8 @@ class Inflater {
       if (left < 0) return left;
     }
     std::array<std::uint16_t, 16> offsets{};
-    for (std::size_t len = 1; len < 15; ++len) offsets[len + 1] = static_cast<std::uint16_t>(offsets[len] + h.count[len]);
+    for (std::size_t len = 1; len < 15; ++len)
+      offsets[len + 1] = static_cast<std::uint16_t>(offsets[len] + h.count[len]);
     for (int s = 0; s < n; ++s)
       if (length[s] != 0) h.symbol[offsets[length[s]]++] = static_cast<std::uint16_t>(s);
     return left;
@@ -282,8 +283,8 @@ class Inflater {
                                                 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
     static constexpr std::uint8_t kExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                                 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-    static constexpr std::uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,    25,
-                                                    33,   49,   65,   97,   129,  193,   257,   385,   513,   769,
+    static constexpr std::uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                                    33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
                                                     1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
     static constexpr std::uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                                     6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
@@ -369,16 +370,18 @@ class Inflater {
 std::vector<std::byte> read_record(const RandomAccessFile& file, const ZipRecord& record, std::uint64_t limit) {
   const std::string what = file.path().string() + ": zip record '" + record.name + "'";
   if (record.method != kStored && record.method != 8)
-    fail(ErrorCode::unsupported, what, ": compression method ", record.method, " (lwload reads stored and deflated records)");
+    fail(ErrorCode::unsupported, what, ": compression method ", record.method,
+         " (lwload reads stored and deflated records)");
   if (record.uncompressed > limit || record.size > limit)
-    fail(ErrorCode::unsupported, what, ": ", std::max(record.uncompressed, record.size), " bytes exceed lwload's limit of ",
-         limit, " bytes for it");
+    fail(ErrorCode::unsupported, what, ": ", std::max(record.uncompressed, record.size),
+         " bytes exceed lwload's limit of ", limit, " bytes for it");
   std::vector<std::byte> bytes(static_cast<std::size_t>(record.size));
   file.read_exact(record.data_offset, bytes, "zip record '" + record.name + "'");
   if (record.method == kStored) return bytes;
   auto out = Inflater(bytes, record.uncompressed, what).run();
   if (out.size() != record.uncompressed)
-    fail(ErrorCode::bad_input, what, ": inflates to ", out.size(), " bytes, its directory entry says ", record.uncompressed);
+    fail(ErrorCode::bad_input, what, ": inflates to ", out.size(), " bytes, its directory entry says ",
+         record.uncompressed);
   return out;
 }
 

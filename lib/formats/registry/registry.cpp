@@ -19,8 +19,8 @@ namespace {
 
 // Binary formats with magic numbers first; ONNX (no magic) and JSON-based TFJS last.
 const std::array<const formats::FormatReader*, 6> kReaders{
-    &formats::gguf_reader, &formats::tflite_reader, &formats::safetensors_reader, &formats::pytorch_reader,
-    &formats::tfjs_reader, &formats::onnx_reader,
+    &formats::gguf_reader,    &formats::tflite_reader, &formats::safetensors_reader,
+    &formats::pytorch_reader, &formats::tfjs_reader,   &formats::onnx_reader,
 };
 
 }  // namespace
@@ -34,8 +34,12 @@ std::vector<std::string> supported_formats() {
 namespace {
 
 Manifest read_manifest(FileSystem& fs, const std::filesystem::path& path, const OpenOptions& options) {
-  formats::ModelSource source{fs, path, fs.is_directory(path), {},
-                              formats::HeaderLimits{options.max_tensors, options.max_name_bytes}, options.densify};
+  formats::ModelSource source{fs,
+                              path,
+                              fs.is_directory(path),
+                              {},
+                              formats::HeaderLimits{options.max_tensors, options.max_name_bytes},
+                              options.densify};
   std::array<std::byte, 64> head{};
   if (!source.is_directory) {
     const auto file = fs.open(path);
@@ -55,8 +59,7 @@ Manifest read_manifest(FileSystem& fs, const std::filesystem::path& path, const 
   for (const auto* reader : kReaders) {
     if (!forced.empty() ? reader->name == forced : reader->detect(source)) return reader->read(source);
   }
-  if (!options.format.empty())
-    fail(ErrorCode::usage, "unknown format '", options.format, "'");
+  if (!options.format.empty()) fail(ErrorCode::usage, "unknown format '", options.format, "'");
   fail(ErrorCode::bad_input, path.string(),
        ": not a model lwload recognises (safetensors, GGUF, PyTorch, ONNX, TFLite/Circle, TFJS)");
 }
@@ -92,18 +95,21 @@ Manifest open_source(const std::shared_ptr<io::SourceFileSystem>& fs, const Open
 }  // namespace
 
 Manifest open_manifest(const std::filesystem::path& path, const OpenOptions& options) {
-  return open_through(std::make_shared<io::ContainedFileSystem>(options.file_system ? options.file_system : posix_file_system(),
-                                                                path, options.allow_outside_links),
-                      path, options);
+  return open_through(
+      std::make_shared<io::ContainedFileSystem>(options.file_system ? options.file_system : posix_file_system(), path,
+                                                options.allow_outside_links),
+      path, options);
 }
 
 Manifest open_manifest_fd(int fd, std::uint64_t offset, std::uint64_t length, const OpenOptions& options) {
   auto [file, origin] = io::open_range({fd, offset, length}, str("fd ", fd, " [", offset, ", +", length, "]"));
-  return open_source(std::make_shared<io::SourceFileSystem>(std::move(file), std::move(origin), options.resolve), options);
+  return open_source(std::make_shared<io::SourceFileSystem>(std::move(file), std::move(origin), options.resolve),
+                     options);
 }
 
 Manifest open_manifest_memory(std::span<const std::byte> bytes, const OpenOptions& options) {
-  auto file = io::borrowed_memory(bytes, str("memory [", static_cast<const void*>(bytes.data()), ", +", bytes.size(), "]"));
+  auto file =
+      io::borrowed_memory(bytes, str("memory [", static_cast<const void*>(bytes.data()), ", +", bytes.size(), "]"));
   return open_source(std::make_shared<io::SourceFileSystem>(std::move(file), std::nullopt, nullptr), options);
 }
 

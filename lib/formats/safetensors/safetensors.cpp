@@ -33,8 +33,7 @@ constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
 // directory listing, so a folder is recognised by the names Hugging Face tooling writes).
 constexpr std::array<std::string_view, 2> kIndexNames{"model.safetensors.index.json",
                                                       "diffusion_pytorch_model.safetensors.index.json"};
-constexpr std::array<std::string_view, 2> kSingleNames{"model.safetensors",
-                                                       "diffusion_pytorch_model.safetensors"};
+constexpr std::array<std::string_view, 2> kSingleNames{"model.safetensors", "diffusion_pytorch_model.safetensors"};
 
 bool ends_with(const fs::path& path, std::string_view suffix) {
   const std::string name = path.filename().string();
@@ -77,8 +76,8 @@ void read_single(FileSystem& file_system, const fs::path& path, Manifest& manife
   file->read_exact(0, len_bytes, "header length");
   const std::uint64_t header_len = le64(len_bytes);
   if (header_len > kMaxHeaderBytes)
-    fail(ErrorCode::bad_input, path.string(), ": header length ", header_len, " exceeds the limit of ",
-         kMaxHeaderBytes, " bytes");
+    fail(ErrorCode::bad_input, path.string(), ": header length ", header_len, " exceeds the limit of ", kMaxHeaderBytes,
+         " bytes");
   if (header_len > size - 8)
     fail(ErrorCode::bad_input, path.string(), ": header length ", header_len,
          " exceeds the file (truncated? the file has ", size, " bytes)");
@@ -157,13 +156,13 @@ void read_single(FileSystem& file_system, const fs::path& path, Manifest& manife
 void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& manifest, TensorCaps& caps) {
   const auto file = file_system.open(index_path);
   if (file->size() > kMaxIndexBytes)
-    fail(ErrorCode::bad_input, index_path.string(), ": index file of ", file->size(),
-         " bytes exceeds the limit of ", kMaxIndexBytes);
+    fail(ErrorCode::bad_input, index_path.string(), ": index file of ", file->size(), " bytes exceeds the limit of ",
+         kMaxIndexBytes);
   // metadata kept, weight_map handed over an entry at a time (a million entries never one tree),
   // anything else streams by; the tree capped at 192 MiB.
-  std::vector<std::string> shard_names;                       // each distinct shard name as written
-  std::unordered_map<std::string, std::uint32_t> shard_ids;  // name as written → its index there
-  std::vector<std::pair<std::string, std::uint32_t>> entries; // tensor → shard, in the index's order
+  std::vector<std::string> shard_names;                        // each distinct shard name as written
+  std::unordered_map<std::string, std::uint32_t> shard_ids;    // name as written → its index there
+  std::vector<std::pair<std::string, std::uint32_t>> entries;  // tensor → shard, in the index's order
   StreamedItems weight_map;
   weight_map.holder_depth_in_object = 1;
   weight_map.key = "weight_map";
@@ -188,20 +187,21 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
   // Shards in path order (model-00001-of-00003 ... is the natural order), each read once however
   // its name is spelled ("x" and "./x"), with the first tensor that names it for error messages.
   const fs::path dir = index_path.parent_path();
-  std::map<fs::path, std::string> shards;  // resolved path → first tensor
+  std::map<fs::path, std::string> shards;                 // resolved path → first tensor
   std::vector<fs::path> shard_paths(shard_names.size());  // by shard id: the resolved path
   for (const auto& [tensor, shard] : entries) {
     if (!shard_paths[shard].empty()) continue;
-    shard_paths[shard] = resolve_inside(dir, shard_names[shard], index_path, str("weight_map shard of tensor '", tensor, "'"));
+    shard_paths[shard] =
+        resolve_inside(dir, shard_names[shard], index_path, str("weight_map shard of tensor '", tensor, "'"));
     shards.emplace(shard_paths[shard], tensor);
   }
   for (const auto& [shard_path, first_tensor] : shards) {
     if (!file_system.exists(shard_path))
-      fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(), "' (holding tensor '",
-           first_tensor, "') is missing: ", shard_path.string(), " does not exist");
+      fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(),
+           "' (holding tensor '", first_tensor, "') is missing: ", shard_path.string(), " does not exist");
     if (file_system.is_directory(shard_path))
-      fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(), "' (holding tensor '",
-           first_tensor, "') is a directory, not a regular file: ", shard_path.string());
+      fail(ErrorCode::bad_input, index_path.string(), ": shard '", shard_path.filename().string(),
+           "' (holding tensor '", first_tensor, "') is a directory, not a regular file: ", shard_path.string());
     read_single(file_system, shard_path, manifest, caps);
   }
 
@@ -210,8 +210,9 @@ void read_index(FileSystem& file_system, const fs::path& index_path, Manifest& m
   for (const TensorInfo& t : manifest.tensors) {
     const auto [it, inserted] = found.emplace(t.name, t.pieces.front().file);
     if (!inserted)
-      fail(ErrorCode::bad_input, index_path.string(), ": tensor '", t.name, "' is stored in two shards: ",
-           manifest.files[it->second].string(), " and ", manifest.files[t.pieces.front().file].string());
+      fail(ErrorCode::bad_input, index_path.string(), ": tensor '", t.name,
+           "' is stored in two shards: ", manifest.files[it->second].string(), " and ",
+           manifest.files[t.pieces.front().file].string());
   }
   for (const auto& [tensor, shard] : entries) {
     const auto it = found.find(std::string_view(tensor));
@@ -263,8 +264,7 @@ Manifest read(const ModelSource& source) {
   TensorCaps caps(source.limits);
   if (!looks_like_single_file(head, file->size()) && starts_json_object(head))
     read_index(source.fs, path, manifest, caps);
-  else
-    read_single(source.fs, path, manifest, caps);
+  else read_single(source.fs, path, manifest, caps);
   return manifest;
 }
 

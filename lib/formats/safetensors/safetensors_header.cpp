@@ -36,10 +36,21 @@ constexpr std::uint64_t kMinEntryBytes = 48;
 // types (F4, F6_*, F8_E8M0) have no canonical dtype yet and are reported as unknown.
 std::optional<DType> safetensors_dtype(std::string_view name) {
   static constexpr std::array<std::pair<std::string_view, DType>, 16> kTypes{{
-      {"F64", DType::F64}, {"F32", DType::F32}, {"F16", DType::F16}, {"BF16", DType::BF16},
-      {"I64", DType::I64}, {"I32", DType::I32}, {"I16", DType::I16}, {"I8", DType::I8},
-      {"U64", DType::U64}, {"U32", DType::U32}, {"U16", DType::U16}, {"U8", DType::U8},
-      {"BOOL", DType::BOOL}, {"F8_E4M3", DType::F8_E4M3}, {"F8_E5M2", DType::F8_E5M2},
+      {"F64", DType::F64},
+      {"F32", DType::F32},
+      {"F16", DType::F16},
+      {"BF16", DType::BF16},
+      {"I64", DType::I64},
+      {"I32", DType::I32},
+      {"I16", DType::I16},
+      {"I8", DType::I8},
+      {"U64", DType::U64},
+      {"U32", DType::U32},
+      {"U16", DType::U16},
+      {"U8", DType::U8},
+      {"BOOL", DType::BOOL},
+      {"F8_E4M3", DType::F8_E4M3},
+      {"F8_E5M2", DType::F8_E5M2},
       {"C64", DType::C64},
   }};
   for (const auto& [spelling, type] : kTypes)
@@ -51,8 +62,12 @@ class HeaderParser {
  public:
   HeaderParser(const RandomAccessFile& file, std::uint64_t header_len, std::uint32_t file_index, Manifest& manifest,
                TensorCaps& caps)
-      : path_(file.path()), data_start_(8 + header_len), file_size_(file.size()), file_index_(file_index),
-        manifest_(manifest), caps_(caps) {}
+      : path_(file.path()),
+        data_start_(8 + header_len),
+        file_size_(file.size()),
+        file_index_(file_index),
+        manifest_(manifest),
+        caps_(caps) {}
 
   // After the parse: a header whose root is not an object was captured whole; say what it is.
   void finish() {
@@ -135,10 +150,8 @@ class HeaderParser {
   void end_value() {
     {
       const json::value value = stack_.release();
-      if (key_ == "__metadata__")
-        add_metadata(value);
-      else
-        add_tensor(value);
+      if (key_ == "__metadata__") add_metadata(value);
+      else add_tensor(value);
     }
     in_value_ = false;
     key_.clear();
@@ -178,24 +191,29 @@ class HeaderParser {
     const std::string_view offsets_where = field_where("data_offsets");
     const json::array& offsets = as_array(required(obj, "data_offsets", path_, where_), path_, offsets_where);
     if (offsets.size() != 2)
-      fail(ErrorCode::bad_input, path_.string(), ": ", offsets_where, ": expected [begin, end], found ",
-           offsets.size(), " values");
+      fail(ErrorCode::bad_input, path_.string(), ": ", offsets_where, ": expected [begin, end], found ", offsets.size(),
+           " values");
     const std::uint64_t begin = as_u64(offsets[0], path_, offsets_where);
     const std::uint64_t end = as_u64(offsets[1], path_, offsets_where);
     if (end < begin)
       fail(ErrorCode::bad_input, path_.string(), ": ", offsets_where, ": [", begin, ", ", end,
            "] ends before it begins");
     if (end > std::numeric_limits<std::uint64_t>::max() - data_start_)
-      fail(ErrorCode::bad_input, path_.string(), ": ", offsets_where, ": [", begin, ", ", end,
-           "] plus the data start ", data_start_, " overflows 64 bits");
+      fail(ErrorCode::bad_input, path_.string(), ": ", offsets_where, ": [", begin, ", ", end, "] plus the data start ",
+           data_start_, " overflows 64 bits");
     if (data_start_ + end > file_size_)  // the message is built only when it is needed
       check_extent(path_, str(offsets_where, " [", begin, ", ", end, "] from data start ", data_start_),
                    data_start_ + begin, end - begin, file_size_);
     check_tensor_length(path_, key_, *dtype, shape, end - begin);
 
     // std::string(key_), not an assignment: a copy is allocated at the name's size.
-    manifest_.tensors.push_back(TensorInfo{std::string(key_), *dtype, Encoding::raw, std::move(shape), end - begin,
-                                           {Piece{file_index_, data_start_ + begin, end - begin}}, nullptr});
+    manifest_.tensors.push_back(TensorInfo{std::string(key_),
+                                           *dtype,
+                                           Encoding::raw,
+                                           std::move(shape),
+                                           end - begin,
+                                           {Piece{file_index_, data_start_ + begin, end - begin}},
+                                           nullptr});
   }
 
   // Room for every tensor the rest of the header could hold, at once (see kMinEntryBytes).

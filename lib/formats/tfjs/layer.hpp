@@ -4,5 +4,6 @@
 #pragma once
 
 #if !defined(LWLOAD_LAYER_FORMATS_TFJS)
-#error "lwload layering: lib/formats/tfjs/ is not below this layer (the layer table in meson.build says what each layer may include)"
+#error \
+    "lwload layering: lib/formats/tfjs/ is not below this layer (the layer table in meson.build says what each layer may include)"
 #endif

@@ -76,8 +76,7 @@ struct Shard {
 // string weight's length prefixes need (through a 64 KiB window, shard handles opened on demand).
 class GroupStream {
  public:
-  GroupStream(FileSystem& file_system, std::vector<Shard> shards)
-      : fs_(file_system), shards_(std::move(shards)) {
+  GroupStream(FileSystem& file_system, std::vector<Shard> shards) : fs_(file_system), shards_(std::move(shards)) {
     size_ = shards_.empty() ? 0 : shards_.back().begin + shards_.back().size;
   }
 
@@ -115,7 +114,8 @@ class GroupStream {
     for (auto it = shard_at(pos); done < window_len_ && it != shards_.end(); ++it) {
       const std::uint64_t at = pos + done;
       if (at >= it->begin + it->size) continue;
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(window_len_ - done, it->begin + it->size - at));
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(window_len_ - done, it->begin + it->size - at));
       if (open_path_ != it->path) {
         open_ = fs_.open(it->path);
         open_path_ = it->path;
@@ -138,9 +138,8 @@ class GroupStream {
 // Stream bytes of a `string` weight of `count` elements starting at `begin`. The walk reads no more,
 // over the whole manifest, than the distinct shard files hold (a shard listed again is not read again
 // for free).
-std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std::uint64_t count,
-                                  bool last_in_group, const fs::path& manifest_path, std::string_view where,
-                                  WalkBudget& budget) {
+std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std::uint64_t count, bool last_in_group,
+                                  const fs::path& manifest_path, std::string_view where, WalkBudget& budget) {
   const std::uint64_t remaining = stream.size() - begin;
   if (count > remaining / 4)
     fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": ", count,
@@ -151,11 +150,13 @@ std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std:
   const std::uint64_t allowed = budget.bytes - std::min(budget.bytes, budget.walked);
   for (std::uint64_t i = 0; i < count; ++i) {
     if (pos - begin > allowed)
-      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": the string weights' length prefixes span more than ",
-           budget.bytes, " bytes, all the shard files named hold: shards listed again would be read again");
+      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where,
+           ": the string weights' length prefixes span more than ", budget.bytes,
+           " bytes, all the shard files named hold: shards listed again would be read again");
     if (stream.size() - pos < 4)
-      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": string ", i, " length prefix at stream offset ",
-           pos, " lies past the end of the group's shards (", stream.size(), " bytes)");
+      fail(ErrorCode::bad_input, manifest_path.string(), ": ", where, ": string ", i,
+           " length prefix at stream offset ", pos, " lies past the end of the group's shards (", stream.size(),
+           " bytes)");
     const std::uint32_t len = stream.u32(pos);
     pos += 4;
     if (len > stream.size() - pos)
@@ -167,8 +168,8 @@ std::uint64_t string_weight_bytes(GroupStream& stream, std::uint64_t begin, std:
   return pos - begin;
 }
 
-std::shared_ptr<const Quantization> parse_quantization(const json::object& weight, DType original,
-                                               const fs::path& path, const std::string& where, DType* stored) {
+std::shared_ptr<const Quantization> parse_quantization(const json::object& weight, DType original, const fs::path& path,
+                                                       const std::string& where, DType* stored) {
   const json::value* q = weight.if_contains("quantization");
   if (!q || q->is_null()) return nullptr;
   const std::string q_where = where + " field 'quantization'";
@@ -202,7 +203,8 @@ std::shared_ptr<const Quantization> parse_quantization(const json::object& weigh
 std::vector<Shard> open_shards(FileSystem& file_system, const json::object& group, const fs::path& path,
                                const std::string& group_where, std::string_view first_tensor, Manifest& manifest,
                                WalkBudget& budget) {
-  const json::array& paths = as_array(required(group, "paths", path, group_where), path, group_where + " field 'paths'");
+  const json::array& paths =
+      as_array(required(group, "paths", path, group_where), path, group_where + " field 'paths'");
   const fs::path dir = path.parent_path();
   std::vector<Shard> shards;
   shards.reserve(paths.size());
@@ -369,8 +371,8 @@ Manifest read(const ModelSource& source) {
     if (found.size() > 1) {
       std::string names;
       for (const fs::path& p : found) names += (names.empty() ? "" : ", ") + p.filename().string();
-      fail(ErrorCode::bad_input, source.path.string(), ": folder holds ", found.size(),
-           " TFJS manifests (", names, "): open the one you mean");
+      fail(ErrorCode::bad_input, source.path.string(), ": folder holds ", found.size(), " TFJS manifests (", names,
+           "): open the one you mean");
     }
     path = found.front();
   }

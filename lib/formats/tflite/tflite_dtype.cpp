@@ -6,8 +6,7 @@
 
 namespace lwload::formats {
 
-DType tflite_dtype(std::int8_t type, TfliteFlavor flavor, const std::filesystem::path& file,
-                   std::string_view tensor) {
+DType tflite_dtype(std::int8_t type, TfliteFlavor flavor, const std::filesystem::path& file, std::string_view tensor) {
   switch (type) {
     case 0: return DType::F32;     // FLOAT32
     case 1: return DType::F16;     // FLOAT16
@@ -24,9 +23,8 @@ DType tflite_dtype(std::int8_t type, TfliteFlavor flavor, const std::filesystem:
     case 12: return DType::U64;    // UINT64
     case 13:                       // RESOURCE
     case 14:                       // VARIANT
-      fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor, "': type ",
-           type == 13 ? "RESOURCE" : "VARIANT", " (", int{type},
-           ") is a runtime handle, not weights; lwload cannot place its buffer");
+      fail(ErrorCode::unsupported, file.string(), ": tensor '", tensor, "': type ", type == 13 ? "RESOURCE" : "VARIANT",
+           " (", int{type}, ") is a runtime handle, not weights; lwload cannot place its buffer");
     case 15: return DType::U32;   // UINT32
     case 16: return DType::U16;   // UINT16
     case 17: return DType::I4;    // INT4, two per byte

@@ -19,7 +19,6 @@ enum class TfliteFlavor { tflite, circle };
 //    RESOURCE and VARIANT (runtime handles) and Circle's UINT4 (no canonical name);
 //  - Error(bad_input) for a value neither schema defines.
 // Circle's negative values are ggml block types (GGML_Q4_0 → Q4_0, ...).
-DType tflite_dtype(std::int8_t type, TfliteFlavor flavor, const std::filesystem::path& file,
-                   std::string_view tensor);
+DType tflite_dtype(std::int8_t type, TfliteFlavor flavor, const std::filesystem::path& file, std::string_view tensor);
 
 }  // namespace lwload::formats

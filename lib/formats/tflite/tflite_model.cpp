@@ -48,10 +48,10 @@ struct Schema {
   static constexpr TfliteFlavor flavor = F;
   static constexpr std::string_view format = F == TfliteFlavor::circle ? "circle" : "tflite";
 };
-using TfliteSchema = Schema<TfliteFlavor::tflite, fb::tflite::Model, fb::tflite::Int32Vector,
-                            fb::tflite::Uint16Vector, fb::tflite::Uint8Vector>;
-using CircleSchema = Schema<TfliteFlavor::circle, fb::circle::Model, fb::circle::Int32Vector,
-                            fb::circle::Uint16Vector, fb::circle::Uint8Vector>;
+using TfliteSchema = Schema<TfliteFlavor::tflite, fb::tflite::Model, fb::tflite::Int32Vector, fb::tflite::Uint16Vector,
+                            fb::tflite::Uint8Vector>;
+using CircleSchema = Schema<TfliteFlavor::circle, fb::circle::Model, fb::circle::Int32Vector, fb::circle::Uint16Vector,
+                            fb::circle::Uint8Vector>;
 
 // A lower bound of where the flatbuffer ends, grown over every structure the reader walks. The
 // schema does not record the flatbuffer's length, but extended buffer data must come after it, so
@@ -129,7 +129,10 @@ class ModelReader {
   using Model = typename S::Model;
 
   explicit ModelReader(const TfliteInput& input)
-      : input_(input), file_(input.source.path), base_(input.flatbuffer.data()), extent_(base_),
+      : input_(input),
+        file_(input.source.path),
+        base_(input.flatbuffer.data()),
+        extent_(base_),
         caps_(input.source.limits) {}
 
   Manifest read() {
@@ -166,8 +169,8 @@ class ModelReader {
 
     if constexpr (S::flavor == TfliteFlavor::circle) {
       if (tensor.compression_type() != fb::circle::CompressionType_NONE)
-        fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': field compression_type: ",
-             int{static_cast<std::int8_t>(tensor.compression_type())},
+        fail(ErrorCode::unsupported, file_.string(), ": tensor '", name,
+             "': field compression_type: ", int{static_cast<std::int8_t>(tensor.compression_type())},
              " (HUFFMAN): compressed Circle tensors are not supported");
     }
 
@@ -205,8 +208,8 @@ class ModelReader {
     if constexpr (S::flavor == TfliteFlavor::tflite) {
       if (tensor.external_buffer() != 0) {
         if (buffer)
-          fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': has both buffer ",
-               tensor.buffer(), " with data and external_buffer ", tensor.external_buffer());
+          fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': has both buffer ", tensor.buffer(),
+               " with data and external_buffer ", tensor.external_buffer());
         return external_location(tensor.external_buffer(), name);
       }
     }
@@ -225,18 +228,16 @@ class ModelReader {
     const bool has_inline = data && data->size() > 0;
     const bool extended = buffer->offset() > 1;  // "only valid if > 1"
     if (has_inline && extended)
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': buffer ", index,
-           " has both inline data (", data->size(), " bytes) and an extended offset ", buffer->offset());
-    if (has_inline)
-      return Location{0, static_cast<std::uint64_t>(data->Data() - base_), data->size()};
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': buffer ", index, " has both inline data (",
+           data->size(), " bytes) and an extended offset ", buffer->offset());
+    if (has_inline) return Location{0, static_cast<std::uint64_t>(data->Data() - base_), data->size()};
     if (!extended || buffer->size() == 0) return std::nullopt;
 
     const std::uint64_t offset = buffer->offset(), size = buffer->size();
-    check_extent(file_, str("tensor '", name, "': buffer ", index, " offset/size"), offset, size,
-                 input_.file_size);
+    check_extent(file_, str("tensor '", name, "': buffer ", index, " offset/size"), offset, size, input_.file_size);
     if (offset < extent_.end())
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': buffer ", index, " offset ",
-           offset, " lies inside the flatbuffer (its tables reach byte ", extent_.end(),
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': buffer ", index, " offset ", offset,
+           " lies inside the flatbuffer (its tables reach byte ", extent_.end(),
            "); extended buffer data must follow the flatbuffer");
     return Location{0, offset, size};
   }
@@ -250,11 +251,11 @@ class ModelReader {
     const auto& external = *it->second;
     if (external.length() == 0) return std::nullopt;
     if (const auto* packing = external.packing(); packing && packing->size() > 0 && packing->str() != "unpacked")
-      fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': external buffer ", id,
-           " packing '", packing->str(), "' is not raw elements");
+      fail(ErrorCode::unsupported, file_.string(), ": tensor '", name, "': external buffer ", id, " packing '",
+           packing->str(), "' is not raw elements");
     const GroupFile& group = group_file(external.group(), name);
-    check_extent(group.path, str("tensor '", name, "': external buffer ", id, " offset/length"),
-                 external.offset(), external.length(), group.size);
+    check_extent(group.path, str("tensor '", name, "': external buffer ", id, " offset/length"), external.offset(),
+                 external.length(), group.size);
     return Location{group.file_index, external.offset(), external.length()};
   }
 
@@ -267,8 +268,7 @@ class ModelReader {
       for (const auto* external : *externals) {
         if (external->id() == 0) continue;  // unreachable: a tensor's 0 means "none"
         if (!external_by_id_->emplace(external->id(), external).second)
-          fail(ErrorCode::bad_input, file_.string(), ": Model.external_buffers: id ", external->id(),
-               " appears twice");
+          fail(ErrorCode::bad_input, file_.string(), ": Model.external_buffers: id ", external->id(), " appears twice");
       }
     }
   }
@@ -289,8 +289,8 @@ class ModelReader {
     opened.path = resolve_inside(file_.parent_path(), group_name->string_view(), file_,
                                  str("external_buffer_groups[", group, "].name"));
     if (!input_.source.fs.exists(opened.path))
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': external buffer file '",
-           opened.path.string(), "' (group ", group, ") is missing");
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': external buffer file '", opened.path.string(),
+           "' (group ", group, ") is missing");
     opened.size = input_.source.fs.open(opened.path)->size();
     opened.file_index = file_index(manifest_, opened.path);
     slot = std::move(opened);
@@ -311,7 +311,8 @@ class ModelReader {
                                                   const std::vector<std::int64_t>& shape, std::uint64_t stored_bytes) {
     auto& [cached, owner] = sparsities_[&params];
     if (!cached) {
-      std::shared_ptr<const Sparsity>& by_vectors = sparsity_by_vectors_[sparsity_key(params, dtype, shape, stored_bytes)];
+      std::shared_ptr<const Sparsity>& by_vectors =
+          sparsity_by_vectors_[sparsity_key(params, dtype, shape, stored_bytes)];
       if (!by_vectors) {
         by_vectors = read_sparsity(params, name, dtype, shape, stored_bytes);
         std::uint64_t entries = 0;
@@ -332,7 +333,9 @@ class ModelReader {
   template <typename Params>
   std::vector<std::uint64_t> sparsity_key(const Params& params, DType dtype, const std::vector<std::int64_t>& shape,
                                           std::uint64_t stored_bytes) const {
-    const auto address = [&](const void* p) { return static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - base_); };
+    const auto address = [&](const void* p) {
+      return static_cast<std::uint64_t>(static_cast<const std::uint8_t*>(p) - base_);
+    };
     std::vector<std::uint64_t> key{static_cast<std::uint64_t>(dtype), stored_bytes, shape.size()};
     for (const std::int64_t d : shape) key.push_back(static_cast<std::uint64_t>(d));
     // Small vectors by value, index vectors by offset (whichever tables hold them); a table too
@@ -370,8 +373,8 @@ class ModelReader {
     const std::uint64_t budget = input_.flatbuffer.size() + (std::uint64_t{1} << 20);
     copied_entries_ += entries;
     if (copied_entries_ > budget)
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field ", field, ": the tables read so far copy ",
-           copied_entries_, " values out of a ", input_.flatbuffer.size(),
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field ", field,
+           ": the tables read so far copy ", copied_entries_, " values out of a ", input_.flatbuffer.size(),
            "-byte flatbuffer: distinct tables share the same large vectors (at most one value per byte of the file)");
   }
 
@@ -413,11 +416,12 @@ class ModelReader {
     for (std::size_t j = 0; j < out.block_map.size(); ++j) {
       const std::int32_t d = out.block_map[j];
       const std::int32_t block = dims->Get(static_cast<flatbuffers::uoffset_t>(rank + j))->dense_size();
-      if (d < 0 || static_cast<std::size_t>(d) >= rank || blocked[static_cast<std::size_t>(d)] != shape[static_cast<std::size_t>(d)])
+      if (d < 0 || static_cast<std::size_t>(d) >= rank ||
+          blocked[static_cast<std::size_t>(d)] != shape[static_cast<std::size_t>(d)])
         bad("block_map[", j, "]: ", d, " is not a dimension, or blocks one twice");
       if (block <= 0 || shape[static_cast<std::size_t>(d)] % block != 0)
-        bad("dim_metadata[", rank + j, "].dense_size: block size ", block, " does not divide dimension ", d,
-            " (", shape[static_cast<std::size_t>(d)], ")");
+        bad("dim_metadata[", rank + j, "].dense_size: block size ", block, " does not divide dimension ", d, " (",
+            shape[static_cast<std::size_t>(d)], ")");
       blocked[static_cast<std::size_t>(d)] /= block;
     }
     // The range of positions the walk visits at each level: [0, 1) above the first.
@@ -426,7 +430,8 @@ class ModelReader {
       const auto* dim = dims->Get(static_cast<flatbuffers::uoffset_t>(i));
       const std::size_t t = static_cast<std::size_t>(out.traversal_order[i]);
       const std::int64_t size = t < rank ? blocked[t] : dim->dense_size();
-      if (size > std::numeric_limits<std::int32_t>::max()) bad("dim_metadata[", i, "]: level size ", size, " is too large");
+      if (size > std::numeric_limits<std::int32_t>::max())
+        bad("dim_metadata[", i, "]: level size ", size, " is too large");
       Sparsity::Level level;
       level.size = static_cast<std::uint32_t>(size);
       const auto format = static_cast<int>(dim->format());  // DENSE 0, SPARSE_CSR 1
@@ -447,7 +452,8 @@ class ModelReader {
               " positions (needs one more)");
         for (std::uint64_t p = lo; p < hi; ++p)
           if (level.segments[p] > level.segments[p + 1])
-            bad("dim_metadata[", i, "].array_segments[", p + 1, "]: ", level.segments[p + 1], " is below the one before");
+            bad("dim_metadata[", i, "].array_segments[", p + 1, "]: ", level.segments[p + 1],
+                " is below the one before");
         if (level.segments[hi] > level.indices.size())
           bad("dim_metadata[", i, "].array_segments[", hi, "]: ", level.segments[hi], " is past array_indices (",
               level.indices.size(), " entries)");
@@ -491,8 +497,8 @@ class ModelReader {
                     : kind == 3 ? copy(static_cast<const Uint8Vector*>(table))
                                 : false;
     if (!ok)
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field sparsity.dim_metadata[", level, "].", field,
-           ": a SPARSE_CSR level needs it (Int32Vector, Uint16Vector or Uint8Vector), got type ", kind);
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field sparsity.dim_metadata[", level, "].",
+           field, ": a SPARSE_CSR level needs it (Int32Vector, Uint16Vector or Uint8Vector), got type ", kind);
     return out;
   }
 
@@ -500,7 +506,7 @@ class ModelReader {
   // hostile file does, with a table of thousands of scales) share the record instead of copying it.
   template <typename Tensor>
   std::shared_ptr<const Quantization> quantization(const Tensor& tensor, const std::string& name,
-                                           const std::vector<std::int64_t>& shape) {
+                                                   const std::vector<std::int64_t>& shape) {
     const auto* q = tensor.quantization();
     if (!q || !q->scale() || q->scale()->size() == 0) return nullptr;
     // By the vectors' offsets, not the table's: distinct tables sharing one scale vector (and zero
@@ -567,8 +573,8 @@ class ModelReader {
       fail(ErrorCode::bad_input, file_.string(), ": tensor '", name,
            "': field quantization.quantized_dimension: ", q.axis, " is outside the tensor's rank ", shape.size());
     if (shape[static_cast<std::size_t>(q.axis)] != static_cast<std::int64_t>(q.scale.size()))
-      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.scale has ",
-           q.scale.size(), " entries but dimension ", q.axis, " has size ", shape[static_cast<std::size_t>(q.axis)]);
+      fail(ErrorCode::bad_input, file_.string(), ": tensor '", name, "': field quantization.scale has ", q.scale.size(),
+           " entries but dimension ", q.axis, " has size ", shape[static_cast<std::size_t>(q.axis)]);
   }
 
   std::string unique_name(std::string name, flatbuffers::uoffset_t index) {
@@ -624,8 +630,7 @@ class ModelReader {
 
   void read_metadata() {
     auto& meta = manifest_.metadata;
-    if (const auto* description = model_->description())
-      meta.push_back({"description", MetaValue{description->str()}});
+    if (const auto* description = model_->description()) meta.push_back({"description", MetaValue{description->str()}});
     meta.push_back({"version", MetaValue{std::uint64_t{model_->version()}}});
     MetaValue::Array names;
     if (const auto* subgraphs = model_->subgraphs())
@@ -640,10 +645,8 @@ class ModelReader {
       if (entry->buffer() >= buffers->size()) continue;  // not a tensor: nothing to load, keep going
       const auto* buffer = buffers->Get(entry->buffer());
       const std::string key = "metadata." + string_of(entry->name());
-      if (auto text = short_text(buffer->data()))
-        meta.push_back({key, MetaValue{std::move(*text)}});
-      else
-        meta.push_back({key, MetaValue{std::uint64_t{buffer->data() ? buffer->data()->size() : buffer->size()}}});
+      if (auto text = short_text(buffer->data())) meta.push_back({key, MetaValue{std::move(*text)}});
+      else meta.push_back({key, MetaValue{std::uint64_t{buffer->data() ? buffer->data()->size() : buffer->size()}}});
     }
   }
 

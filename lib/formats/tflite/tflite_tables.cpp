@@ -154,8 +154,7 @@ void check_tables_outside_payloads(const TfliteInput& input, TfliteFlavor flavor
   const auto* base = input.flatbuffer.data();
   if (flavor == TfliteFlavor::circle)
     TableCover<fb::circle::Model>(input, payload_threshold).run(flatbuffers::GetRoot<fb::circle::Model>(base));
-  else
-    TableCover<fb::tflite::Model>(input, payload_threshold).run(flatbuffers::GetRoot<fb::tflite::Model>(base));
+  else TableCover<fb::tflite::Model>(input, payload_threshold).run(flatbuffers::GetRoot<fb::tflite::Model>(base));
 }
 
 }  // namespace lwload::formats

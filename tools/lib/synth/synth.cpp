@@ -23,7 +23,9 @@ std::uint64_t splitmix64(std::uint64_t x) {
 }
 
 std::uint64_t round_down(std::uint64_t value, std::uint64_t multiple) { return value / multiple * multiple; }
-std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 // Writes to a temporary name beside `path` and renames it on close(), so a failed write (a full
 // disk) leaves no truncated model behind under the name a user would load.
@@ -40,15 +42,19 @@ class Output {
     std::filesystem::remove(temporary_, ignored);
   }
   void write(const void* data, std::size_t n) {
-    if (std::fwrite(data, 1, n, file_) != n) fail(ErrorCode::io, path_.string(), ": write failed: ", std::strerror(errno));
+    if (std::fwrite(data, 1, n, file_) != n)
+      fail(ErrorCode::io, path_.string(), ": write failed: ", std::strerror(errno));
     written_ += n;
   }
   void write(std::string_view s) { write(s.data(), s.size()); }
   template <typename T>
-  void put(T value) { write(&value, sizeof value); }  // little-endian hosts only (see header_reader)
+  void put(T value) {
+    write(&value, sizeof value);
+  }  // little-endian hosts only (see header_reader)
   void pad_to(std::uint64_t position) {
     static const char zeros[4096] = {};
-    while (written_ < position) write(zeros, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof zeros, position - written_)));
+    while (written_ < position)
+      write(zeros, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof zeros, position - written_)));
   }
   void close() {
     const bool flushed = std::fflush(file_) == 0 && std::ferror(file_) == 0;
@@ -87,7 +93,8 @@ struct TensorSizes {
 
 TensorSizes layout_for(const SynthSpec& spec, std::uint64_t granule) {
   const auto block = dtype_layout(spec.dtype);
-  if (!block || block->partial_block_rounds_up) fail(ErrorCode::usage, "synth: unsupported dtype ", dtype_name(spec.dtype));
+  if (!block || block->partial_block_rounds_up)
+    fail(ErrorCode::usage, "synth: unsupported dtype ", dtype_name(spec.dtype));
   if (spec.tensor_count == 0) fail(ErrorCode::usage, "synth: tensor count must be at least 1");
   // A tensor is a whole number of blocks and, when aligned, of the alignment.
   std::uint64_t unit = block->block_bytes;
@@ -100,9 +107,8 @@ void write_safetensors(const std::filesystem::path& path, const SynthSpec& spec)
   const TensorSizes layout = layout_for(spec, spec.alignment);
   std::string header = "{\"__metadata__\":{\"writer\":\"lwload synth\"}";
   for (std::uint32_t i = 0; i < spec.tensor_count; ++i) {
-    header += str(",\"", tensor_name(i), "\":{\"dtype\":\"", dtype_name(spec.dtype), "\",\"shape\":[",
-                  layout.elements, "],\"data_offsets\":[", i * layout.tensor_bytes, ",",
-                  (i + 1) * layout.tensor_bytes, "]}");
+    header += str(",\"", tensor_name(i), "\":{\"dtype\":\"", dtype_name(spec.dtype), "\",\"shape\":[", layout.elements,
+                  "],\"data_offsets\":[", i * layout.tensor_bytes, ",", (i + 1) * layout.tensor_bytes, "]}");
   }
   header += "}";
   // Pad with spaces (as the reference writer does) to 8, or so data starts `alignment`-aligned.

@@ -28,14 +28,14 @@ std::string_view layout_name(Layout layout);
 std::uint64_t layout_alignment(std::string_view format, Layout layout);
 
 struct SynthSpec {
-  std::string format = "safetensors";  // "safetensors" or "gguf"
-  std::uint64_t total_bytes = 1 << 20; // approximate data bytes (rounded to whole tensors)
+  std::string format = "safetensors";   // "safetensors" or "gguf"
+  std::uint64_t total_bytes = 1 << 20;  // approximate data bytes (rounded to whole tensors)
   std::uint32_t tensor_count = 8;
   // Tensor data alignment. safetensors: 0 = packed (offsets as they fall: misaligned); N > 0 pads
   // the header so data starts N-aligned and rounds tensor sizes to N. gguf: general.alignment
   // (0 = the default 32).
   std::uint64_t alignment = 0;
-  DType dtype = DType::F32;            // F32, F16, U8 or Q8_0 (gguf)
+  DType dtype = DType::F32;  // F32, F16, U8 or Q8_0 (gguf)
   std::uint64_t seed = 1;
 };
 
