@@ -1034,3 +1034,20 @@ TEST_CASE(
     CHECK(check_against_reference(model, "gguf", m, w) == m.tensors.size());
   }
 }
+
+TEST_CASE("an array of more than 2^24 numbers is read, as ggml reads it (its bytes are the file's)") {
+  // lwload once refused any header holding more than 2^24 metadata values; ggml's reader has no
+  // such limit, and an array of numbers costs what the file holds (kept as its bytes), so only
+  // strings count against it now.
+  constexpr std::uint64_t count = (std::uint64_t{1} << 24) + 1;
+  Gguf big = one_tensor();
+  auto& kv = big.kv("big", kArray);
+  put_u32(kv, kU8);
+  put_u64(kv, count);
+  kv.resize(kv.size() + count, std::byte{7});
+  TempDir dir;
+  const Manifest m = open_bytes(dir, big.bytes());
+  const auto& array = meta_as<PackedArray>(m, "big");
+  CHECK(array.size() == count);
+  CHECK(std::get<std::uint64_t>(array[count - 1].value) == 7);
+}

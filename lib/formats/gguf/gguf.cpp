@@ -22,7 +22,8 @@
 // - Header limits protect memory from absurd but self-consistent files: every count is first checked
 //   against the bytes left in the file (so 2^60 tensors fail before anything is allocated), and a
 //   model may hold at most OpenOptions::max_tensors tensors (2^22) and max_name_bytes of names (all
-//   parts of a split model together), a header kMaxMetaValues metadata values.
+//   parts of a split model together), a header kMaxMetaValues metadata values (keys and strings;
+//   arrays of numbers are kept as the file's bytes and not counted).
 // - A file with split.count is one part of a split model (gguf_split.cpp): the whole model is read.
 #include <algorithm>
 #include <array>
@@ -291,16 +292,16 @@ MetaValue GgufParser::read_array(const std::string& what) {
   if (count > in_.remaining() / min_bytes)
     in_.fail_at(type_offset + 4, what, "array of ", count, " ", value_type_name(element_type),
                 " values needs at least ", min_bytes, " bytes each but only ", in_.remaining(), " bytes remain");
-  count_meta_values(count, what);
-
   // Numbers and booleans stay as the file's bytes: a MetaValue each would cost 40 bytes of memory
-  // per byte of header.
+  // per byte of header. They cost what the file holds, so no count limits them (ggml reads any
+  // array the file holds); strings, a MetaValue each, count against kMaxMetaValues.
   if (const auto packed = packed_type(element_type)) {
     PackedArray array{*packed, {}};
     array.bytes.resize(static_cast<std::size_t>(count * min_bytes));  // checked above: within the file
     in_.read(array.bytes, what);
     return {std::move(array)};
   }
+  count_meta_values(count, what);
   MetaValue::Array items;
   items.reserve(static_cast<std::size_t>(count));  // checked above against both limits
   for (std::uint64_t i = 0; i < count; ++i) items.push_back(read_value(element_type, what, type_offset));
