@@ -46,6 +46,12 @@ def parse(argv):
     return opts
 
 
+def source_text(path):
+    """A source's text with its continued lines joined, as the preprocessor reads it (the formatter
+    may wrap a long #error onto a second line)."""
+    return re.sub(r'\\\n[ \t]*', '', open(path).read())
+
+
 def guards(root):
     """folder (relative to root) -> (macro, include spelling of its guard)."""
     found = {}
@@ -53,7 +59,7 @@ def guards(root):
         for dp, _, fn in os.walk(os.path.join(root, top)):
             if 'layer.hpp' in fn:
                 folder = os.path.relpath(dp, root)
-                text = open(os.path.join(dp, 'layer.hpp')).read()
+                text = source_text(os.path.join(dp, 'layer.hpp'))
                 m = re.search(r'#if !defined\((LWLOAD_LAYER_\w+)\)', text)
                 if not m or '#error "lwload layering: ' + folder + '/' not in text:
                     sys.exit(f'{folder}/layer.hpp: not a layer guard')
@@ -110,7 +116,7 @@ def main():
                     failures.append(f'{rel}: in no folder with a layer guard (layer.hpp)')
                     continue
                 spelling = all_guards[folder][1]
-                if f'#include "{spelling}"' not in open(os.path.join(root, rel)).read():
+                if f'#include "{spelling}"' not in source_text(os.path.join(root, rel)):
                     failures.append(f'{rel}: does not include its layer guard "{spelling}"')
 
     # 2. Each layer's macros: itself and the layers it reaches.
@@ -172,7 +178,7 @@ def main():
         if not n.endswith(('.hpp', '.h', '.hpp.in')):
             continue
         name = n[:-len('.in')] if n.endswith('.in') else n
-        text = open(os.path.join(include_dir, n)).read()
+        text = source_text(os.path.join(include_dir, n))
         m = re.search(r"^// (Layer|Adapter) (\w+)'s public header", text, re.M)
         if m and m.group(1) == 'Adapter':
             public[name] = None
