@@ -35,6 +35,16 @@ inline void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   for (std::size_t i = 0; i < text.size(); ++i) {
+    // A run of bytes that need no escape is appended at once (names are mostly such runs).
+    std::size_t plain = i;
+    while (plain < text.size() && static_cast<unsigned char>(text[plain]) >= 0x20 &&
+           static_cast<unsigned char>(text[plain]) < 0x80 && text[plain] != '"' && text[plain] != '\\')
+      ++plain;
+    if (plain > i) {
+      out.append(text.substr(i, plain - i));
+      i = plain - 1;
+      continue;
+    }
     const char ch = text[i];
     const auto c = static_cast<unsigned char>(ch);
     if (c >= 0x80) {
@@ -45,10 +55,6 @@ inline void append_json_string(std::string& out, std::string_view text) {
         out.append(text.substr(i, n));
         i += n - 1;
       }
-      continue;
-    }
-    if (c >= 0x20 && ch != '"' && ch != '\\') {
-      out += ch;
       continue;
     }
     out += '\\';

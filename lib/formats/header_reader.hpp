@@ -6,6 +6,7 @@
 
 #include "formats/layer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -58,6 +59,12 @@ class HeaderReader {
   // Protobuf base-128 varint (at most 10 bytes).
   std::uint64_t varint(std::string_view what);
 
+  // Up to n bytes at the cursor (fewer only where the region ends), fetched if need be; the
+  // cursor stays. For fast paths that decode in memory and leave errors to the checked reads.
+  std::span<const std::byte> peek(std::size_t n, std::string_view what) {
+    const auto available = static_cast<std::size_t>(std::min<std::uint64_t>(n, remaining()));
+    return {available ? fetch(available, what) : nullptr, available};
+  }
   // Copies n bytes; n is checked against remaining() before anything is allocated.
   std::string string(std::uint64_t n, std::string_view what);
   void read(std::span<std::byte> dst, std::string_view what);

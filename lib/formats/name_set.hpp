@@ -13,6 +13,8 @@
 #include "formats/layer.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -52,6 +54,13 @@ class NameSet {
     ++count_;
   }
 
+  // Fetches the slot where a probe for `name` starts into the cache, ahead of the probe: a reader
+  // that knows a name some work before it adds it (ONNX reads a tensor's name before its data
+  // fields) hides the table's cache miss, most of the time of adding a name to a large set.
+  void prefetch(std::string_view name) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[slot_of(hash_of(name))]);
+  }
+
   // The slot holding `id` holds `other`, of the same name, instead: `id` may then change its name.
   template <typename NameOf>
   void replace(std::uint32_t id, std::uint32_t other, NameOf name_of) {
@@ -87,12 +96,36 @@ class NameSet {
     slots_[s] = id | tag_of(hash);
   }
 
+  // Re-adds every id to a table twice the size, in the order of the ids where they are small: a
+  // name lives in a record of its own (a tensor of the manifest, whose position is its id), and
+  // reading the records in order streams them where the old table's order costs a cache miss a
+  // name (measured: a tenth of the time of a million-initializer ONNX model). A bitmap of the
+  // small ids costs a bit each; larger ids (ONNX's kept names) follow in table order.
   template <typename NameOf>
   void grow(NameOf name_of) {
     std::vector<std::uint32_t> old(std::max<std::size_t>(16, 2 * slots_.size()), kEmpty);
     old.swap(slots_);
-    for (const std::uint32_t slot : old)
-      if (slot != kEmpty) place(slot & id_mask_, hash_of(name_of(slot & id_mask_)));
+    const std::size_t small = 64 * (count_ / 64 + 1);  // ids below this go through the bitmap
+    std::vector<std::uint64_t> present(small / 64);
+    for (const std::uint32_t slot : old) {
+      if (slot == kEmpty) continue;
+      const std::uint32_t id = slot & id_mask_;
+      if (id < small) present[id / 64] |= std::uint64_t{1} << (id % 64);
+      else place(id, hash_of(name_of(id)));
+    }
+    // A word's ids at a time: their slots are fetched ahead, then filled (the fills' cache misses
+    // overlap instead of waiting one after the other).
+    std::array<std::pair<std::uint32_t, std::size_t>, 64> batch;
+    for (std::size_t word = 0; word < present.size(); ++word) {
+      std::size_t n = 0;
+      for (std::uint64_t bits = present[word]; bits != 0; bits &= bits - 1) {
+        const auto id = static_cast<std::uint32_t>(64 * word + static_cast<std::size_t>(std::countr_zero(bits)));
+        const std::size_t hash = hash_of(name_of(id));
+        __builtin_prefetch(&slots_[slot_of(hash)], 1);
+        batch[n++] = {id, hash};
+      }
+      for (std::size_t i = 0; i < n; ++i) place(batch[i].first, batch[i].second);
+    }
   }
 
   std::uint32_t id_mask_;

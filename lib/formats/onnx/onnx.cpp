@@ -130,8 +130,10 @@ struct TensorFields {
                            // context of the scanner the fields come from, which outlives this)
   std::string name;
   bool named = false;
-  std::vector<std::int64_t> dims;
-  std::vector<std::uint64_t> dim_offsets;
+  // The dims in place (no allocation per tensor), and where the first negative one lies.
+  std::array<std::int64_t, kMaxRank> dims;
+  std::size_t rank = 0;
+  std::optional<std::pair<std::size_t, std::uint64_t>> negative;  // (dimension, offset)
   std::optional<std::int64_t> data_type;
   std::uint64_t data_type_offset = 0;
   std::optional<Field> raw_data;
@@ -259,8 +261,9 @@ class OnnxScan {
       return it != file_names.end() ? std::string_view(it->second) : std::string_view(manifest_.tensors[position].name);
     };
     // `taken`: `name` was taken when the initializer came (its tensor was named otherwise).
+    // `field` and `index` name the initializer in the error ("initializer", 3: written only then).
     const auto unique_initializer = [&](std::size_t position, const std::string& name, bool taken,
-                                        const std::string& context) {
+                                        std::string_view field, std::uint64_t index) {
       const auto id = static_cast<std::uint32_t>(position);
       if (taken && !indexed) {
         for (const auto& [first, last] : runs)
@@ -268,7 +271,8 @@ class OnnxScan {
         indexed = true;
       }
       if (indexed && initializer_names.contains(name, file_name))
-        fail(ErrorCode::bad_input, file_.string(), ": ", context, ": initializer name '", name,
+        fail(ErrorCode::bad_input, file_.string(), ": ", graph.context(), " ", field, " #", index, ": initializer name '",
+             name,
              "' is not unique in its graph (the onnx checker refuses it; which one a runtime uses is undefined)");
       if (manifest_.tensors[position].name != name) file_names.emplace(id, name);
       if (indexed) initializer_names.insert(id, file_name);
@@ -283,18 +287,22 @@ class OnnxScan {
                   where);
       } else if (number == onnx::graph_field::initializer) {
         graph.expect(WireType::length_delimited, "initializer");
-        const std::string context = graph.context() + " initializer #" + std::to_string(initializers++);
+        const std::uint64_t index = initializers++;
         const std::size_t position = manifest_.tensors.size();
-        const std::string name = scan_initializer(graph.nested(context, onnx::tensor_field_name), {},
-                                                  depth == 1 ? std::string() : "initializer of " + where);
-        unique_initializer(position, name, manifest_.tensors[position].name != name, context);
+        const std::string name =
+            scan_initializer(graph.nested(graph.context() + " initializer #" + std::to_string(index), onnx::tensor_field_name),
+                             {}, depth == 1 ? std::string() : "initializer of " + where);
+        unique_initializer(position, name, manifest_.tensors[position].name != name, "initializer", index);
       } else if (number == onnx::graph_field::sparse_initializer) {
         graph.expect(WireType::length_delimited, "sparse_initializer");
-        const std::string context = graph.context() + " sparse_initializer #" + std::to_string(sparse++);
+        const std::uint64_t index = sparse++;
         const std::size_t position = manifest_.tensors.size();  // its values, named "<name>.values"
         const std::string name =
-            scan_sparse(graph.nested(context, onnx::sparse_field_name), {}, "sparse_initializer of " + where);
-        unique_initializer(position, name, manifest_.tensors[position].name != name + ".values", context);
+            scan_sparse(graph.nested(graph.context() + " sparse_initializer #" + std::to_string(index),
+                                     onnx::sparse_field_name),
+                        {}, "sparse_initializer of " + where);
+        unique_initializer(position, name, manifest_.tensors[position].name != name + ".values", "sparse_initializer",
+                           index);
       }
     }
   }
@@ -625,9 +633,9 @@ class OnnxScan {
       switch (f.number) {
         case tf::dims:
           protobuf::for_each_varint(tensor, "dims", [&](std::uint64_t value, std::uint64_t at) {
-            if (t.dims.size() >= kMaxRank) tensor.fail_field("dims", at, "more than ", kMaxRank, " dimensions");
-            t.dims.push_back(static_cast<std::int64_t>(value));
-            t.dim_offsets.push_back(at);
+            if (t.rank >= kMaxRank) tensor.fail_field("dims", at, "more than ", kMaxRank, " dimensions");
+            if (static_cast<std::int64_t>(value) < 0 && !t.negative) t.negative.emplace(t.rank, at);
+            t.dims[t.rank++] = static_cast<std::int64_t>(value);
           });
           break;
         case tf::data_type:
@@ -639,6 +647,7 @@ class OnnxScan {
         case tf::name:
           t.name = tensor.read_string("name", kMaxName);
           t.named = true;
+          names_.prefetch(t.name);  // admit() adds it after the fields that follow
           break;
         case tf::raw_data:
           tensor.expect(WireType::length_delimited, "raw_data");
@@ -720,15 +729,14 @@ class OnnxScan {
       fail_tensor(ErrorCode::unsupported, t, "segment", *t.segment,
                   "segmented tensors (data split across TensorProtos) are not supported");
     if (!t.data_type) fail(ErrorCode::bad_input, file_.string(), ": tensor '", t.name, "': no data_type (field 2)");
-    for (std::size_t i = 0; i < t.dims.size(); ++i)
-      if (t.dims[i] < 0)
-        fail_tensor(ErrorCode::bad_input, t, "dims", t.dim_offsets[i], "dimension ", i, " is negative (", t.dims[i],
-                    ")");
+    if (const auto negative = t.negative)
+      fail_tensor(ErrorCode::bad_input, t, "dims", negative->second, "dimension ", negative->first, " is negative (",
+                  t.dims[negative->first], ")");
 
     TensorInfo info;
     info.name = t.name;
     info.dtype = dtype_from_onnx(*t.data_type, file_, t.name, t.data_type_offset);
-    info.shape = std::move(t.dims);  // checked above; the fields are done with
+    info.shape.assign(t.dims.begin(), t.dims.begin() + static_cast<std::ptrdiff_t>(t.rank));  // checked above
 
     // Exactly one place may hold the data.
     if (t.data_location > onnx::kDataLocationExternal)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "formats/varint.hpp"
+
 namespace lwload::formats::protobuf {
 namespace {
 
@@ -61,9 +63,61 @@ MessageScanner::MessageScanner(WindowedReader& source, std::uint64_t begin, std:
                     " bytes)");
 }
 
+// The common case, decoded from the bytes in memory without naming anything: a well-formed field
+// inside its message. Anything else returns false and next() reads the field again the checked way,
+// which names what is wrong (so this path builds no error text, and allocates nothing, per field).
+bool MessageScanner::next_well_formed(HeaderReader& reader) {
+  const std::span<const std::byte> head = reader.peek(kMaxFieldHeader, context_);
+  const Varint tag = decode_varint(head);
+  if (tag.status != Varint::Status::ok || (tag.value >> 3) == 0 || (tag.value >> 3) > kMaxFieldNumber) return false;
+  Field f;
+  f.number = static_cast<std::uint32_t>(tag.value >> 3);
+  f.tag_offset = next_;
+  f.value_offset = next_ + tag.length;
+  const std::span<const std::byte> value = head.subspan(tag.length);
+  std::uint64_t end = 0;
+  switch (tag.value & 7) {
+    case 0: {
+      const Varint v = decode_varint(value);
+      if (v.status != Varint::Status::ok) return false;
+      f.value = v.value;
+      end = f.value_offset + v.length;
+      break;
+    }
+    case 1:
+      if (value.size() < 8) return false;
+      f.value = load_le<std::uint64_t>(value.data());
+      end = f.value_offset + 8;
+      break;
+    case 5:
+      if (value.size() < 4) return false;
+      f.value = load_le<std::uint32_t>(value.data());
+      end = f.value_offset + 4;
+      break;
+    case 2: {
+      const Varint length = decode_varint(value);
+      if (length.status != Varint::Status::ok) return false;
+      f.length = length.value;
+      f.offset = f.value_offset + length.length;
+      if (f.offset > end_ || f.length > end_ - f.offset) return false;
+      end = f.offset + f.length;
+      break;
+    }
+    default: return false;
+  }
+  if (end > end_) return false;
+  f.wire = static_cast<WireType>(tag.value & 7);
+  f.end = end;
+  reader.seek(f.wire == WireType::length_delimited ? f.offset : end, context_);  // where the checked read leaves it
+  next_ = f.end;
+  field_ = f;
+  return true;
+}
+
 bool MessageScanner::next() {
   if (next_ >= end_) return false;
   HeaderReader& reader = source_.at(next_, kMaxFieldHeader, context_);
+  if (next_well_formed(reader)) return true;
   Field f;
   f.tag_offset = next_;
   // `what_` (reused, so a scan does not allocate per field) names what is being read in errors.
@@ -117,8 +171,10 @@ std::string MessageScanner::read_string(std::string_view name, std::uint64_t max
   expect(WireType::length_delimited, name);
   if (field_.length > max_length)
     fail_field(name, field_.tag_offset, "string of ", field_.length, " bytes exceeds the limit of ", max_length);
-  return source_.at(field_.offset, field_.length, name)
-      .string(field_.length, context_ + ": field " + std::string(name));
+  HeaderReader& reader = source_.at(field_.offset, field_.length, name);
+  // The field's full name is written only for an error (a string past the file's end).
+  if (reader.remaining() >= field_.length) return reader.string(field_.length, context_);
+  return reader.string(field_.length, context_ + ": field " + std::string(name));
 }
 
 MessageScanner MessageScanner::nested(std::string context, FieldNamer namer) const {

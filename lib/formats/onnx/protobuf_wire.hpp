@@ -110,6 +110,8 @@ class MessageScanner {
   }
 
  private:
+  bool next_well_formed(HeaderReader& reader);
+
   WindowedReader& source_;
   std::uint64_t begin_;
   std::uint64_t next_;  // where the next field starts
