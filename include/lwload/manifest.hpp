@@ -15,6 +15,7 @@
 #include "lwload/dtype.hpp"
 #include "lwload/export.h"
 #include "lwload/file_system.hpp"
+#include "lwload/inline_vector.hpp"
 
 namespace lwload {
 
@@ -102,15 +103,21 @@ struct MetaEntry {
   MetaValue value;
 };
 
-// A header may list millions of tensors, so the record is kept small (160 bytes): what most
-// tensors lack is a pointer to something shared and immutable, not an inline optional field.
+// The dimensions of a tensor, in the format's own order; up to 4 kept in the record.
+using Shape = InlineVector<std::int64_t, 4>;
+// A tensor's pieces; one (almost every tensor's) kept in the record.
+using Pieces = InlineVector<Piece, 1>;
+
+// A header may list millions of tensors, so the record is kept small (184 bytes, no heap block
+// for a tensor of rank 4 or less, in one piece, named in 15 bytes or less): what most tensors lack
+// is a pointer to something shared and immutable, not an inline optional field.
 struct TensorInfo {
   std::string name;
   DType dtype = DType::F32;
   Encoding encoding = Encoding::raw;  // beside dtype: the two bytes share one 8-byte slot
-  std::vector<std::int64_t> shape;    // the format's own order (GGUF: ne0 first)
+  Shape shape;                        // the format's own order (GGUF: ne0 first)
   std::uint64_t bytes = 0;            // bytes of the stored tensor (what lands on the device)
-  std::vector<Piece> pieces;          // raw: the bytes; otherwise the encoded field(s) to decode
+  Pieces pieces;                      // raw: the bytes; otherwise the encoded field(s) to decode
   // Shared and immutable: most tensors have none (a pointer, not ~120 bytes of optional fields).
   std::shared_ptr<const Quantization> quantization;
   // Where in the model the tensor came from, when the format keeps constants in more than one kind

@@ -436,8 +436,8 @@ MUTATIONS = [
     # output encoding
     ("json_backslash_unescaped", "a backslash in a name is written into JSON unescaped",
      "lib/core/json_text.hpp",
-     "if (c >= 0x20 && ch != '\"' && ch != '\\\\') {",
-     "if (c >= 0x20 && ch != '\"') {",
+     "text[plain] != '\"' && text[plain] != '\\\\')",
+     "text[plain] != '\"')",
      ["core", "cli"]),
     ("svg_ampersand_unescaped", "an '&' in a name is written into the SVG report unescaped",
      "lib/profile/svg_text.hpp",
