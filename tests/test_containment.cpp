@@ -197,3 +197,22 @@ TEST_CASE("a model folder reached through a link: the folder is what the user na
     CHECK(tensor_bytes(manifest, "b") == std::string(64, 'i'));
   }
 }
+
+TEST_CASE("a relative path while the working folder is deleted: Error(io) naming the path, not a filesystem_error") {
+  // std::filesystem::absolute throws its own filesystem_error there; the C++ API promises Error.
+  test::TempDir dir;
+  struct Back {
+    fs::path to = fs::current_path();
+    ~Back() { fs::current_path(to); }
+  } back;
+  const fs::path gone = dir / "deleted-cwd";
+  fs::create_directory(gone);
+  fs::current_path(gone);
+  fs::remove(gone);
+  for (const char* path : {"m.safetensors", "sub/model.safetensors.index.json"}) {
+    CAPTURE(path);
+    const Error e = test::error_of([&] { (void)open_manifest(path); });
+    CHECK(e.code() == ErrorCode::io);
+    CHECK(contains(e.what(), std::string(path) + ": cannot be resolved against the working folder"));
+  }
+}

@@ -9,6 +9,8 @@
 
 #include <limits>
 #include <set>
+#include <string>
+#include <system_error>
 #include <utility>
 
 #include "core/align.hpp"
@@ -371,6 +373,7 @@ namespace faulty_backend {
 struct Faults {
   int fail_allocation = -1;
   int fail_upload = -1;
+  bool system_error_on_open = false;  // open throws what the standard library throws (std::system_error)
 };
 Faults next;
 
@@ -379,6 +382,8 @@ class FaultyBackend final : public BackendImpl {
   std::string_view name() const noexcept override { return "faulty"; }
   std::vector<DeviceInfo> devices() override { return {open_device("host")->info()}; }
   std::unique_ptr<Device> open(std::uint32_t, const DeviceOverrides&) override {
+    if (next.system_error_on_open)
+      throw std::system_error(std::make_error_code(std::errc::no_such_device), "faulty: /dev/faulty0");
     auto device = std::make_unique<test::FaultyDevice>(open_device("host"));
     device->fail_allocation = next.fail_allocation;
     device->fail_upload = next.fail_upload;
@@ -446,6 +451,18 @@ TEST_CASE(
     lwload_device_free(d);
   }
   lwload_manifest_free(m);
+
+  // A backend (an application's own, behind the registry) that lets the standard library's error
+  // through: an I/O status with its words, as the C API promises for std::system_error.
+  faulty_backend::next = {};
+  faulty_backend::next.system_error_on_open = true;
+  CHECK(lwload_device_open("faulty", &err) == nullptr);
+  REQUIRE(err);
+  CHECK(lwload_error_status(err) == LWLOAD_IO);
+  CHECK_MESSAGE(std::string(lwload_error_message(err)).find("/dev/faulty0") != std::string::npos,
+                lwload_error_message(err));
+  lwload_error_free(err);
+  faulty_backend::next = {};
 }
 
 TEST_CASE("the page cache is counted in the kernel's pages, whatever page size lwload rounds to") {

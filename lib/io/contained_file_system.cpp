@@ -17,6 +17,7 @@ bool inside(const std::filesystem::path& path, const std::filesystem::path& fold
 ContainedFileSystem::ContainedFileSystem(std::shared_ptr<FileSystem> target, const std::filesystem::path& model,
                                          bool allow_outside_links)
     : FileSystemWrapper(std::move(target)), model_(model), allow_outside_links_(allow_outside_links) {
+  if (is_posix(this->target())) (void)absolute_path(model);  // a relative path needs the working folder: name `model`
   folder_lexical_ = this->target().is_directory(model) ? model : model.parent_path();
   if (folder_lexical_.empty()) folder_lexical_ = ".";
   folder_ = this->target().real_path(folder_lexical_);
@@ -57,7 +58,7 @@ EntryKind ContainedFileSystem::kind(const std::filesystem::path& path) {
   if (rel.empty()) {
     if (!allow_outside_links_) outside(path);
     // Named outside the folder and allowed out: resolved from the folder as named.
-    return stat_beneath(folder_fd_.fd(), std::filesystem::absolute(path), true);
+    return stat_beneath(folder_fd_.fd(), absolute_path(path), true);
   }
   const EntryKind k = stat_beneath(folder_fd_.fd(), rel, allow_outside_links_);
   if (k == EntryKind::outside) outside(path);
@@ -73,7 +74,7 @@ std::unique_ptr<RandomAccessFile> ContainedFileSystem::open(const std::filesyste
   std::filesystem::path rel = relative(path);
   if (rel.empty()) {
     if (!allow_outside_links_) outside(path);
-    rel = std::filesystem::absolute(path);  // openat ignores the folder for an absolute path
+    rel = absolute_path(path);  // openat ignores the folder for an absolute path
   }
   std::unique_ptr<RandomAccessFile> file = open_beneath(folder_fd_.fd(), rel, path, flags, allow_outside_links_);
   if (!file) outside(path);

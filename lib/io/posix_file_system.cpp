@@ -170,15 +170,25 @@ class PosixFileSystem final : public FileSystem {
   }
 
   std::filesystem::path real_path(const std::filesystem::path& path) override {
+    const std::filesystem::path absolute = io::absolute_path(path);
     std::error_code ec;
-    auto real = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-    return ec ? std::filesystem::absolute(path).lexically_normal() : real;
+    auto real = std::filesystem::weakly_canonical(absolute, ec);
+    return ec ? absolute.lexically_normal() : real;
   }
 };
 
 }  // namespace
 
 std::shared_ptr<FileSystem> posix_file_system() { return std::make_shared<PosixFileSystem>(); }
+
+std::filesystem::path io::absolute_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec)
+    fail(ErrorCode::io, path.string(), ": cannot be resolved against the working folder (", ec.message(),
+         "; was the folder deleted?)");
+  return absolute;
+}
 
 std::unique_ptr<RandomAccessFile> io::duplicate_descriptor(int fd, const std::filesystem::path& label) {
   const int own = fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 0);

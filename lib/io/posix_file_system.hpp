@@ -21,6 +21,10 @@ namespace lwload::io {
 // True for a file system posix_file_system() made (the one whose files have descriptors).
 bool is_posix(const FileSystem& fs) noexcept;
 
+// std::filesystem::absolute, failing with Error(io) naming `path` where a relative path cannot be
+// made absolute (the working folder deleted under the process), never with a std::filesystem_error.
+std::filesystem::path absolute_path(const std::filesystem::path& path);
+
 // A folder held open by descriptor (O_PATH): what the model's files are opened relative to.
 class FolderHandle {
  public:

@@ -612,8 +612,8 @@ static void check_nul_names(const char* scratch) {
   lwload_error_free(err);
 }
 
-/* An error the C++ standard library raises under lwload (std::filesystem: a relative path while the
- * working folder has been deleted) is an I/O status, with its words, like lwload's own I/O errors. */
+/* A relative path while the working folder has been deleted (std::filesystem::absolute fails) is an
+ * I/O status naming the path. */
 static void check_system_errors(const char* scratch) {
   char gone[4096], back[4096];
   snprintf(gone, sizeof gone, "%s/capi-deleted-cwd", scratch);
@@ -624,7 +624,7 @@ static void check_system_errors(const char* scratch) {
   lwload_error* err = NULL;
   CHECK(lwload_manifest_open("m.safetensors", &err) == NULL);
   CHECK(lwload_error_status(err) == LWLOAD_IO);
-  CHECK(strlen(lwload_error_message(err)) > 0);
+  CHECK(strstr(lwload_error_message(err), "m.safetensors: cannot be resolved against the working folder") != NULL);
   lwload_error_free(err);
   CHECK(chdir(back) == 0);
 }
