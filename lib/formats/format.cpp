@@ -12,6 +12,17 @@
 
 namespace lwload::formats {
 
+std::size_t read_head(FileSystem& fs, const std::filesystem::path& path, std::span<std::byte> head) {
+  const auto file = fs.open(path);
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const std::size_t r = file->read_at(got, head.subspan(got));
+    if (r == 0) break;
+    got += r;
+  }
+  return got;
+}
+
 std::uint64_t checked_end(const std::filesystem::path& file, std::string_view what, std::uint64_t offset,
                           std::uint64_t length) {
   if (length > std::numeric_limits<std::uint64_t>::max() - offset)

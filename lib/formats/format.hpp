@@ -38,6 +38,10 @@ struct ModelSource {
   bool densify = false;  // OpenOptions::densify: sparse tensors are described dense (Encoding::sparse)
 };
 
+// Fills `head` with the first bytes of the file at `path` (ModelSource::head's bytes); returns how
+// many there were (fewer than head.size() only for a shorter file).
+std::size_t read_head(FileSystem& fs, const std::filesystem::path& path, std::span<std::byte> head);
+
 // Counts the tensors a reader admits into one manifest and the bytes of their names, and fails
 // past either cap with Error(bad_input) naming the file, the field and the tensor. A header's
 // text is bounded by each reader, but a record is several times its text (and shards multiply),

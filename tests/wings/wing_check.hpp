@@ -33,15 +33,7 @@ struct WingSource {
 
   WingSource(FileSystem& fs, const std::filesystem::path& path)
       : source{fs, path, fs.is_directory(path), {}, {}, false} {
-    if (source.is_directory) return;
-    const auto file = fs.open(path);
-    std::size_t got = 0;
-    while (got < head.size()) {
-      const std::size_t r = file->read_at(got, std::span(head).subspan(got));
-      if (r == 0) break;
-      got += r;
-    }
-    source.head = std::span(head).first(got);
+    if (!source.is_directory) source.head = std::span(head).first(formats::read_head(fs, path, head));
   }
 };
 

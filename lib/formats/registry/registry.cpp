@@ -42,14 +42,7 @@ Manifest read_manifest(FileSystem& fs, const std::filesystem::path& path, const 
                               options.densify};
   std::array<std::byte, 64> head{};
   if (!source.is_directory) {
-    const auto file = fs.open(path);
-    std::size_t got = 0;
-    while (got < head.size()) {
-      const std::size_t r = file->read_at(got, std::span(head).subspan(got));
-      if (r == 0) break;
-      got += r;
-    }
-    source.head = std::span(head).first(got);
+    source.head = std::span(head).first(formats::read_head(fs, path, head));
   } else if (!fs.exists(path)) {
     fail(ErrorCode::io, path.string(), ": no such file or folder");
   }
