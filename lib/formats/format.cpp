@@ -2,6 +2,7 @@
 #include "formats/format.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <functional>
 #include <limits>
@@ -122,9 +123,19 @@ const TensorInfo* find_duplicate_name(std::span<const TensorInfo> tensors) {
   };
   std::vector<std::uint32_t> table(slots, kEmpty);
   const std::hash<std::string_view> hash_of;
+  // Each name's hash is taken kAhead names before its probe, and its slot fetched then: the
+  // table is random access, and the fetches overlap instead of each probe waiting for its own.
+  constexpr std::size_t kAhead = 8;
+  std::array<std::size_t, kAhead> ahead{};
+  const auto fetch = [&](std::size_t i) {
+    ahead[i % kAhead] = hash_of(tensors[i].name);
+    __builtin_prefetch(&table[ahead[i % kAhead] & (slots - 1)]);
+  };
+  for (std::size_t i = 0; i < std::min(kAhead, tensors.size()); ++i) fetch(i);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const std::string_view name = tensors[i].name;
-    const std::size_t hash = hash_of(name);
+    const std::size_t hash = ahead[i % kAhead];
+    if (i + kAhead < tensors.size()) fetch(i + kAhead);
     const std::uint32_t tag = tag_of(hash);
     for (std::size_t s = hash & (slots - 1);; s = (s + 1) & (slots - 1)) {
       if (table[s] == kEmpty) {

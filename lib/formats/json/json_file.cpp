@@ -266,9 +266,9 @@ const json::value& required(const json::object& obj, std::string_view key, const
   return *v;
 }
 
-std::vector<std::int64_t> as_shape(const json::value& v, const std::filesystem::path& file, std::string_view where) {
+Shape as_shape(const json::value& v, const std::filesystem::path& file, std::string_view where) {
   const json::array& dims = as_array(v, file, where);
-  std::vector<std::int64_t> shape;
+  Shape shape;
   shape.reserve(dims.size());  // bounded by the JSON text already in memory
   for (const auto& d : dims) {
     const std::uint64_t dim = as_u64(d, file, where);

@@ -117,8 +117,7 @@ const boost::json::value& required(const boost::json::object& obj, std::string_v
                                    const std::filesystem::path& file, std::string_view where);
 
 // A shape: an array of non-negative integers that fit int64.
-std::vector<std::int64_t> as_shape(const boost::json::value& v, const std::filesystem::path& file,
-                                   std::string_view where);
+Shape as_shape(const boost::json::value& v, const std::filesystem::path& file, std::string_view where);
 
 // A JSON value as model metadata (objects, which MetaValue cannot hold, become their JSON text).
 MetaValue to_meta_value(const boost::json::value& v);

@@ -186,7 +186,7 @@ class HeaderParser {
     const std::string_view dtype_text = as_string(required(obj, "dtype", path_, where_), path_, field_where("dtype"));
     const auto dtype = safetensors_dtype(dtype_text);
     if (!dtype) fail(ErrorCode::bad_input, path_.string(), ": ", where_, ": unknown dtype '", dtype_text, "'");
-    std::vector<std::int64_t> shape = as_shape(required(obj, "shape", path_, where_), path_, field_where("shape"));
+    Shape shape = as_shape(required(obj, "shape", path_, where_), path_, field_where("shape"));
 
     const std::string_view offsets_where = field_where("data_offsets");
     const json::array& offsets = as_array(required(obj, "data_offsets", path_, where_), path_, offsets_where);
