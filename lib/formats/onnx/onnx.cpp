@@ -271,8 +271,8 @@ class OnnxScan {
         indexed = true;
       }
       if (indexed && initializer_names.contains(name, file_name))
-        fail(ErrorCode::bad_input, file_.string(), ": ", graph.context(), " ", field, " #", index, ": initializer name '",
-             name,
+        fail(ErrorCode::bad_input, file_.string(), ": ", graph.context(), " ", field, " #", index,
+             ": initializer name '", name,
              "' is not unique in its graph (the onnx checker refuses it; which one a runtime uses is undefined)");
       if (manifest_.tensors[position].name != name) file_names.emplace(id, name);
       if (indexed) initializer_names.insert(id, file_name);
@@ -289,18 +289,17 @@ class OnnxScan {
         graph.expect(WireType::length_delimited, "initializer");
         const std::uint64_t index = initializers++;
         const std::size_t position = manifest_.tensors.size();
-        const std::string name =
-            scan_initializer(graph.nested(graph.context() + " initializer #" + std::to_string(index), onnx::tensor_field_name),
-                             {}, depth == 1 ? std::string() : "initializer of " + where);
+        const std::string name = scan_initializer(
+            graph.nested(graph.context() + " initializer #" + std::to_string(index), onnx::tensor_field_name), {},
+            depth == 1 ? std::string() : "initializer of " + where);
         unique_initializer(position, name, manifest_.tensors[position].name != name, "initializer", index);
       } else if (number == onnx::graph_field::sparse_initializer) {
         graph.expect(WireType::length_delimited, "sparse_initializer");
         const std::uint64_t index = sparse++;
         const std::size_t position = manifest_.tensors.size();  // its values, named "<name>.values"
-        const std::string name =
-            scan_sparse(graph.nested(graph.context() + " sparse_initializer #" + std::to_string(index),
-                                     onnx::sparse_field_name),
-                        {}, "sparse_initializer of " + where);
+        const std::string name = scan_sparse(
+            graph.nested(graph.context() + " sparse_initializer #" + std::to_string(index), onnx::sparse_field_name),
+            {}, "sparse_initializer of " + where);
         unique_initializer(position, name, manifest_.tensors[position].name != name + ".values", "sparse_initializer",
                            index);
       }
