@@ -165,3 +165,61 @@ TEST_CASE("manifest JSON: a name holding quotes, backslashes and control bytes r
   CHECK(parsed.at("tensors").at(0).at("name").as_string() == name);
   CHECK(parsed.at("files").at(0).as_string() == m.files[0].string());
 }
+
+#include <span>
+#include <vector>
+
+#include "lwload/manifest.hpp"
+
+TEST_CASE("InlineVector: inline up to N, on the heap past it, and a vector in every other way") {
+  using lwload::InlineVector;
+  InlineVector<std::int64_t, 4> v;
+  CHECK(v.empty());
+  CHECK(v.capacity() == 4);
+  const std::int64_t* inline_data = v.data();
+  for (std::int64_t i = 0; i < 4; ++i) v.push_back(i);
+  CHECK(v.data() == inline_data);  // still inside the object
+  v.push_back(v[0]);               // grows while the value is one of its own elements
+  CHECK(v.data() != inline_data);
+  CHECK(v.capacity() >= 5);
+  CHECK(v == std::vector<std::int64_t>{0, 1, 2, 3, 0});
+  CHECK(std::vector<std::int64_t>{0, 1, 2, 3, 0} == v);
+
+  // Copies and moves, inline and on the heap, leave each side whole.
+  InlineVector<std::int64_t, 4> copy = v;
+  CHECK(copy == v);
+  InlineVector<std::int64_t, 4> moved = std::move(copy);
+  CHECK(moved == v);
+  CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from InlineVector is empty
+  InlineVector<std::int64_t, 4> small{7, 8};
+  InlineVector<std::int64_t, 4> small_moved = std::move(small);
+  CHECK(small_moved == std::vector<std::int64_t>{7, 8});
+  small_moved = moved;  // an inline one takes a heap one's elements
+  CHECK(small_moved == v);
+  moved = {9};          // a heap one takes an inline list
+  CHECK(moved == std::vector<std::int64_t>{9});
+  CHECK(moved.at(0) == 9);
+  CHECK_THROWS_AS((void)moved.at(1), std::out_of_range);
+
+  // What readers and consumers do with a shape: a span, a std::vector, assign, resize.
+  const std::span<const std::int64_t> span = v;
+  CHECK(span.size() == 5);
+  CHECK(span[4] == 0);
+  const std::vector<std::int64_t> as_vector = v;
+  CHECK(as_vector.size() == 5);
+  v.assign(as_vector.begin(), as_vector.begin() + 2);
+  CHECK(v == std::vector<std::int64_t>{0, 1});
+  v.resize(3, 6);
+  CHECK(v == std::vector<std::int64_t>{0, 1, 6});
+  v.clear();
+  CHECK(v.empty());
+
+  // A tensor in one piece keeps it in the record.
+  lwload::Pieces pieces;
+  pieces.push_back(lwload::Piece{1, 64, 128});
+  CHECK(pieces.capacity() == 1);
+  pieces.emplace_back(2u, std::uint64_t{0}, std::uint64_t{8});
+  CHECK(pieces.size() == 2);
+  CHECK(pieces.front().file == 1);
+  CHECK(pieces.back().length == 8);
+}
