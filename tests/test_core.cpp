@@ -196,7 +196,7 @@ TEST_CASE("InlineVector: inline up to N, on the heap past it, and a vector in ev
   CHECK(small_moved == std::vector<std::int64_t>{7, 8});
   small_moved = moved;  // an inline one takes a heap one's elements
   CHECK(small_moved == v);
-  moved = {9};          // a heap one takes an inline list
+  moved = {9};  // a heap one takes an inline list
   CHECK(moved == std::vector<std::int64_t>{9});
   CHECK(moved.at(0) == 9);
   CHECK_THROWS_AS((void)moved.at(1), std::out_of_range);
