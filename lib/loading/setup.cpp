@@ -41,22 +41,24 @@ void check_extents(const Weights::State& state) {
   }
 }
 
+void fail_if_changed(const std::filesystem::path& file, const FileIdentity& then, const FileIdentity& now,
+                     std::string_view since, std::string_view consequence) {
+  if (now == then) return;
+  fail(ErrorCode::io, file.string(), ": changed since ", since, " (size ", then.size, " → ", now.size,
+       now.modified_ns != then.modified_ns ? ", modified"
+       : now.changed_ns != then.changed_ns
+           ? ", status changed (ctime): rewritten in place, or its links or mode changed"
+           : "",
+       "); ", consequence);
+}
+
 void check_unchanged(const Weights::State& state) {
   const Manifest& manifest = state.manifest;
   if (manifest.opened.empty()) return;
-  for (std::size_t f = 0; f < state.files.size(); ++f) {
-    if (!state.files[f]) continue;
-    const FileIdentity& then = manifest.opened[f].identity;
-    const FileIdentity& now = state.identities[f];
-    if (now != then)
-      fail(ErrorCode::io, manifest.files[f].string(), ": changed since its headers were read (size ", then.size, " → ",
-           now.size,
-           now.modified_ns != then.modified_ns ? ", modified"
-           : now.changed_ns != then.changed_ns
-               ? ", status changed (ctime): rewritten in place, or its links or mode changed"
-               : "",
-           "); open the model again");
-  }
+  for (std::size_t f = 0; f < state.files.size(); ++f)
+    if (state.files[f])
+      fail_if_changed(manifest.files[f], manifest.opened[f].identity, state.identities[f], "its headers were read",
+                      "open the model again");
 }
 
 namespace {

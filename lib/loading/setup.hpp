@@ -7,10 +7,13 @@
 
 #include "loading/layer.hpp"
 
+#include <filesystem>
+#include <string_view>
 #include <vector>
 
 #include "loading/region_imports.hpp"
 #include "loading/weights_state.hpp"
+#include "lwload/file_system.hpp"
 
 namespace lwload::loading {
 
@@ -22,6 +25,12 @@ void open_files(Weights::State& state);
 // The files may have changed since their headers were read: every byte the plan needs must still
 // be there (a later truncation shows up as a short read or a failed population, named the same way).
 void check_extents(const Weights::State& state);
+
+// Error(io) when `now` is not the identity `then` the file had: "<file>: changed since <since>
+// (size A → B, modified); <consequence>" (the size, then the modification or status-change time,
+// so the message says what moved).
+void fail_if_changed(const std::filesystem::path& file, const FileIdentity& then, const FileIdentity& now,
+                     std::string_view since, std::string_view consequence);
 
 // A file rewritten in place since open_manifest read its headers (another size or modification
 // time) is Error(io): its headers no longer describe its bytes. After check_extents, which names

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "formats/decode/encoded.hpp"
+#include "loading/setup.hpp"
 #include "lwload/error.hpp"
 #include "lwload/loader.hpp"
 
@@ -44,15 +45,8 @@ VerifyReport verify(const Weights& weights) {
       // A rewritten or truncated file proves nothing about the device's bytes (and would fault
       // zero-copy tensors read through their mapping). The load's own open file is compared, so a
       // path renamed over since is not "another file": these are the bytes that were loaded.
-      const FileIdentity then = weights.file_identities().at(index), now = loaded->identity();
-      if (now != then)
-        fail(ErrorCode::io, manifest.files.at(index).string(), ": changed since it was loaded (size ", then.size, " → ",
-             now.size,
-             now.modified_ns != then.modified_ns ? ", modified"
-             : now.changed_ns != then.changed_ns
-                 ? ", status changed (ctime): rewritten in place, or its links or mode changed"
-                 : "",
-             "); verify compares nothing");
+      loading::fail_if_changed(manifest.files.at(index), weights.file_identities().at(index), loaded->identity(),
+                               "it was loaded", "verify compares nothing");
       checked[index] = true;
     }
     return *loaded;
