@@ -51,8 +51,8 @@ MUTATIONS = [
      ["load"]),
     ("file_identity_unchecked", "verify() skips the file identity check (a rewritten file 'verifies')",
      "lib/loading/verify.cpp",
-     "if (now != then)",
-     "if (false && now != then)",
+     "      loading::fail_if_changed(manifest.files.at(index)",
+     "      if (false) loading::fail_if_changed(manifest.files.at(index)",
      ["load", "faults"]),
     # staging
     ("staging_ring_doubled", "the staging ring gets twice its slots",
@@ -378,8 +378,8 @@ MUTATIONS = [
      ["xrt"]),
     ("load_identity_unchecked", "load() does not compare the files with what their headers were read from",
      "lib/loading/setup.cpp",
-     "    if (now != then)\n",
-     "    if (false && now != then)\n",
+     "    if (state.files[f])\n",
+     "    if (false && state.files[f])\n",
      ["faults", "load"]),
     # duplicate keys and fields per format
     ("gguf_kv_key_twice", "a GGUF metadata key given twice is accepted",
